@@ -1,0 +1,132 @@
+{{/* Names, labels and small shared fragments of the Plugboard chart. */}}
+
+{{- define "plugboard.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "plugboard.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Component names: leave room for the "-gateway"/"-web" suffix within 63 characters. */}}
+{{- define "plugboard.gateway.fullname" -}}
+{{- printf "%s-gateway" (include "plugboard.fullname" . | trunc 55 | trimSuffix "-") -}}
+{{- end -}}
+
+{{- define "plugboard.web.fullname" -}}
+{{- printf "%s-web" (include "plugboard.fullname" . | trunc 59 | trimSuffix "-") -}}
+{{- end -}}
+
+{{- define "plugboard.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels on every object. Call with (dict "ctx" $ "component" "gateway"). */}}
+{{- define "plugboard.labels" -}}
+helm.sh/chart: {{ include "plugboard.chart" .ctx }}
+{{ include "plugboard.selectorLabels" . }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+app.kubernetes.io/part-of: plugboard
+{{- with .ctx.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Stable selector labels. Call with (dict "ctx" $ "component" "gateway"). */}}
+{{- define "plugboard.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "plugboard.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* The label selector string the web uses to discover gateway pods. */}}
+{{- define "plugboard.gateway.selector" -}}
+{{- $labels := include "plugboard.selectorLabels" (dict "ctx" . "component" "gateway") | fromYaml -}}
+{{- $parts := list -}}
+{{- range $k := keys $labels | sortAlpha -}}
+{{- $parts = append $parts (printf "%s=%s" $k (get $labels $k)) -}}
+{{- end -}}
+{{- join "," $parts -}}
+{{- end -}}
+
+{{- define "plugboard.gateway.serviceAccountName" -}}
+{{- if .Values.gateway.serviceAccount.create -}}
+{{- default (include "plugboard.gateway.fullname" .) .Values.gateway.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.gateway.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "plugboard.web.serviceAccountName" -}}
+{{- if .Values.web.serviceAccount.create -}}
+{{- default (include "plugboard.web.fullname" .) .Values.web.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.web.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Image reference. Call with (dict "ctx" $ "image" .Values.gateway.image). */}}
+{{- define "plugboard.image" -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" .image.repository .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .image.repository (default .ctx.Chart.AppVersion .image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the Secret holding the static token (auth.mode=token). */}}
+{{- define "plugboard.auth.secretName" -}}
+{{- default (printf "%s-auth" (include "plugboard.fullname" .)) .Values.auth.token.existingSecret -}}
+{{- end -}}
+
+{{/* Where the token is mounted in the gateway and the web pods. */}}
+{{- define "plugboard.auth.tokenDir" -}}/etc/plugboard/auth{{- end -}}
+{{- define "plugboard.auth.tokenFile" -}}/etc/plugboard/auth/{{ .Values.auth.token.secretKey }}{{- end -}}
+
+{{/* The token file the web sends to the gateways: the static token, or its own ServiceAccount token. */}}
+{{- define "plugboard.web.gatewayTokenFile" -}}
+{{- if eq .Values.auth.mode "token" -}}
+{{- include "plugboard.auth.tokenFile" . -}}
+{{- else -}}
+/var/run/secrets/kubernetes.io/serviceaccount/token
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the gateway talks to the Kubernetes API. */}}
+{{- define "plugboard.gateway.kube" -}}
+{{- if eq .Values.gateway.kubernetesApi "in-cluster" -}}true{{- end -}}
+{{- end -}}
+
+{{/* Cross-value checks the JSON schema cannot express. */}}
+{{- define "plugboard.validate" -}}
+{{- if and (eq .Values.auth.mode "kubernetes") (ne .Values.gateway.kubernetesApi "in-cluster") -}}
+{{- fail "auth.mode=kubernetes needs gateway.kubernetesApi=in-cluster: TokenReview and SubjectAccessReview are calls to the API server" -}}
+{{- end -}}
+{{- $names := dict -}}
+{{- range $i, $r := .Values.config.resources -}}
+{{- if hasKey $names $r.name -}}
+{{- fail (printf "config.resources[%d].name: %q is listed twice; each resource registers once with the kubelet" $i $r.name) -}}
+{{- end -}}
+{{- $_ := set $names $r.name true -}}
+{{- end -}}
+{{- end -}}
+
+{{/* --listen value: IPv6 addresses need brackets. */}}
+{{- define "plugboard.gateway.listen" -}}
+{{- $addr := .Values.gateway.listenAddress -}}
+{{- if contains ":" $addr -}}
+{{- printf "[%s]:%d" $addr (int .Values.gateway.port) -}}
+{{- else -}}
+{{- printf "%s:%d" $addr (int .Values.gateway.port) -}}
+{{- end -}}
+{{- end -}}
