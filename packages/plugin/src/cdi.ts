@@ -1,0 +1,49 @@
+// Keeps a CDI spec file (<specDir>/<vendor>-<class>.json) in sync with a resource's physical
+// devices, so runtimes with CDI enabled can resolve the names Allocate returns. Written atomically
+// (temp file + rename) so a runtime never reads half a file.
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PluginError } from './errors.js';
+import type { PluginDevice } from './types.js';
+
+export const CDI_VERSION = '0.6.0';
+export const DEFAULT_CDI_SPEC_DIR = '/var/run/cdi';
+
+export interface CdiSpec {
+  cdiVersion: string;
+  kind: string;
+  devices: { name: string; containerEdits: { env: string[]; deviceNodes?: { path: string }[] } }[];
+}
+
+export function cdiSpec(vendor: string, klass: string, devices: readonly PluginDevice[]): CdiSpec {
+  const physical = new Map<string, PluginDevice>();
+  for (const d of devices) if (!physical.has(d.replicaOf ?? d.id)) physical.set(d.replicaOf ?? d.id, d);
+  return {
+    cdiVersion: CDI_VERSION,
+    kind: `${vendor}/${klass}`,
+    devices: [...physical].map(([id, d]) => ({
+      name: id,
+      containerEdits: {
+        env: [`PLUGBOARD_CDI_DEVICE=${id}`],
+        ...(d.deviceNodes.length ? { deviceNodes: d.deviceNodes.map((path) => ({ path })) } : {}),
+      },
+    })),
+  };
+}
+
+export function cdiSpecPath(specDir: string, vendor: string, klass: string): string {
+  return join(specDir, `${vendor}-${klass}.json`);
+}
+
+export async function writeCdiSpec(specDir: string, vendor: string, klass: string, devices: readonly PluginDevice[]): Promise<string> {
+  const path = cdiSpecPath(specDir, vendor, klass);
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    await mkdir(specDir, { recursive: true });
+    await writeFile(tmp, JSON.stringify(cdiSpec(vendor, klass, devices), null, 2) + '\n', { mode: 0o644 });
+    await rename(tmp, path);
+  } catch (err) {
+    throw new PluginError('internal', `cannot write CDI spec ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  return path;
+}

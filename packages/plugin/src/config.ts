@@ -1,0 +1,197 @@
+// The plugin's YAML config, parsed once with zod. Errors name the file, the field path and the
+// reason. `pluginConfigSchema` is exported so the gateway can extend it with its `gateway:` key;
+// the plugin accepts that key and ignores it, and rejects any other unknown key by name.
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { z } from 'zod';
+import { PluginError } from './errors.js';
+import { resourceNameProblem } from './resource-name.js';
+import { TEMPLATE_VARIABLES, unknownPlaceholders } from './allocation/template.js';
+
+const templateString = z.string().superRefine((value, ctx) => {
+  const unknown = unknownPlaceholders(value);
+  if (unknown.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `unknown template variable(s) ${unknown.map((u) => `{{${u}}}`).join(', ')}; known: ${TEMPLATE_VARIABLES.join(', ')}`,
+    });
+  }
+});
+const absolutePath = z.string().regex(/^\//, 'must be an absolute path');
+const hexId = z.string().regex(/^0x[0-9a-fA-F]{1,6}$/, 'must be a hex ID such as "0x10de"');
+const numaNodes = z.array(z.int().min(0).max(1023));
+const pollIntervalMs = z.int().min(0).max(3_600_000);
+const deviceId = z.string().min(1).max(63);
+
+export const simulatedSourceSchema = z.strictObject({
+  count: z.int().min(0).max(4096),
+  numaNodes: numaNodes.optional(),
+  idPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must start alphanumeric and use [A-Za-z0-9._-]')
+    .max(40)
+    .optional(),
+  deviceNodePattern: z.string().optional(),
+});
+
+export const pathsSourceSchema = z.strictObject({
+  patterns: z.array(absolutePath).min(1),
+  sharedDeviceNodes: z.array(absolutePath).optional(),
+  numaNodes: numaNodes.optional(),
+  pollIntervalMs: pollIntervalMs.optional(),
+});
+
+export const sysfsPciSourceSchema = z.strictObject({
+  root: absolutePath.optional(),
+  vendor: hexId.optional(),
+  devices: z.array(hexId).optional(),
+  class: hexId.optional(),
+  driver: z.string().min(1).optional(),
+  deviceNodePattern: z.string().optional(),
+  pollIntervalMs: pollIntervalMs.optional(),
+});
+
+export const allocateSchema = z.strictObject({
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), templateString).optional(),
+  deviceNodes: z.boolean().optional(),
+  deviceNodePermissions: z.string().regex(/^[rwm]{1,3}$/, 'must be one or more of r, w, m').optional(),
+  devices: z
+    .array(
+      z.strictObject({
+        hostPath: templateString,
+        containerPath: templateString.optional(),
+        permissions: z.string().regex(/^[rwm]{1,3}$/, 'must be one or more of r, w, m').optional(),
+      }),
+    )
+    .optional(),
+  mounts: z
+    .array(z.strictObject({ hostPath: templateString, containerPath: templateString, readOnly: z.boolean().optional() }))
+    .optional(),
+  annotations: z.record(z.string().min(1), templateString).optional(),
+  cdi: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      vendor: z.string().regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/, 'must be a DNS-like vendor name such as "plugboard.example"'),
+      class: z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$/, 'must be alphanumeric with - _ .'),
+      specDir: absolutePath.optional(),
+    })
+    .optional(),
+});
+
+export const preStartSchema = z
+  .strictObject({
+    command: z.array(z.string().min(1)).min(1).optional(),
+    delayMs: z.int().min(0).max(600_000).optional(),
+    timeoutMs: z.int().min(1).max(600_000).default(30_000),
+  })
+  .refine((p) => p.command !== undefined || p.delayMs !== undefined, 'needs "command" (a reset hook) or "delayMs" (a simulated reset)');
+
+export const resourceConfigSchema = z
+  .strictObject({
+    name: z.string().superRefine((name, ctx) => {
+      const problem = resourceNameProblem(name);
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+    simulated: simulatedSourceSchema.optional(),
+    paths: pathsSourceSchema.optional(),
+    sysfsPci: sysfsPciSourceSchema.optional(),
+    socketName: z.string().regex(/^[A-Za-z0-9._-]+\.sock$/, 'must be a file name ending in .sock').optional(),
+    exclude: z.array(deviceId).default([]),
+    replicas: z.int().min(1).max(1024).default(1),
+    failRequestsGreaterThanOne: z.boolean().default(false),
+    preferredAllocation: z.boolean().default(true),
+    allocate: allocateSchema.optional(),
+    preStart: preStartSchema.optional(),
+  })
+  .superRefine((resource, ctx) => {
+    const sources = (['simulated', 'paths', 'sysfsPci'] as const).filter((k) => resource[k] !== undefined);
+    if (sources.length !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: sources.length > 1 ? [sources[1]!] : [],
+        message: `needs exactly one device source (simulated, paths or sysfsPci), found ${sources.length === 0 ? 'none' : sources.join(' and ')}`,
+      });
+    }
+    if (resource.failRequestsGreaterThanOne && resource.replicas === 1) {
+      ctx.addIssue({ code: 'custom', path: ['failRequestsGreaterThanOne'], message: 'only applies to shared resources (replicas > 1)' });
+    }
+  });
+
+export const pluginConfigSchema = z
+  .strictObject({
+    resources: z.array(resourceConfigSchema).min(1, 'needs at least one resource'),
+    /** The node gateway's section; the plugin ignores it. */
+    gateway: z.unknown().optional(),
+  })
+  .superRefine((config, ctx) => {
+    const seenNames = new Map<string, number>();
+    const seenSockets = new Map<string, number>();
+    config.resources.forEach((r, i) => {
+      const first = seenNames.get(r.name);
+      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['resources', i, 'name'], message: `duplicates resources[${first}].name "${r.name}"` });
+      else seenNames.set(r.name, i);
+      if (r.socketName) {
+        const other = seenSockets.get(r.socketName);
+        if (other !== undefined) ctx.addIssue({ code: 'custom', path: ['resources', i, 'socketName'], message: `duplicates resources[${other}].socketName` });
+        else seenSockets.set(r.socketName, i);
+      }
+    });
+  });
+
+export type PluginConfig = z.output<typeof pluginConfigSchema>;
+export type ResourceConfig = z.output<typeof resourceConfigSchema>;
+
+/** `resources[0].simulated.count` */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `${out ? '.' : ''}${String(key)}`;
+  return out || '(root)';
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * Parses YAML text or an already-parsed object with any zod schema (the gateway passes its
+ * extension of pluginConfigSchema). Throws `config-invalid` naming source, field and reason.
+ */
+export function parseConfigWith<S extends z.ZodType>(schema: S, input: unknown, source = '<inline>'): z.output<S> {
+  let raw = input;
+  if (typeof input === 'string') {
+    try {
+      raw = parseYaml(input);
+    } catch (err) {
+      const where = err instanceof YAMLParseError && err.linePos ? ` (line ${err.linePos[0].line})` : '';
+      throw new PluginError('config-invalid', `${source}${where}: invalid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
+    }
+  }
+  const result = schema.safeParse(raw ?? {});
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => {
+      const keys = issue.code === 'unrecognized_keys' ? issue.keys : null;
+      const reason = keys ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+      return `${source}: ${formatPath(issue.path)}: ${reason}`;
+    });
+    throw new PluginError('config-invalid', lines.join('\n'), { cause: result.error });
+  }
+  return deepFreeze(result.data);
+}
+
+export function parsePluginConfig(input: unknown, source = '<inline>'): PluginConfig {
+  return parseConfigWith(pluginConfigSchema, input, source);
+}
+
+export async function loadPluginConfig(file: string): Promise<PluginConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new PluginError('config-invalid', `${file}: cannot read config: ${(err as Error).message}`, { cause: err });
+  }
+  return parsePluginConfig(text, file);
+}

@@ -1,0 +1,44 @@
+// @plugboard/plugin: write Kubernetes device plugins in TypeScript. Public API.
+export { PluginError, type PluginErrorCode } from './errors.js';
+export {
+  loadPluginConfig,
+  parsePluginConfig,
+  parseConfigWith,
+  pluginConfigSchema,
+  resourceConfigSchema,
+  type PluginConfig,
+  type ResourceConfig,
+} from './config.js';
+export { startPlugins, sourceFromConfig, type PluginRuntime, type StartPluginsOptions } from './runtime.js';
+export { ResourcePlugin, defaultSocketName, type ResourcePluginOptions } from './resource-plugin.js';
+export { resourceNameProblem, assertResourceName } from './resource-name.js';
+export { preferredAllocation, type PreferredAllocationInput, type PreferredAllocationResult } from './allocation/preferred.js';
+export { validateAllocation } from './allocation/validate.js';
+export {
+  allocateResponseBuilder,
+  DEFAULT_ENV,
+  type AllocateTemplate,
+  type CdiOptions,
+  type DeviceSpecTemplate,
+  type MountTemplate,
+} from './allocation/response.js';
+export { TEMPLATE_VARIABLES } from './allocation/template.js';
+export { cdiSpec, writeCdiSpec, DEFAULT_CDI_SPEC_DIR } from './cdi.js';
+export { SimulatedSource, type SimulatedSourceOptions } from './sources/simulated.js';
+export { PathsSource, type PathsSourceOptions } from './sources/paths.js';
+export { SysfsPciSource, type SysfsPciSourceOptions } from './sources/sysfs-pci.js';
+export { ScanningSource } from './sources/scanning.js';
+export { REPLICA_SEPARATOR } from './device-state.js';
+export { createLogger, type LogLevel } from './logger.js';
+export type {
+  DeviceHealth,
+  DeviceSource,
+  SourceDevice,
+  PluginDevice,
+  PreferredAllocationDecision,
+  RegistrationState,
+  RegistrationPhase,
+  RegistrationMode,
+  ResourcePluginEvents,
+  RestartDetectedBy,
+} from './types.js';

@@ -1,0 +1,427 @@
+// One resource = one DevicePlugin server on its own socket with its own registration. Owns the
+// lifecycle in the kubelet's order (serve, then register with retry), kubelet-restart recovery
+// (re-serve + re-register in-process, never two servers at once), the fault overlay, CDI sync and
+// the events the gateway and dashboard consume.
+import { EventEmitter } from 'node:events';
+import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import type { Server } from '@grpc/grpc-js';
+import { pino, type Logger } from 'pino';
+import { KUBELET_SOCKET_NAME, PLUGINS_REGISTRY_PATH, type deviceplugin } from '@plugboard/proto';
+import { DeviceState } from './device-state.js';
+import { PluginError } from './errors.js';
+import { bindUnixServer, closeUnixServer } from './grpc-status.js';
+import { pluginWatcherServer, registerRequest, registerWithKubelet, socketExists } from './registration.js';
+import { RestartWatcher, type RestartSignal } from './restart-watch.js';
+import { devicePluginServer, ListAndWatchStreams } from './server.js';
+import { allocateResponseBuilder, type AllocateTemplate } from './allocation/response.js';
+import { DEFAULT_CDI_SPEC_DIR, writeCdiSpec } from './cdi.js';
+import { assertResourceName } from './resource-name.js';
+import type {
+  DeviceSource,
+  PluginDevice,
+  PreferredAllocationDecision,
+  RegistrationMode,
+  RegistrationState,
+  ResourcePluginEvents,
+  RestartDetectedBy,
+} from './types.js';
+
+export interface ResourcePluginOptions {
+  /** Extended resource name, e.g. "example.com/gpu". */
+  resourceName: string;
+  source: DeviceSource;
+  /** The kubelet's device-plugin directory (where kubelet.sock lives and our socket is created). */
+  devicePluginDir: string;
+  /** Socket file name in devicePluginDir; default derived from the resource name. */
+  socketName?: string;
+  /** Default <devicePluginDir>/kubelet.sock. */
+  kubeletSocket?: string;
+  /** Device IDs never advertised. */
+  exclude?: readonly string[];
+  /** Advertise each device N times as `<id>::<k>`. */
+  replicas?: number;
+  failRequestsGreaterThanOne?: boolean;
+  allocate?: AllocateTemplate;
+  /** Called by PreStartContainer; when set, `pre_start_required` is advertised. */
+  preStart?: (deviceIds: string[]) => Promise<void>;
+  /** Advertise GetPreferredAllocation (default true). */
+  preferredAllocation?: boolean;
+  registrationMode?: RegistrationMode;
+  /** plugin-watcher mode: where the registration socket goes (default /var/lib/kubelet/plugins_registry). */
+  pluginsRegistryDir?: string;
+  logger?: Logger;
+  /** Polling fallback of the restart watch (default 1000 ms). */
+  restartPollIntervalMs?: number;
+  /** Register retry backoff (default 100 ms doubling up to 5000 ms). */
+  registrationRetry?: { initialMs?: number; maxMs?: number };
+  /** Preferred-allocation decisions kept for the dashboard (default 100). */
+  preferredAllocationLogSize?: number;
+}
+
+/** File name used for a resource's socket: "example.com/gpu" → "example.com-gpu.sock". */
+export function defaultSocketName(resourceName: string): string {
+  return `${resourceName.replace(/[^A-Za-z0-9._-]/g, '-')}.sock`;
+}
+
+async function inodeOf(path: string): Promise<number | null> {
+  return stat(path).then((s) => s.ino, () => null);
+}
+
+export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
+  readonly resourceName: string;
+  readonly socketPath: string;
+  /** plugin-watcher mode: the pluginregistration socket; null in kubelet mode. */
+  readonly registrationSocketPath: string | null;
+  readonly #options: ResourcePluginOptions;
+  readonly #state: DeviceState;
+  readonly #streams: ListAndWatchStreams;
+  readonly #logger: Logger;
+  readonly #kubeletSocket: string;
+  readonly #pluginOptions: deviceplugin.DevicePluginOptions;
+  readonly #watcher: RestartWatcher;
+  readonly #decisions: PreferredAllocationDecision[] = [];
+  #server: Server | null = null;
+  #registrationServer: Server | null = null;
+  #registration: RegistrationState = {
+    phase: 'starting',
+    registeredAt: null,
+    kubeletRestartsSeen: 0,
+    lastListAndWatchSend: null,
+    error: null,
+  };
+  /** Bumped on every Register call / GetInfo: streams opened before it closing is expected. */
+  #generation = 0;
+  #loopId = 0;
+  #wake: (() => void) | null = null;
+  #restartChain: Promise<void> = Promise.resolve();
+  #restarting = false;
+  #stopping = false;
+  #started = false;
+  #lastStreamRestart = 0;
+  #cdiWrite: Promise<void> = Promise.resolve();
+
+  constructor(options: ResourcePluginOptions) {
+    super();
+    assertResourceName(options.resourceName);
+    if (options.replicas !== undefined && (!Number.isInteger(options.replicas) || options.replicas < 1)) {
+      throw new PluginError('config-invalid', `replicas must be a positive integer, got ${options.replicas}`);
+    }
+    this.#options = options;
+    this.resourceName = options.resourceName;
+    const socketName = options.socketName ?? defaultSocketName(options.resourceName);
+    this.socketPath = join(options.devicePluginDir, socketName);
+    this.#kubeletSocket = options.kubeletSocket ?? join(options.devicePluginDir, KUBELET_SOCKET_NAME);
+    this.registrationSocketPath =
+      options.registrationMode === 'plugin-watcher'
+        ? join(options.pluginsRegistryDir ?? PLUGINS_REGISTRY_PATH, socketName.replace(/\.sock$/, '-registration.sock'))
+        : null;
+    this.#logger = (options.logger ?? pino({ level: 'silent' })).child({ component: 'plugin', resource: options.resourceName });
+    this.#pluginOptions = {
+      preStartRequired: options.preStart !== undefined,
+      getPreferredAllocationAvailable: options.preferredAllocation ?? true,
+    };
+    this.#state = new DeviceState({ source: options.source, exclude: options.exclude ?? [], replicas: options.replicas ?? 1 });
+    this.#streams = new ListAndWatchStreams(
+      this.#state,
+      () => {
+        this.#registration.lastListAndWatchSend = new Date().toISOString();
+      },
+      (generation, remaining) => this.#onStreamClosed(generation, remaining),
+    );
+    this.#state.on('devices', (devices) => {
+      this.#streams.schedule();
+      this.#syncCdi();
+      this.emit('devices', devices);
+    });
+    this.#state.on('health', (event) => {
+      this.#logger.info({ device: event.deviceId, health: event.health, reason: event.reason }, 'device health changed');
+      this.emit('health', event);
+    });
+    this.#watcher = new RestartWatcher({
+      ownSockets: () => [this.socketPath, ...(this.registrationSocketPath ? [this.registrationSocketPath] : [])],
+      kubeletSocket: this.registrationSocketPath ? null : this.#kubeletSocket,
+      pollIntervalMs: options.restartPollIntervalMs ?? 1000,
+      onSignal: (signal) => this.#onRestartSignal(signal),
+    });
+  }
+
+  /** Discovers devices, serves the socket(s), then registers (retrying in the background). */
+  async start(): Promise<void> {
+    if (this.#started) throw new PluginError('internal', `${this.resourceName} already started`);
+    this.#started = true;
+    try {
+      await this.#options.source.start();
+    } catch (err) {
+      throw new PluginError('source-failed', `${this.resourceName}: ${this.#options.source.kind} source failed to start: ${PluginError.from(err).message}`, { cause: err });
+    }
+    this.#state.attach();
+    if (this.#options.allocate?.cdi?.enabled) await this.#cdiWriteNow();
+    await this.#serve();
+    await this.#watcher.start();
+    this.#logger.info({ socket: this.socketPath, mode: this.registrationSocketPath ? 'plugin-watcher' : 'kubelet', devices: this.#state.devices().length }, 'serving');
+    if (this.registrationSocketPath === null) this.#registerLoop();
+    else this.#registration.phase = 'registering';
+  }
+
+  devices(): PluginDevice[] {
+    return this.#state.devices();
+  }
+
+  registration(): RegistrationState {
+    return { ...this.#registration };
+  }
+
+  /** The options sent at registration and returned by GetDevicePluginOptions. */
+  pluginOptions(): deviceplugin.DevicePluginOptions {
+    return { ...this.#pluginOptions };
+  }
+
+  /** Open ListAndWatch streams. */
+  get listAndWatchStreams(): number {
+    return this.#streams.size;
+  }
+
+  injectFault(deviceId: string, reason: string): void {
+    this.#state.injectFault(deviceId, reason);
+    this.#logger.info({ device: deviceId, reason }, 'fault injected');
+  }
+
+  clearFault(deviceId: string): void {
+    this.#state.clearFault(deviceId);
+    this.#logger.info({ device: deviceId }, 'fault cleared');
+  }
+
+  /** Active faults of the overlay: device ID → reason. */
+  faults(): Map<string, string> {
+    return new Map(this.#state.faults());
+  }
+
+  preferredAllocationLog(): PreferredAllocationDecision[] {
+    return [...this.#decisions];
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    this.#loopId++;
+    this.#wake?.();
+    this.#watcher.stop();
+    await this.#restartChain;
+    this.#streams.endAll();
+    await this.#closeServers();
+    this.#state.detach();
+    await this.#options.source.stop();
+    await this.#cdiWrite;
+    this.#registration.phase = 'stopped';
+    this.#logger.info('stopped');
+  }
+
+  // --- serving -------------------------------------------------------------------------------
+
+  async #serve(): Promise<void> {
+    const server = devicePluginServer({
+      resourceName: this.resourceName,
+      options: this.#pluginOptions,
+      state: this.#state,
+      streams: this.#streams,
+      generation: () => this.#generation,
+      buildResponse: allocateResponseBuilder(this.resourceName, this.#options.allocate),
+      failRequestsGreaterThanOne: this.#options.failRequestsGreaterThanOne ?? false,
+      preStart: this.#options.preStart ?? null,
+      onPreferred: (decision) => {
+        this.#decisions.push(decision);
+        const max = this.#options.preferredAllocationLogSize ?? 100;
+        if (this.#decisions.length > max) this.#decisions.splice(0, this.#decisions.length - max);
+        this.#logger.info({ chosen: decision.chosen, size: decision.size, reason: decision.reason }, 'preferred allocation');
+        this.emit('preferred-allocation', decision);
+      },
+      onAllocate: (event) => this.emit('allocate', event),
+      logger: this.#logger,
+    });
+    try {
+      await bindUnixServer(server, this.socketPath);
+    } catch (err) {
+      server.forceShutdown();
+      throw new PluginError('internal', `cannot serve on ${this.socketPath}: ${(err as Error).message}`, { cause: err });
+    }
+    this.#server = server;
+    if (this.registrationSocketPath !== null) {
+      const registrationServer = pluginWatcherServer(this.resourceName, this.socketPath, {
+        onInfo: () => {
+          this.#generation++;
+          this.#registration.phase = 'registering';
+        },
+        onStatus: (status) => this.#onWatcherStatus(status.pluginRegistered, status.error),
+      });
+      try {
+        await bindUnixServer(registrationServer, this.registrationSocketPath);
+      } catch (err) {
+        registrationServer.forceShutdown();
+        throw new PluginError('internal', `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`, { cause: err });
+      }
+      this.#registrationServer = registrationServer;
+    }
+  }
+
+  async #closeServers(): Promise<void> {
+    if (this.#server) await closeUnixServer(this.#server, this.socketPath);
+    if (this.#registrationServer) await closeUnixServer(this.#registrationServer, this.registrationSocketPath);
+    this.#server = null;
+    this.#registrationServer = null;
+  }
+
+  // --- registration --------------------------------------------------------------------------
+
+  #setRegistered(attempt: number): void {
+    const at = new Date().toISOString();
+    this.#registration = { ...this.#registration, phase: 'registered', registeredAt: at, error: null };
+    this.#logger.info({ attempt }, 'registered with kubelet');
+    this.emit('registered', { at, attempt });
+  }
+
+  #registrationFailed(error: string, attempt: number, phase: 'registering' | 'failed'): void {
+    // Retries while the kubelet is down repeat the same error: log a change once, repeats at debug.
+    const repeated = this.#registration.error === error;
+    this.#registration = { ...this.#registration, phase, error };
+    this.#logger[repeated ? 'debug' : 'warn']({ attempt, err: error }, 'registration failed');
+    this.emit('registration-error', { error, attempt });
+  }
+
+  #onWatcherStatus(registered: boolean, error: string): void {
+    if (registered) this.#setRegistered(this.#generation);
+    else this.#registrationFailed(error || 'kubelet refused the registration', this.#generation, 'failed');
+  }
+
+  /** Registers until it succeeds; a newer loop (after a restart) supersedes this one. */
+  #registerLoop(): void {
+    const loopId = ++this.#loopId;
+    const initial = this.#options.registrationRetry?.initialMs ?? 100;
+    const max = this.#options.registrationRetry?.maxMs ?? 5000;
+    const request = registerRequest(this.socketPath.slice(this.#options.devicePluginDir.length).replace(/^\/+/, ''), this.resourceName, this.#pluginOptions);
+    const current = (): boolean => !this.#stopping && loopId === this.#loopId;
+    this.#registration.phase = 'registering';
+    void (async () => {
+      let delay = initial;
+      for (let attempt = 1; current(); attempt++) {
+        if (!(await socketExists(this.#kubeletSocket))) {
+          if (!current()) return;
+          this.#registrationFailed(`kubelet socket ${this.#kubeletSocket} not found`, attempt, 'registering');
+        } else {
+          this.#generation++;
+          try {
+            await registerWithKubelet(this.#kubeletSocket, request);
+            if (!current()) return;
+            this.#setRegistered(attempt);
+            return;
+          } catch (err) {
+            if (!current()) return;
+            this.#registrationFailed(PluginError.from(err).message, attempt, 'failed');
+          }
+        }
+        await this.#sleep(delay);
+        delay = Math.min(delay * 2, max);
+      }
+    })();
+  }
+
+  /** Backoff sleep that a kubelet.sock appearing cuts short. */
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = () => {
+        this.#wake = null;
+        done();
+      };
+    });
+  }
+
+  // --- kubelet restarts ----------------------------------------------------------------------
+
+  #onRestartSignal(signal: RestartSignal): void {
+    if (this.#stopping || this.#restarting) return;
+    const registered = this.#registration.phase === 'registered';
+    if (signal === 'socket-deleted') {
+      this.#restart('socket-deleted', registered);
+    } else if (registered) {
+      this.#restart('kubelet-sock-recreated', true);
+    } else {
+      // Not registered yet: the kubelet socket showing up only means "try now".
+      this.#wake?.();
+    }
+  }
+
+  #onStreamClosed(generation: number, remaining: number): void {
+    if (this.#stopping || this.#restarting || remaining > 0 || generation < this.#generation) return;
+    if (this.#registration.phase !== 'registered' || this.registrationSocketPath !== null) return;
+    // Give the filesystem signals (a real restart) a moment to win; then re-register if the
+    // kubelet simply dropped the stream.
+    setTimeout(() => {
+      void this.#watcher.check().then(() => {
+        if (this.#stopping || this.#restarting || this.#streams.size > 0) return;
+        if (this.#registration.phase !== 'registered' || generation < this.#generation) return;
+        if (Date.now() - this.#lastStreamRestart < 1000) return;
+        this.#lastStreamRestart = Date.now();
+        this.#restart('stream-closed', true);
+      });
+    }, 100).unref();
+  }
+
+  /** Re-serves (when our socket is gone) and re-registers; serialised, never two servers. */
+  #restart(detectedBy: RestartDetectedBy, countAsRestart: boolean): void {
+    this.#restarting = true;
+    this.#loopId++; // cancel a running registration loop
+    this.#restartChain = this.#restartChain
+      .then(async () => {
+        if (this.#stopping) return;
+        const at = new Date().toISOString();
+        if (countAsRestart) {
+          this.#registration = { ...this.#registration, phase: 'registering', kubeletRestartsSeen: this.#registration.kubeletRestartsSeen + 1 };
+          this.#logger.warn({ detectedBy }, 'kubelet restart detected');
+          this.emit('kubelet-restart', { at, detectedBy });
+        }
+        const socketGone = (await inodeOf(this.socketPath)) === null;
+        const registrationGone = this.registrationSocketPath !== null && (await inodeOf(this.registrationSocketPath)) === null;
+        if (detectedBy === 'socket-deleted' || socketGone || registrationGone) {
+          this.#watcher.pause();
+          try {
+            await this.#closeServers();
+            await this.#serve();
+            await this.#watcher.rememberOwnSockets();
+          } finally {
+            this.#watcher.resume();
+          }
+          this.#logger.info({ socket: this.socketPath }, 're-serving');
+        }
+        if (this.registrationSocketPath === null) this.#registerLoop();
+      })
+      .catch((err: unknown) => {
+        const e = PluginError.from(err);
+        this.#registration = { ...this.#registration, phase: 'failed', error: e.message };
+        this.#logger.error({ err: e.message }, 'restart recovery failed');
+        this.emit('registration-error', { error: e.message, attempt: 0 });
+      })
+      .finally(() => {
+        this.#restarting = false;
+      });
+  }
+
+  // --- CDI -----------------------------------------------------------------------------------
+
+  #cdiWriteNow(): Promise<void> {
+    const cdi = this.#options.allocate?.cdi;
+    if (!cdi?.enabled) return Promise.resolve();
+    return writeCdiSpec(cdi.specDir ?? DEFAULT_CDI_SPEC_DIR, cdi.vendor, cdi.class, this.#state.devices()).then(() => undefined);
+  }
+
+  #syncCdi(): void {
+    if (!this.#options.allocate?.cdi?.enabled || !this.#started) return;
+    this.#cdiWrite = this.#cdiWrite
+      .then(() => this.#cdiWriteNow())
+      .catch((err: unknown) => this.#logger.error({ err: PluginError.from(err).message }, 'CDI spec write failed'));
+  }
+}

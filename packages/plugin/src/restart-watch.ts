@@ -1,0 +1,119 @@
+// Notices a kubelet restart from the filesystem: the kubelet deletes every socket in the
+// device-plugin directory when it starts, then creates a new kubelet.sock. fs.watch gives a fast
+// signal; a polling fallback covers hostPath mounts where inotify misses events.
+import { watch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+export type RestartSignal = 'socket-deleted' | 'kubelet-sock-recreated' | 'kubelet-sock-appeared';
+
+export interface RestartWatcherOptions {
+  /** Our own sockets: any of them missing or replaced means the kubelet cleaned the directory. */
+  ownSockets: () => readonly string[];
+  /** The kubelet's Registration socket, or null when not watched (plugin-watcher mode). */
+  kubeletSocket: string | null;
+  pollIntervalMs: number;
+  onSignal: (signal: RestartSignal) => void;
+}
+
+async function inode(path: string): Promise<number | null> {
+  try {
+    return (await stat(path)).ino;
+  } catch {
+    return null;
+  }
+}
+
+export class RestartWatcher {
+  readonly #options: RestartWatcherOptions;
+  readonly #own = new Map<string, number>();
+  #kubeletIno: number | null = null;
+  #watchers: FSWatcher[] = [];
+  #timer: NodeJS.Timeout | null = null;
+  #checking = false;
+  #recheck = false;
+  #paused = 0;
+
+  constructor(options: RestartWatcherOptions) {
+    this.#options = options;
+  }
+
+  /** Records the current inodes (after serving) and starts watching. */
+  async start(): Promise<void> {
+    await this.rememberOwnSockets();
+    if (this.#options.kubeletSocket) this.#kubeletIno = await inode(this.#options.kubeletSocket);
+    const dirs = new Set([...this.#options.ownSockets(), ...(this.#options.kubeletSocket ? [this.#options.kubeletSocket] : [])].map((p) => dirname(p)));
+    for (const dir of dirs) {
+      try {
+        const watcher = watch(dir, { persistent: false }, () => void this.check());
+        watcher.on('error', () => watcher.close());
+        this.#watchers.push(watcher);
+      } catch {
+        // Polling alone still works.
+      }
+    }
+    this.#timer = setInterval(() => void this.check(), this.#options.pollIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** Call after (re-)binding: the new sockets are ours. */
+  async rememberOwnSockets(): Promise<void> {
+    this.#own.clear();
+    for (const path of this.#options.ownSockets()) {
+      const ino = await inode(path);
+      if (ino !== null) this.#own.set(path, ino);
+    }
+  }
+
+  /** While paused (we are re-binding our own sockets) changes are not signals. */
+  pause(): void {
+    this.#paused++;
+  }
+
+  resume(): void {
+    this.#paused = Math.max(0, this.#paused - 1);
+  }
+
+  async check(): Promise<void> {
+    if (this.#checking) {
+      this.#recheck = true;
+      return;
+    }
+    this.#checking = true;
+    try {
+      do {
+        this.#recheck = false;
+        await this.#checkOnce();
+      } while (this.#recheck);
+    } finally {
+      this.#checking = false;
+    }
+  }
+
+  async #checkOnce(): Promise<void> {
+    if (this.#paused > 0) return;
+    let signal: RestartSignal | null = null;
+    for (const [path, ino] of this.#own) {
+      if ((await inode(path)) !== ino) {
+        signal = 'socket-deleted';
+        break;
+      }
+    }
+    if (this.#options.kubeletSocket) {
+      const now = await inode(this.#options.kubeletSocket);
+      const before = this.#kubeletIno;
+      this.#kubeletIno = now;
+      if (signal === null && now !== null && now !== before) {
+        signal = before === null ? 'kubelet-sock-appeared' : 'kubelet-sock-recreated';
+      }
+    }
+    if (signal !== null && this.#paused === 0) this.#options.onSignal(signal);
+  }
+
+  stop(): void {
+    for (const w of this.#watchers) w.close();
+    this.#watchers = [];
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}

@@ -1,0 +1,209 @@
+// The DevicePlugin gRPC service of one resource. Transport only: device state, policy and the
+// response template live elsewhere; PluginErrors become gRPC statuses here, once.
+import type { Logger } from 'pino';
+import type { sendUnaryData, ServerUnaryCall, ServerWritableStream } from '@grpc/grpc-js';
+import { deviceplugin } from '@plugboard/proto';
+import { toServiceError, newServer } from './grpc-status.js';
+import type { DeviceState } from './device-state.js';
+import { preferredAllocation } from './allocation/preferred.js';
+import { validateAllocation } from './allocation/validate.js';
+import type { AllocateResponseBuilder } from './allocation/response.js';
+import type { PluginDevice, PreferredAllocationDecision, ResourcePluginEvents } from './types.js';
+import type { Server } from '@grpc/grpc-js';
+
+/** ListAndWatch answers are encoded once per device-list version and written as bytes to every stream. */
+const preEncodedService = {
+  ...deviceplugin.DevicePluginService,
+  listAndWatch: { ...deviceplugin.DevicePluginService.listAndWatch, responseSerialize: (value: Buffer): Buffer => value },
+};
+
+function toProtoDevice(d: PluginDevice): deviceplugin.Device {
+  return { ID: d.id, health: d.health, topology: d.numaNodes.length ? { nodes: d.numaNodes.map((ID) => ({ ID })) } : undefined };
+}
+
+interface Stream {
+  call: ServerWritableStream<deviceplugin.Empty, Buffer>;
+  /** Registration generation the stream was opened under (older streams closing are expected). */
+  generation: number;
+  sentVersion: number;
+  blocked: boolean;
+}
+
+/** Fan-out of full device lists to every open ListAndWatch stream, coalescing bursts. */
+export class ListAndWatchStreams {
+  readonly #state: DeviceState;
+  readonly #streams = new Set<Stream>();
+  readonly #onSend: () => void;
+  readonly #onClosed: (generation: number, remaining: number) => void;
+  #encoded: { version: number; bytes: Buffer } | null = null;
+  #scheduled = false;
+
+  constructor(state: DeviceState, onSend: () => void, onClosed: (generation: number, remaining: number) => void) {
+    this.#state = state;
+    this.#onSend = onSend;
+    this.#onClosed = onClosed;
+  }
+
+  get size(): number {
+    return this.#streams.size;
+  }
+
+  #bytes(): Buffer {
+    const version = this.#state.version;
+    if (this.#encoded?.version !== version) {
+      const message = { devices: this.#state.devices().map(toProtoDevice) };
+      this.#encoded = { version, bytes: Buffer.from(deviceplugin.ListAndWatchResponse.encode(message).finish()) };
+    }
+    return this.#encoded.bytes;
+  }
+
+  add(call: Stream['call'], generation: number): void {
+    const stream: Stream = { call, generation, sentVersion: -1, blocked: false };
+    this.#streams.add(stream);
+    const remove = (): void => {
+      if (this.#streams.delete(stream)) this.#onClosed(stream.generation, this.#streams.size);
+    };
+    call.on('cancelled', remove);
+    call.on('close', remove);
+    call.on('error', remove);
+    this.#write(stream);
+  }
+
+  /** Sends the current list to every stream on the next turn; several changes in one turn send once. */
+  schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      for (const stream of this.#streams) this.#write(stream);
+    });
+  }
+
+  #write(stream: Stream): void {
+    const version = this.#state.version;
+    if (stream.blocked || stream.sentVersion === version) return;
+    stream.sentVersion = version;
+    const ok = stream.call.write(this.#bytes());
+    this.#onSend();
+    if (!ok) {
+      // Slow reader: skip intermediate lists and send the newest one once it drains.
+      stream.blocked = true;
+      stream.call.once('drain', () => {
+        stream.blocked = false;
+        this.#write(stream);
+      });
+    }
+  }
+
+  endAll(): void {
+    const streams = [...this.#streams];
+    this.#streams.clear();
+    for (const s of streams) s.call.end();
+  }
+}
+
+export interface DevicePluginServiceDeps {
+  resourceName: string;
+  options: deviceplugin.DevicePluginOptions;
+  state: DeviceState;
+  streams: ListAndWatchStreams;
+  generation: () => number;
+  buildResponse: AllocateResponseBuilder;
+  failRequestsGreaterThanOne: boolean;
+  preStart: ((deviceIds: string[]) => Promise<void>) | null;
+  onPreferred: (decision: PreferredAllocationDecision) => void;
+  onAllocate: (event: ResourcePluginEvents['allocate'][0]) => void;
+  logger: Logger;
+}
+
+type Unary<Req, Res> = (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void;
+
+export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
+  const { state, logger } = deps;
+
+  // Runs a unary handler, logs it with its duration and maps errors to a status once.
+  const unary =
+    <Req, Res>(rpc: string, handle: (request: Req) => Res | Promise<Res>, after?: (request: Req, ms: number, err: unknown) => void): Unary<Req, Res> =>
+    (call, callback) => {
+      const started = performance.now();
+      const finish = (err: unknown, res?: Res): void => {
+        const durationMs = performance.now() - started;
+        after?.(call.request, durationMs, err);
+        if (err === null) {
+          logger.info({ rpc, durationMs }, 'rpc ok');
+          callback(null, res);
+        } else {
+          const status = toServiceError(err);
+          logger.warn({ rpc, durationMs, err: status.details }, 'rpc failed');
+          callback(status, null);
+        }
+      };
+      try {
+        const result = handle(call.request);
+        if (result instanceof Promise) result.then((r) => finish(null, r), (e: unknown) => finish(e));
+        else finish(null, result);
+      } catch (err) {
+        finish(err);
+      }
+    };
+
+  const impl: deviceplugin.DevicePluginServer = {
+    getDevicePluginOptions: unary('GetDevicePluginOptions', () => deps.options),
+
+    listAndWatch: (call) => {
+      logger.info({ rpc: 'ListAndWatch', streams: deps.streams.size + 1 }, 'stream opened');
+      deps.streams.add(call as unknown as ServerWritableStream<deviceplugin.Empty, Buffer>, deps.generation());
+    },
+
+    getPreferredAllocation: unary('GetPreferredAllocation', (request: deviceplugin.PreferredAllocationRequest) => ({
+      containerResponses: request.containerRequests.map((c) => {
+        const numaNodesOf = (id: string): readonly number[] => state.get(id)?.numaNodes ?? [];
+        const { chosen, reason } = preferredAllocation({
+          available: c.availableDeviceIDs,
+          mustInclude: c.mustIncludeDeviceIDs,
+          size: c.allocationSize,
+          numaNodesOf,
+        });
+        deps.onPreferred({
+          at: new Date().toISOString(),
+          available: c.availableDeviceIDs,
+          mustInclude: c.mustIncludeDeviceIDs,
+          size: c.allocationSize,
+          chosen,
+          reason,
+        });
+        return { deviceIDs: chosen };
+      }),
+    })),
+
+    allocate: unary(
+      'Allocate',
+      (request: deviceplugin.AllocateRequest) => {
+        const perContainer = validateAllocation(
+          request.containerRequests.map((c) => c.devicesIds),
+          { lookup: (id) => state.get(id), failRequestsGreaterThanOne: deps.failRequestsGreaterThanOne },
+        );
+        return { containerResponses: perContainer.map(deps.buildResponse) };
+      },
+      (request, durationMs, err) =>
+        deps.onAllocate({
+          deviceIds: request.containerRequests.map((c) => c.devicesIds),
+          durationMs,
+          ok: err === null,
+          ...(err === null ? {} : { error: toServiceError(err).details ?? String(err) }),
+        }),
+    ),
+
+    preStartContainer: unary('PreStartContainer', async (request: deviceplugin.PreStartContainerRequest) => {
+      if (deps.preStart) {
+        validateAllocation([request.devicesIds], { lookup: (id) => state.get(id), allowUnhealthy: true });
+        await deps.preStart(request.devicesIds);
+      }
+      return {};
+    }),
+  };
+
+  const server = newServer();
+  server.addService(preEncodedService, impl);
+  return server;
+}

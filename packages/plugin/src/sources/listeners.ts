@@ -1,0 +1,39 @@
+// Change-listener bookkeeping shared by every built-in source.
+
+export class ChangeListeners {
+  readonly #listeners = new Set<() => void>();
+
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  notify(): void {
+    for (const listener of this.#listeners) listener();
+  }
+}
+
+/** Orders IDs like people do: gpu-2 before gpu-10. */
+export const naturalCompare = new Intl.Collator('en', { numeric: true }).compare;
+
+/** True when two device lists are the same as far as the kubelet and the dashboard can tell. */
+export function sameDevices(
+  a: readonly { id: string; health: string; reason: string | null; numaNodes: number[]; deviceNodes: string[] }[],
+  b: typeof a,
+): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (
+      x.id !== y.id ||
+      x.health !== y.health ||
+      x.reason !== y.reason ||
+      x.numaNodes.join() !== y.numaNodes.join() ||
+      x.deviceNodes.join() !== y.deviceNodes.join()
+    ) {
+      return false;
+    }
+  }
+  return true;
+}

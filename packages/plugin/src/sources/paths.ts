@@ -1,0 +1,57 @@
+// Devices from glob patterns of device nodes (e.g. /dev/ttyUSB*, /dev/fuse): one device per match,
+// ID = the node's file name, watched for add/remove.
+import { dirname, basename } from 'node:path';
+import { glob, isDynamicPattern } from 'tinyglobby';
+import type { SourceDevice } from '../types.js';
+import { naturalCompare } from './listeners.js';
+import { ScanningSource } from './scanning.js';
+
+export interface PathsSourceOptions {
+  /** Absolute glob patterns of device nodes. */
+  patterns: string[];
+  /** Device nodes added to every device (e.g. a control node such as /dev/nvidiactl). */
+  sharedDeviceNodes?: string[];
+  /** NUMA nodes reported for every device (paths carry no topology). */
+  numaNodes?: number[];
+  /** Rescan interval; fs.watch also triggers rescans. 0 disables polling. */
+  pollIntervalMs?: number;
+}
+
+export class PathsSource extends ScanningSource {
+  readonly kind = 'paths';
+  readonly #options: PathsSourceOptions;
+
+  constructor(options: PathsSourceOptions) {
+    super(options.pollIntervalMs ?? 2000);
+    this.#options = options;
+  }
+
+  protected async scan(): Promise<SourceDevice[]> {
+    const matches = await glob(this.#options.patterns, {
+      absolute: true,
+      onlyFiles: false,
+      followSymbolicLinks: false,
+      expandDirectories: false,
+    });
+    const shared = this.#options.sharedDeviceNodes ?? [];
+    return [...new Set(matches)]
+      .sort(naturalCompare)
+      .map((path) => ({
+        id: basename(path),
+        health: 'Healthy' as const,
+        reason: null,
+        numaNodes: this.#options.numaNodes ?? [],
+        deviceNodes: [path, ...shared],
+      }));
+  }
+
+  protected watchedDirs(): string[] {
+    // The static directory in front of each pattern's first wildcard.
+    const dirs = this.#options.patterns.map((pattern) => {
+      let dir = dirname(pattern);
+      while (isDynamicPattern(dir)) dir = dirname(dir);
+      return dir;
+    });
+    return [...new Set(dirs)];
+  }
+}
