@@ -13,6 +13,8 @@ export interface RestartWatcherOptions {
   /** The kubelet's Registration socket, or null when not watched (plugin-watcher mode). */
   kubeletSocket: string | null;
   pollIntervalMs: number;
+  /** Use fs.watch besides polling (default true); false = polling only. */
+  fsWatch?: boolean;
   onSignal: (signal: RestartSignal) => void;
 }
 
@@ -43,7 +45,7 @@ export class RestartWatcher {
     await this.rememberOwnSockets();
     if (this.#options.kubeletSocket) this.#kubeletIno = await inode(this.#options.kubeletSocket);
     const dirs = new Set([...this.#options.ownSockets(), ...(this.#options.kubeletSocket ? [this.#options.kubeletSocket] : [])].map((p) => dirname(p)));
-    for (const dir of dirs) {
+    for (const dir of this.#options.fsWatch === false ? [] : dirs) {
       try {
         const watcher = watch(dir, { persistent: false }, () => void this.check());
         watcher.on('error', () => watcher.close());

@@ -1,0 +1,67 @@
+import { after, afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { once, EventEmitter } from 'node:events';
+import { mkdtemp, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RestartWatcher, type RestartSignal } from './restart-watch.js';
+
+describe('RestartWatcher', () => {
+  let dir: string;
+  let watcher: RestartWatcher | undefined;
+  // The watcher's poll timer is unref'd (it must not keep a process alive); the test needs one.
+  const keepAlive = setInterval(() => undefined, 1000);
+  after(() => clearInterval(keepAlive));
+  afterEach(async () => {
+    watcher?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function setup(fsWatch: boolean): Promise<EventEmitter<{ signal: [RestartSignal] }>> {
+    dir = await mkdtemp(join(tmpdir(), 'pb-watch-'));
+    await writeFile(join(dir, 'own.sock'), '');
+    await writeFile(join(dir, 'kubelet.sock'), '');
+    const events = new EventEmitter<{ signal: [RestartSignal] }>();
+    watcher = new RestartWatcher({
+      ownSockets: () => [join(dir, 'own.sock')],
+      kubeletSocket: join(dir, 'kubelet.sock'),
+      pollIntervalMs: 30,
+      fsWatch,
+      onSignal: (s) => events.emit('signal', s),
+    });
+    await watcher.start();
+    return events;
+  }
+
+  for (const fsWatch of [true, false]) {
+    const mode = fsWatch ? 'fs.watch + polling' : 'polling only (inotify missed the event)';
+    it(`${mode}: own socket deleted → socket-deleted`, async () => {
+      const events = await setup(fsWatch);
+      const signal = once(events, 'signal');
+      await unlink(join(dir, 'own.sock'));
+      assert.deepEqual(await signal, ['socket-deleted']);
+    });
+
+    it(`${mode}: kubelet.sock replaced (new inode) → kubelet-sock-recreated`, async () => {
+      const events = await setup(fsWatch);
+      const signal = once(events, 'signal');
+      // Create the new file before removing the old one so the inode cannot be reused.
+      await writeFile(join(dir, 'kubelet.sock.new'), '');
+      await rename(join(dir, 'kubelet.sock.new'), join(dir, 'kubelet.sock'));
+      assert.deepEqual(await signal, ['kubelet-sock-recreated']);
+    });
+  }
+
+  it('is silent while paused (our own re-bind) and after rememberOwnSockets', async () => {
+    const events = await setup(false);
+    const seen: RestartSignal[] = [];
+    events.on('signal', (s) => seen.push(s));
+    watcher!.pause();
+    await unlink(join(dir, 'own.sock'));
+    await writeFile(join(dir, 'own.sock'), '');
+    await watcher!.rememberOwnSockets();
+    watcher!.resume();
+    await watcher!.check();
+    assert.deepEqual(seen, []);
+  });
+});
