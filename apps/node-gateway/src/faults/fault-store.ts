@@ -1,0 +1,230 @@
+// Active simulated faults: the operator's intent, with TTLs, persisted in the state directory so a
+// gateway restart neither loses a fault nor leaves an expired one on. The store drives an actuator
+// (the plugins' fault overlay) per device: inject on the first fault of a device, clear on the last.
+import { mkdirSync, readFileSync, renameSync, writeFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { FaultState } from '../model/types.js';
+import { GatewayError } from '../errors.js';
+
+export interface FaultActuator {
+  inject(resource: string, deviceId: string, reason: string): void;
+  clear(resource: string, deviceId: string): void;
+}
+
+export interface NewFault {
+  resource: string;
+  deviceId: string;
+  reason: string;
+  ttlSeconds?: number | null;
+  scenarioId?: string | null;
+}
+
+export type FaultClearCause = 'deleted' | 'expired' | 'scenario-stopped' | 'expired-while-down';
+
+export interface FaultStoreEvents {
+  onInjected?: (fault: FaultState) => void;
+  onCleared?: (fault: FaultState, cause: FaultClearCause) => void;
+  onChange?: (faults: FaultState[]) => void;
+  /** Persistence turned off (write failed) or back on (a later write succeeded). */
+  onPersistenceChange?: (persistence: { enabled: boolean; reason?: string }) => void;
+}
+
+export interface FaultStoreOptions extends FaultStoreEvents {
+  stateDir: string | null;
+  maxActive: number;
+  now?: () => Date;
+}
+
+const FILE = 'faults.json';
+const FILE_VERSION = 1;
+
+export class FaultStore {
+  private readonly faults = new Map<string, FaultState>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private actuator: FaultActuator | null = null;
+  private readonly now: () => Date;
+  private persistTimer: NodeJS.Immediate | null = null;
+  /** Whether faults survive a restart, and why not. */
+  persistence: { enabled: boolean; reason?: string };
+  /** The state dir was usable at start; writes are attempted (and may fail later, e.g. disk full). */
+  private readonly canPersist: boolean;
+
+  constructor(private readonly options: FaultStoreOptions) {
+    this.now = options.now ?? (() => new Date());
+    this.persistence = this.checkStateDir();
+    this.canPersist = this.persistence.enabled;
+  }
+
+  private checkStateDir(): { enabled: boolean; reason?: string } {
+    const dir = this.options.stateDir;
+    if (!dir) return { enabled: false, reason: 'no state directory configured (--state-dir)' };
+    try {
+      mkdirSync(dir, { recursive: true });
+      const probe = join(dir, `.write-test-${process.pid}`);
+      writeFileSync(probe, 'ok');
+      unlinkSync(probe);
+      return { enabled: true };
+    } catch (err) {
+      return { enabled: false, reason: `state directory ${dir} is not writable: ${(err as Error).message}` };
+    }
+  }
+
+  /** Faults saved by a previous run; expired ones are returned separately (already dropped). */
+  loadPersisted(): { restored: FaultState[]; expired: FaultState[]; error: string | null } {
+    if (!this.canPersist || !this.options.stateDir) return { restored: [], expired: [], error: null };
+    let raw: string;
+    try {
+      raw = readFileSync(join(this.options.stateDir, FILE), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { restored: [], expired: [], error: null };
+      return { restored: [], expired: [], error: (err as Error).message };
+    }
+    let list: FaultState[];
+    try {
+      const parsed = JSON.parse(raw) as { version?: number; faults?: FaultState[] };
+      if (parsed.version !== FILE_VERSION || !Array.isArray(parsed.faults)) throw new Error(`unsupported format`);
+      list = parsed.faults.filter(
+        (f) => typeof f?.id === 'string' && typeof f.resource === 'string' && typeof f.deviceId === 'string',
+      );
+    } catch (err) {
+      return { restored: [], expired: [], error: `${FILE} is unreadable: ${(err as Error).message}` };
+    }
+    const now = this.now().getTime();
+    const restored: FaultState[] = [];
+    const expired: FaultState[] = [];
+    for (const f of list) (f.expiresAt && Date.parse(f.expiresAt) <= now ? expired : restored).push(f);
+    return { restored, expired, error: null };
+  }
+
+  /** Connects the actuator and re-applies `restored` faults (from loadPersisted) through it. */
+  attach(actuator: FaultActuator, restored: FaultState[] = [], expired: FaultState[] = []): void {
+    this.actuator = actuator;
+    for (const f of expired) this.options.onCleared?.(f, 'expired-while-down');
+    for (const f of restored) this.insert({ ...f, simulated: true });
+    if (restored.length || expired.length) this.changed();
+  }
+
+  list(filter: { resource?: string; deviceId?: string } = {}): FaultState[] {
+    return [...this.faults.values()].filter(
+      (f) => (!filter.resource || f.resource === filter.resource) && (!filter.deviceId || f.deviceId === filter.deviceId),
+    );
+  }
+
+  get(id: string): FaultState | undefined {
+    return this.faults.get(id);
+  }
+
+  get size(): number {
+    return this.faults.size;
+  }
+
+  add(input: NewFault): FaultState {
+    if (this.faults.size >= this.options.maxActive) {
+      throw new GatewayError('conflict', `too many active faults (faults.maxActive is ${this.options.maxActive})`);
+    }
+    const now = this.now();
+    const fault: FaultState = {
+      id: randomUUID(),
+      resource: input.resource,
+      deviceId: input.deviceId,
+      reason: input.reason,
+      createdAt: now.toISOString(),
+      expiresAt: input.ttlSeconds ? new Date(now.getTime() + input.ttlSeconds * 1000).toISOString() : null,
+      scenarioId: input.scenarioId ?? null,
+      simulated: true,
+    };
+    this.insert(fault);
+    this.changed();
+    return fault;
+  }
+
+  remove(id: string, cause: FaultClearCause = 'deleted'): FaultState | undefined {
+    const fault = this.faults.get(id);
+    if (!fault) return undefined;
+    this.faults.delete(id);
+    clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
+    if (!this.deviceFaults(fault.resource, fault.deviceId).length) {
+      this.actuator?.clear(fault.resource, fault.deviceId);
+    } else {
+      // Another fault still holds the device; keep its reason current.
+      const other = this.deviceFaults(fault.resource, fault.deviceId).at(-1)!;
+      this.actuator?.inject(other.resource, other.deviceId, other.reason);
+    }
+    this.options.onCleared?.(fault, cause);
+    this.changed();
+    return fault;
+  }
+
+  /** Re-applies every active fault (after plugins restarted or a device reappeared). */
+  reapply(): void {
+    for (const f of this.faults.values()) this.actuator?.inject(f.resource, f.deviceId, f.reason);
+  }
+
+  /** Stops TTL timers and flushes persistence; faults stay on the devices until the plugins stop. */
+  close(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    if (this.persistTimer) {
+      clearImmediate(this.persistTimer);
+      this.persistTimer = null;
+      this.persist();
+    }
+  }
+
+  private deviceFaults(resource: string, deviceId: string): FaultState[] {
+    return [...this.faults.values()].filter((f) => f.resource === resource && f.deviceId === deviceId);
+  }
+
+  private insert(fault: FaultState): void {
+    this.faults.set(fault.id, fault);
+    this.actuator?.inject(fault.resource, fault.deviceId, fault.reason);
+    if (fault.expiresAt) {
+      const delay = Math.max(0, Date.parse(fault.expiresAt) - this.now().getTime());
+      // setTimeout caps at 2^31-1 ms; longer TTLs re-arm on expiry check.
+      const timer = setTimeout(() => this.expire(fault.id), Math.min(delay, 2 ** 31 - 1));
+      timer.unref();
+      this.timers.set(fault.id, timer);
+    }
+    this.options.onInjected?.(fault);
+  }
+
+  private expire(id: string): void {
+    const fault = this.faults.get(id);
+    if (!fault?.expiresAt) return;
+    const left = Date.parse(fault.expiresAt) - this.now().getTime();
+    if (left > 5) {
+      const timer = setTimeout(() => this.expire(id), Math.min(left, 2 ** 31 - 1));
+      timer.unref();
+      this.timers.set(id, timer);
+      return;
+    }
+    this.remove(id, 'expired');
+  }
+
+  private changed(): void {
+    this.options.onChange?.(this.list());
+    if (this.canPersist) this.persistTimer ??= setImmediate(() => this.persist());
+  }
+
+  private persist(): void {
+    this.persistTimer = null;
+    const dir = this.options.stateDir;
+    if (!dir || !this.canPersist) return;
+    const file = join(dir, FILE);
+    const tmp = `${file}.${process.pid}.tmp`;
+    let next: { enabled: boolean; reason?: string };
+    try {
+      writeFileSync(tmp, JSON.stringify({ version: FILE_VERSION, faults: this.list() }, null, 2));
+      renameSync(tmp, file);
+      next = { enabled: true };
+    } catch (err) {
+      next = { enabled: false, reason: `cannot write ${file}: ${(err as Error).message}; faults are kept in memory only` };
+    }
+    if (next.enabled !== this.persistence.enabled || next.reason !== this.persistence.reason) {
+      this.persistence = next;
+      this.options.onPersistenceChange?.(next);
+    }
+  }
+}

@@ -1,0 +1,361 @@
+// Fault scenarios: a timeline of steps (fail a NUMA node, fail N random devices, flap a device, heal,
+// restart the kubelet) run against this node's fault store, bounded by a TTL after which everything
+// the scenario did is undone. The same document is accepted by POST /api/v1/scenarios (JSON or YAML)
+// and by the demo's `--scenario FILE`; steps aimed at another node are skipped here. Format: docs/API.md.
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { DeviceState } from '../model/types.js';
+import type { FaultClearCause, FaultStore } from './fault-store.js';
+import { GatewayError } from '../errors.js';
+
+/** "10s", "1.5s", "500ms", "2m", "1h" or a number of seconds. */
+export const durationSchema = z.union([
+  z.number().nonnegative().transform((s) => Math.round(s * 1000)),
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?(ms|s|m|h)$/, 'must be a duration such as "500ms", "10s", "2m" or a number of seconds')
+    .transform((s) => {
+      const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(s)!;
+      const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+      return Math.round(Number(m[1]) * unit);
+    }),
+]);
+
+const reason = z.string().min(1).max(512).optional();
+const resource = z.string().min(1).max(253);
+const deviceId = z.string().min(1).max(253);
+const numaNode = z.number().int().min(0).max(1023);
+
+const stepBase = { at: durationSchema.default(0), node: z.string().min(1).max(253).optional() };
+
+export const scenarioStepSchema = z.discriminatedUnion('action', [
+  z.object({ ...stepBase, action: z.literal('fail-numa-node'), numaNode, resource: resource.optional(), reason }).strict(),
+  z.object({ ...stepBase, action: z.literal('heal-numa-node'), numaNode, resource: resource.optional() }).strict(),
+  z
+    .object({
+      ...stepBase,
+      action: z.literal('fail-devices'),
+      resource,
+      deviceIds: z.array(deviceId).min(1).max(4096).optional(),
+      count: z.number().int().min(1).max(4096).optional(),
+      reason,
+    })
+    .strict()
+    .refine((s) => (s.deviceIds === undefined) !== (s.count === undefined), 'give exactly one of deviceIds or count'),
+  z.object({ ...stepBase, action: z.literal('heal-devices'), resource: resource.optional(), deviceIds: z.array(deviceId).max(4096).optional() }).strict(),
+  z
+    .object({
+      ...stepBase,
+      action: z.literal('flap-device'),
+      resource,
+      deviceId,
+      periodMs: z.number().int().min(10).max(3_600_000),
+      duration: durationSchema.optional(),
+      reason,
+    })
+    .strict(),
+  z.object({ ...stepBase, action: z.literal('heal-all') }).strict(),
+  z.object({ ...stepBase, action: z.literal('restart-kubelet') }).strict(),
+]);
+
+export type ScenarioStep = z.output<typeof scenarioStepSchema>;
+
+const ttlSeconds = z.number().int().min(1).max(7 * 24 * 3600);
+
+export const scenarioDocumentSchema = z
+  .object({
+    name: z.string().min(1).max(128).default('scenario'),
+    description: z.string().max(4096).optional(),
+    ttlSeconds: ttlSeconds.optional(),
+    seed: z.number().int().optional(),
+    steps: z.array(scenarioStepSchema).min(1).max(1000),
+  })
+  .strict();
+
+export type ScenarioDocument = z.output<typeof scenarioDocumentSchema>;
+
+/**
+ * A scenario body: a timeline document (`steps`), or one step given inline with its TTL, e.g.
+ * `{"action":"fail-devices","resource":"r","count":2,"ttlSeconds":60}`.
+ */
+export const scenarioBodySchema = z.union([
+  scenarioDocumentSchema,
+  z
+    .looseObject({ action: z.string(), ttlSeconds, seed: z.number().int().optional(), name: z.string().min(1).max(128).optional() })
+    .transform((body, ctx) => {
+      const { ttlSeconds: ttl, seed, name, ...step } = body;
+      const parsed = scenarioStepSchema.safeParse(step);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+        return z.NEVER;
+      }
+      return { name: name ?? parsed.data.action, ttlSeconds: ttl, seed, steps: [parsed.data] } as ScenarioDocument;
+    }),
+]);
+
+export type StepStatus = 'pending' | 'done' | 'skipped' | 'failed';
+
+export interface ScenarioStepState {
+  at: number;
+  action: ScenarioStep['action'];
+  node: string | null;
+  status: StepStatus;
+  detail: string | null;
+}
+
+export interface ScenarioState {
+  id: string;
+  name: string;
+  startedAt: string;
+  expiresAt: string;
+  steps: ScenarioStepState[];
+  /** Fault IDs currently held by the scenario. */
+  faultIds: string[];
+}
+
+export interface ScenarioRunnerOptions {
+  nodeName: string;
+  faults: FaultStore;
+  /** Devices of this node, as the model sees them now. */
+  devices: () => DeviceState[];
+  /** Longest a scenario may run when it gives no ttlSeconds. */
+  defaultTailMs?: number;
+  now?: () => Date;
+  onStep?: (scenario: ScenarioState, step: ScenarioStepState) => void;
+}
+
+/** Deterministic PRNG (mulberry32) so `seed` makes "N random devices" reproducible. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Running {
+  state: ScenarioState;
+  timers: Set<NodeJS.Timeout>;
+  random: () => number;
+}
+
+export class ScenarioRunner {
+  private readonly running = new Map<string, Running>();
+  private readonly now: () => Date;
+
+  constructor(private readonly options: ScenarioRunnerOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  list(): ScenarioState[] {
+    return [...this.running.values()].map((r) => this.view(r));
+  }
+
+  get(id: string): ScenarioState | undefined {
+    const r = this.running.get(id);
+    return r && this.view(r);
+  }
+
+  start(doc: ScenarioDocument): ScenarioState {
+    const id = randomUUID();
+    const lastAt = Math.max(...doc.steps.map((s) => s.at + (s.action === 'flap-device' ? (s.duration ?? 0) : 0)));
+    const ttlMs = doc.ttlSeconds ? doc.ttlSeconds * 1000 : lastAt + (this.options.defaultTailMs ?? 60_000);
+    const start = this.now();
+    const running: Running = {
+      state: {
+        id,
+        name: doc.name,
+        startedAt: start.toISOString(),
+        expiresAt: new Date(start.getTime() + ttlMs).toISOString(),
+        steps: doc.steps.map((s) => ({ at: s.at, action: s.action, node: s.node ?? null, status: 'pending', detail: null })),
+        faultIds: [],
+      },
+      timers: new Set(),
+      random: doc.seed === undefined ? Math.random : prng(doc.seed),
+    };
+    this.running.set(id, running);
+    this.later(running, ttlMs, () => this.stop(id, 'expired'));
+    doc.steps.forEach((step, i) => {
+      if (step.at === 0) this.runStep(running, step, i);
+      else this.later(running, step.at, () => this.runStep(running, step, i));
+    });
+    return this.view(running);
+  }
+
+  /** Stops a scenario and clears every fault it holds. */
+  stop(id: string, cause: FaultClearCause = 'scenario-stopped'): boolean {
+    const r = this.running.get(id);
+    if (!r) return false;
+    this.running.delete(id);
+    for (const t of r.timers) clearTimeout(t);
+    for (const f of this.options.faults.list()) {
+      if (f.scenarioId === id) this.options.faults.remove(f.id, cause === 'expired' ? 'expired' : 'scenario-stopped');
+    }
+    return true;
+  }
+
+  stopAll(): number {
+    const ids = [...this.running.keys()];
+    for (const id of ids) this.stop(id);
+    return ids.length;
+  }
+
+  /** Cancels timers without clearing faults (shutdown: persisted faults keep their TTL). */
+  close(): void {
+    for (const r of this.running.values()) for (const t of r.timers) clearTimeout(t);
+    this.running.clear();
+  }
+
+  private view(r: Running): ScenarioState {
+    const faultIds = this.options.faults.list().filter((f) => f.scenarioId === r.state.id).map((f) => f.id);
+    return { ...r.state, steps: r.state.steps.map((s) => ({ ...s })), faultIds };
+  }
+
+  private later(r: Running, ms: number, fn: () => void): NodeJS.Timeout {
+    const t = setTimeout(() => {
+      r.timers.delete(t);
+      fn();
+    }, ms);
+    t.unref();
+    r.timers.add(t);
+    return t;
+  }
+
+  private finish(r: Running, i: number, status: StepStatus, detail: string): void {
+    const s = r.state.steps[i]!;
+    s.status = status;
+    s.detail = detail;
+    this.options.onStep?.(this.view(r), { ...s });
+  }
+
+  /** Physical targets only: failing a replica means failing its device, which fails every replica. */
+  private targets(filter: (d: DeviceState) => boolean): { resource: string; deviceId: string }[] {
+    const seen = new Set<string>();
+    const out: { resource: string; deviceId: string }[] = [];
+    for (const d of this.options.devices()) {
+      if (!filter(d)) continue;
+      const id = d.replicaOf ?? d.id;
+      const key = `${d.resource}/${id}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ resource: d.resource, deviceId: id });
+    }
+    return out;
+  }
+
+  private inject(r: Running, targets: { resource: string; deviceId: string }[], why: string): string[] {
+    const held = new Set(
+      this.options.faults.list().filter((f) => f.scenarioId === r.state.id).map((f) => `${f.resource}/${f.deviceId}`),
+    );
+    const ttlSeconds = Math.max(1, Math.ceil((Date.parse(r.state.expiresAt) - this.now().getTime()) / 1000));
+    const ids: string[] = [];
+    for (const t of targets) {
+      if (held.has(`${t.resource}/${t.deviceId}`)) continue;
+      ids.push(this.options.faults.add({ ...t, reason: why, ttlSeconds, scenarioId: r.state.id }).id);
+    }
+    return ids;
+  }
+
+  private heal(r: Running, match: (resource: string, deviceId: string) => boolean): number {
+    let n = 0;
+    for (const f of this.options.faults.list()) {
+      if (f.scenarioId === r.state.id && match(f.resource, f.deviceId)) {
+        this.options.faults.remove(f.id, 'scenario-stopped');
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private runStep(r: Running, step: ScenarioStep, i: number): void {
+    if (!this.running.has(r.state.id)) return;
+    if (step.node && step.node !== this.options.nodeName) {
+      this.finish(r, i, 'skipped', `step targets node ${step.node}, this gateway serves ${this.options.nodeName}`);
+      return;
+    }
+    try {
+      const tag = `scenario ${r.state.name}`;
+      switch (step.action) {
+        case 'fail-numa-node': {
+          const t = this.targets((d) => d.numaNodes.includes(step.numaNode) && (!step.resource || d.resource === step.resource));
+          if (t.length === 0) throw new GatewayError('not-found', `no device on NUMA node ${step.numaNode}`);
+          const ids = this.inject(r, t, step.reason ?? `NUMA node ${step.numaNode} failed (${tag})`);
+          this.finish(r, i, 'done', `${ids.length} device(s) on NUMA node ${step.numaNode} failed`);
+          return;
+        }
+        case 'heal-numa-node': {
+          const onNode = new Set(
+            this.targets((d) => d.numaNodes.includes(step.numaNode) && (!step.resource || d.resource === step.resource)).map(
+              (t) => `${t.resource}/${t.deviceId}`,
+            ),
+          );
+          const n = this.heal(r, (res, id) => onNode.has(`${res}/${id}`));
+          this.finish(r, i, 'done', `${n} fault(s) on NUMA node ${step.numaNode} healed`);
+          return;
+        }
+        case 'fail-devices': {
+          let t = this.targets((d) => d.resource === step.resource && (!step.deviceIds || step.deviceIds.includes(d.replicaOf ?? d.id)));
+          if (step.deviceIds) {
+            const known = new Set(t.map((x) => x.deviceId));
+            const unknown = step.deviceIds.filter((id) => !known.has(id));
+            if (unknown.length) throw new GatewayError('not-found', `unknown device(s) of ${step.resource}: ${unknown.join(', ')}`);
+          } else {
+            const healthy = new Set(
+              this.options.devices().filter((d) => d.health === 'Healthy').map((d) => `${d.resource}/${d.replicaOf ?? d.id}`),
+            );
+            const pool = t.filter((x) => healthy.has(`${x.resource}/${x.deviceId}`));
+            const count = step.count ?? 0;
+            if (pool.length < count) {
+              throw new GatewayError('conflict', `${step.resource} has ${pool.length} healthy device(s), ${count} requested`);
+            }
+            for (let k = pool.length - 1; k > 0; k--) {
+              const j = Math.floor(r.random() * (k + 1));
+              [pool[k], pool[j]] = [pool[j]!, pool[k]!];
+            }
+            t = pool.slice(0, count);
+          }
+          const ids = this.inject(r, t, step.reason ?? `device failure (${tag})`);
+          this.finish(r, i, 'done', `failed ${t.map((x) => x.deviceId).join(', ')} (${ids.length} new fault(s))`);
+          return;
+        }
+        case 'heal-devices': {
+          const n = this.heal(
+            r,
+            (res, id) => (!step.resource || res === step.resource) && (!step.deviceIds || step.deviceIds.includes(id)),
+          );
+          this.finish(r, i, 'done', `${n} fault(s) healed`);
+          return;
+        }
+        case 'heal-all': {
+          const n = this.heal(r, () => true);
+          this.finish(r, i, 'done', `${n} fault(s) healed`);
+          return;
+        }
+        case 'flap-device': {
+          const t = this.targets((d) => d.resource === step.resource && (d.replicaOf ?? d.id) === step.deviceId);
+          if (t.length === 0) throw new GatewayError('not-found', `unknown device ${step.resource}/${step.deviceId}`);
+          const why = step.reason ?? `flapping every ${step.periodMs} ms (${tag})`;
+          const endAt = step.duration !== undefined ? this.now().getTime() + step.duration : Number.POSITIVE_INFINITY;
+          const toggle = (): void => {
+            if (!this.running.has(r.state.id)) return;
+            const healed = this.heal(r, (res, id) => res === step.resource && id === step.deviceId);
+            if (this.now().getTime() >= endAt) return;
+            if (healed === 0) this.inject(r, t, why);
+            this.later(r, step.periodMs, toggle);
+          };
+          toggle();
+          this.finish(r, i, 'done', `flapping ${step.resource}/${step.deviceId} every ${step.periodMs} ms`);
+          return;
+        }
+        case 'restart-kubelet':
+          this.finish(r, i, 'skipped', 'the gateway cannot restart the kubelet; the demo runner (npm start -- --scenario) does');
+          return;
+      }
+    } catch (err) {
+      this.finish(r, i, 'failed', (err as Error).message);
+    }
+  }
+}

@@ -1,0 +1,264 @@
+// The gateway's HTTP contract (docs/API.md): routing, the REST handlers and the WebSocket upgrade
+// checks. Transport only: state lives in the model, the fault store and the scenario runner.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { GatewayConfig } from '../config.js';
+import type { NodeModel } from '../model/node-model.js';
+import type { FaultStore } from '../faults/fault-store.js';
+import { scenarioBodySchema, type ScenarioRunner } from '../faults/scenarios.js';
+import { GatewayError } from '../errors.js';
+import { originAllowed, type Authorizer } from './auth.js';
+import { parseBody } from './body.js';
+import type { GatewayMetrics } from './metrics.js';
+import { problemOf, problemResponseText, sendProblem } from './problem.js';
+import type { StreamHub, StreamView } from './stream.js';
+
+export interface HttpContext {
+  config: GatewayConfig;
+  model: NodeModel;
+  faults: FaultStore;
+  scenarios: ScenarioRunner;
+  authorizer: Authorizer;
+  hub: StreamHub;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  readiness(): { ready: boolean; detail: string };
+}
+
+const faultBodySchema = z
+  .object({
+    resource: z.string().min(1).max(253),
+    deviceId: z.string().min(1).max(253),
+    reason: z.string().min(1).max(512),
+    ttlSeconds: z.number().int().min(1).max(30 * 24 * 3600).nullable().optional(),
+  })
+  .strict();
+
+function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(body);
+}
+
+function methodNotAllowed(allow: string[]): never {
+  throw Object.assign(new GatewayError('method-not-allowed', `allowed methods: ${allow.join(', ')}`), { allow });
+}
+
+/** Decodes one path segment; rejects separators and dot segments smuggled in through encoding. */
+function segment(raw: string): string {
+  let s: string;
+  try {
+    s = decodeURIComponent(raw);
+  } catch {
+    throw new GatewayError('bad-request', `malformed path segment "${raw.slice(0, 80)}"`);
+  }
+  if (!s || s.includes('/') || s === '.' || s === '..' || s.length > 253) throw new GatewayError('not-found', `no such item "${s.slice(0, 80)}"`);
+  return s;
+}
+
+export function createHandlers(ctx: HttpContext) {
+  const { config, model, faults, scenarios, authorizer, hub, metrics, logger } = ctx;
+  const bodyOptions = (formats: ('json' | 'yaml')[]) => ({ maxBytes: config.http.maxBodyBytes, formats });
+
+  async function mutation(req: IncomingMessage, what: string): Promise<string> {
+    const who = await authorizer.authorize(req);
+    if (!config.faults.enabled) {
+      throw new GatewayError('faults-disabled', `fault injection is disabled on this gateway (set gateway.faults.enabled: true or --enable-faults); cannot ${what}`);
+    }
+    return who;
+  }
+
+  function resolveDevice(resource: string, deviceId: string): void {
+    const snap = model.snapshot();
+    const r = snap.resources[resource];
+    if (!r) {
+      throw new GatewayError('invalid-body', `unknown resource "${resource}"; this node serves: ${Object.keys(snap.resources).join(', ') || 'none'}`);
+    }
+    const known = r.deviceKeys.some((k) => {
+      const d = snap.devices[k]!;
+      return d.id === deviceId || d.replicaOf === deviceId;
+    });
+    if (!known) throw new GatewayError('invalid-body', `unknown device "${deviceId}" of resource "${resource}"`);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const method = req.method ?? 'GET';
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const parts = path.split('/').slice(1);
+
+    if (path === '/healthz') {
+      if (method !== 'GET' && method !== 'HEAD') methodNotAllowed(['GET']);
+      return sendJson(res, 200, { status: 'ok' });
+    }
+    if (path === '/readyz') {
+      if (method !== 'GET' && method !== 'HEAD') methodNotAllowed(['GET']);
+      const r = ctx.readiness();
+      if (!r.ready) throw new GatewayError('unavailable', r.detail);
+      return sendJson(res, 200, { status: 'ready', detail: r.detail });
+    }
+    if (path === '/metrics') {
+      if (method !== 'GET') methodNotAllowed(['GET']);
+      const text = await metrics.registry.metrics();
+      res.writeHead(200, { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' });
+      res.end(text);
+      return;
+    }
+    if (parts[0] !== 'api' || parts[1] !== 'v1') throw new GatewayError('not-found', `no route for ${path}`);
+    const [, , kind, idRaw, ...rest] = parts;
+    if (rest.length) throw new GatewayError('not-found', `no route for ${path}`);
+
+    switch (kind) {
+      case 'node':
+        if (idRaw !== undefined) break;
+        if (method !== 'GET') methodNotAllowed(['GET']);
+        return sendJson(res, 200, model.snapshot());
+      case 'summary':
+        if (idRaw !== undefined) break;
+        if (method !== 'GET') methodNotAllowed(['GET']);
+        return sendJson(res, 200, model.summary());
+      case 'stream':
+        if (idRaw !== undefined) break;
+        throw Object.assign(new GatewayError('bad-request', 'GET /api/v1/stream is a WebSocket endpoint; send Upgrade: websocket'), {
+          upgradeRequired: true,
+        });
+      case 'faults': {
+        if (idRaw === undefined) {
+          if (method === 'GET') {
+            const resource = url.searchParams.get('resource') ?? undefined;
+            const deviceId = url.searchParams.get('deviceId') ?? undefined;
+            return sendJson(res, 200, { items: faults.list({ resource, deviceId }) });
+          }
+          if (method === 'POST') {
+            const who = await mutation(req, 'inject a fault');
+            const body = await parseBody(req, faultBodySchema, bodyOptions(['json']));
+            if (config.faults.maxTtlSeconds !== null && (body.ttlSeconds ?? Infinity) > config.faults.maxTtlSeconds) {
+              throw new GatewayError('invalid-body', `ttlSeconds must be at most ${config.faults.maxTtlSeconds} (gateway.faults.maxTtlSeconds)`);
+            }
+            resolveDevice(body.resource, body.deviceId);
+            const fault = faults.add({ ...body, ttlSeconds: body.ttlSeconds ?? null });
+            logger.info({ fault: fault.id, resource: fault.resource, device: fault.deviceId, ttlSeconds: body.ttlSeconds ?? null, by: who }, 'fault injected');
+            return sendJson(res, 201, { id: fault.id, fault }, { location: `/api/v1/faults/${encodeURIComponent(fault.id)}` });
+          }
+          methodNotAllowed(['GET', 'POST']);
+        }
+        const id = segment(idRaw);
+        if (method === 'GET') {
+          const fault = faults.get(id);
+          if (!fault) throw new GatewayError('not-found', `no active fault with id "${id}"`);
+          return sendJson(res, 200, fault);
+        }
+        if (method === 'DELETE') {
+          const who = await mutation(req, 'clear a fault');
+          const fault = faults.remove(id, 'deleted');
+          if (!fault) throw new GatewayError('not-found', `no active fault with id "${id}"`);
+          logger.info({ fault: id, resource: fault.resource, device: fault.deviceId, by: who }, 'fault cleared');
+          res.writeHead(204).end();
+          return;
+        }
+        methodNotAllowed(['GET', 'DELETE']);
+      }
+      // falls through (unreachable: methodNotAllowed throws)
+      case 'scenarios': {
+        if (idRaw === undefined) {
+          if (method === 'GET') return sendJson(res, 200, { items: scenarios.list() });
+          if (method === 'POST') {
+            const who = await mutation(req, 'start a scenario');
+            const doc = await parseBody(req, scenarioBodySchema, bodyOptions(['json', 'yaml']));
+            if (config.faults.maxTtlSeconds !== null && doc.ttlSeconds && doc.ttlSeconds > config.faults.maxTtlSeconds) {
+              throw new GatewayError('invalid-body', `ttlSeconds must be at most ${config.faults.maxTtlSeconds} (gateway.faults.maxTtlSeconds)`);
+            }
+            const state = scenarios.start(doc);
+            // Immediate steps that could not run make the request itself wrong (unknown device, …).
+            const failed = state.steps.filter((s) => s.at === 0 && s.status === 'failed');
+            if (failed.length && failed.length === state.steps.filter((s) => s.at === 0).length && state.steps.every((s) => s.at === 0)) {
+              scenarios.stop(state.id);
+              throw new GatewayError('invalid-body', `scenario cannot run: ${failed.map((s) => `${s.action}: ${s.detail}`).join('; ')}`);
+            }
+            logger.info({ scenario: state.id, name: state.name, steps: state.steps.length, by: who }, 'scenario started');
+            return sendJson(res, 201, { id: state.id, scenario: scenarios.get(state.id) ?? state }, {
+              location: `/api/v1/scenarios/${state.id}`,
+            });
+          }
+          if (method === 'DELETE') {
+            const who = await mutation(req, 'stop scenarios');
+            const n = scenarios.stopAll();
+            logger.info({ stopped: n, by: who }, 'all scenarios stopped');
+            res.writeHead(204).end();
+            return;
+          }
+          methodNotAllowed(['GET', 'POST', 'DELETE']);
+        }
+        const id = segment(idRaw);
+        if (method === 'GET') {
+          const s = scenarios.get(id);
+          if (!s) throw new GatewayError('not-found', `no running scenario with id "${id}"`);
+          return sendJson(res, 200, s);
+        }
+        if (method === 'DELETE') {
+          const who = await mutation(req, 'stop a scenario');
+          if (!scenarios.stop(id)) throw new GatewayError('not-found', `no running scenario with id "${id}"`);
+          logger.info({ scenario: id, by: who }, 'scenario stopped');
+          res.writeHead(204).end();
+          return;
+        }
+        methodNotAllowed(['GET', 'DELETE']);
+      }
+    }
+    throw new GatewayError('not-found', `no route for ${path}`);
+  }
+
+  return {
+    async request(req: IncomingMessage, res: ServerResponse): Promise<void> {
+      const url = new URL(req.url ?? '/', 'http://gateway');
+      try {
+        await handle(req, res, url);
+      } catch (err) {
+        const problem = problemOf(err, url.pathname);
+        if (problem.status >= 500 && problem.status !== 503) logger.error({ err, path: url.pathname }, 'request failed');
+        const headers: Record<string, string> = {};
+        const allow = (err as { allow?: string[] }).allow;
+        if (allow) headers.allow = allow.join(', ');
+        if ((err as { upgradeRequired?: boolean }).upgradeRequired) {
+          problem.status = 426;
+          problem.title = 'Upgrade Required';
+          headers.upgrade = 'websocket';
+        }
+        if (problem.status === 401) headers['www-authenticate'] = 'Bearer realm="plugboard-gateway"';
+        sendProblem(res, problem, headers);
+      }
+    },
+
+    upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+      const url = new URL(req.url ?? '/', 'http://gateway');
+      const reject = (err: GatewayError): void => {
+        socket.end(problemResponseText(problemOf(err, url.pathname)));
+      };
+      socket.on('error', () => socket.destroy());
+      if ((url.pathname.replace(/\/+$/, '') || '/') !== '/api/v1/stream') {
+        return reject(new GatewayError('not-found', `no WebSocket endpoint at ${url.pathname}`));
+      }
+      if (!originAllowed(req, config.stream.allowedOrigins)) {
+        logger.warn({ origin: req.headers.origin }, 'stream upgrade refused: origin not allowed');
+        return reject(new GatewayError('forbidden', `Origin ${String(req.headers.origin).slice(0, 200)} is not allowed (gateway.stream.allowedOrigins)`));
+      }
+      const viewRaw = url.searchParams.get('view') ?? 'full';
+      if (viewRaw !== 'full' && viewRaw !== 'summary') {
+        return reject(new GatewayError('bad-request', `view must be "full" or "summary", got "${viewRaw.slice(0, 40)}"`));
+      }
+      const sinceRaw = url.searchParams.get('since');
+      let since: number | null = null;
+      if (sinceRaw !== null) {
+        if (!/^\d{1,15}$/.test(sinceRaw)) return reject(new GatewayError('bad-request', 'since must be a non-negative integer sequence number'));
+        since = Number(sinceRaw);
+      }
+      hub.accept(req, socket, head, viewRaw as StreamView, since);
+    },
+  };
+}

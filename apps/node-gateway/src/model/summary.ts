@@ -1,0 +1,21 @@
+// The counts-only view of a snapshot (GET /api/v1/summary, stream `?view=summary`) for cluster views.
+import type { NodeSnapshot, NodeSummary } from './types.js';
+
+export function summarize(s: NodeSnapshot): NodeSummary {
+  const resources: NodeSummary['resources'] = {};
+  let unhealthyDevices = 0;
+  for (const r of Object.values(s.resources)) {
+    resources[r.name] = { ...r.kubelet, apiServer: r.apiServer, registered: r.registration.phase === 'registered' };
+    unhealthyDevices += r.kubelet.unhealthy;
+  }
+  return {
+    schema: 1,
+    nodeName: s.nodeName,
+    updatedAt: s.updatedAt,
+    resources,
+    unhealthyDevices,
+    activeFaults: Object.keys(s.faults).length,
+    faultsEnabled: s.gateway.faultsEnabled,
+    sources: s.sources,
+  };
+}

@@ -1,0 +1,250 @@
+// The Kubernetes API as a source: informers (list + watch) for this Node and the Pods bound to it,
+// relisting on 410 Gone (client-node's ListWatch does that) and restarting with backoff on any other
+// error — never crashing the gateway. Also posts Events on the Node (health transitions, faults),
+// rate-limited, and answers TokenReview + SubjectAccessReview for the authorizer.
+import {
+  AuthenticationV1Api,
+  AuthorizationV1Api,
+  CoreV1Api,
+  KubeConfig,
+  ListWatch,
+  Watch,
+  type CoreV1Event,
+  type KubernetesObject,
+  type V1Node,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import type { KubeInput } from '../model/build.js';
+import type { SourceState } from '../model/types.js';
+import type { KubeReviewer } from '../http/auth.js';
+import { GatewayError } from '../errors.js';
+
+export function loadKubeConfig(mode: 'in-cluster' | 'kubeconfig', file: string | null): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (mode === 'in-cluster') kc.loadFromCluster();
+    else kc.loadFromFile(file!);
+  } catch (err) {
+    throw new GatewayError('config-invalid', `cannot load ${mode === 'in-cluster' ? 'in-cluster config' : `kubeconfig ${file}`}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  if (!kc.getCurrentCluster()) throw new GatewayError('config-invalid', `kubeconfig ${file ?? ''} has no current cluster`);
+  return kc;
+}
+
+export interface KubeSourceOptions {
+  kc: KubeConfig;
+  nodeName: string;
+  maxBackoffMs: number;
+  onChange: (input: KubeInput) => void;
+  onState: (state: SourceState) => void;
+  onError?: (operation: string, message: string) => void;
+  now?: () => Date;
+}
+
+interface Informer<T extends KubernetesObject> {
+  lw: ListWatch<T>;
+  failures: number;
+  timer: NodeJS.Timeout | null;
+  synced: boolean;
+}
+
+const describe = (err: unknown): string => {
+  const e = err as { statusCode?: number; code?: number | string; body?: unknown; message?: string };
+  const status = e?.statusCode ?? (typeof e?.code === 'number' ? e.code : undefined);
+  return `${status ? `HTTP ${status}: ` : ''}${e?.message ?? String(err)}`.slice(0, 300);
+};
+
+export class KubeSource {
+  private readonly core: CoreV1Api;
+  private readonly node: Informer<V1Node>;
+  private readonly pods: Informer<V1Pod>;
+  private stopped = false;
+  private scheduled = false;
+  private state: SourceState = { status: 'connecting', lastSuccess: null, reason: null };
+  private readonly now: () => Date;
+  private eventTokens = 25;
+  private eventRefill: NodeJS.Timeout | null = null;
+  droppedEvents = 0;
+
+  constructor(private readonly options: KubeSourceOptions) {
+    this.now = options.now ?? (() => new Date());
+    this.core = options.kc.makeApiClient(CoreV1Api);
+    const watch = new Watch(options.kc);
+    const nodeSelector = `metadata.name=${options.nodeName}`;
+    const podSelector = `spec.nodeName=${options.nodeName}`;
+    this.node = this.informer(
+      new ListWatch<V1Node>('/api/v1/nodes', watch, () => this.core.listNode({ fieldSelector: nodeSelector }), false, undefined, nodeSelector),
+      'watch nodes',
+    );
+    this.pods = this.informer(
+      new ListWatch<V1Pod>(
+        '/api/v1/pods',
+        watch,
+        () => this.core.listPodForAllNamespaces({ fieldSelector: podSelector }),
+        false,
+        undefined,
+        podSelector,
+      ),
+      'watch pods',
+    );
+  }
+
+  private informer<T extends KubernetesObject>(lw: ListWatch<T>, operation: string): Informer<T> {
+    const inf: Informer<T> = { lw, failures: 0, timer: null, synced: false };
+    const changed = (): void => {
+      inf.synced = true;
+      inf.failures = 0;
+      this.publish();
+    };
+    lw.on('add', changed);
+    lw.on('update', changed);
+    lw.on('delete', changed);
+    lw.on('connect', () => {
+      // A (re)connect follows a successful list or a clean watch end; treat it as healthy.
+      if (inf.synced) this.updateState();
+    });
+    lw.on('error', (err: unknown) => {
+      if (this.stopped) return;
+      inf.failures++;
+      const message = describe(err);
+      this.options.onError?.(operation, message);
+      this.setState({ status: this.state.lastSuccess ? 'stale' : 'connecting', lastSuccess: this.state.lastSuccess, reason: `${operation} failed: ${message}; retrying with backoff` });
+      const delay = Math.min(this.options.maxBackoffMs, 250 * 2 ** Math.min(inf.failures, 16));
+      inf.timer = setTimeout(() => {
+        inf.timer = null;
+        if (!this.stopped) void this.startInformer(inf);
+      }, delay);
+      inf.timer.unref();
+    });
+    return inf;
+  }
+
+  private async startInformer<T extends KubernetesObject>(inf: Informer<T>): Promise<void> {
+    try {
+      await inf.lw.start();
+      inf.synced = true;
+      inf.failures = 0;
+      this.publish();
+    } catch {
+      // ListWatch reports failures through its 'error' callbacks, which schedule the retry.
+    }
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.eventRefill = setInterval(() => (this.eventTokens = Math.min(25, this.eventTokens + 10)), 1000);
+    this.eventRefill.unref();
+    void this.startInformer(this.node);
+    void this.startInformer(this.pods);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.eventRefill) clearInterval(this.eventRefill);
+    for (const inf of [this.node, this.pods]) {
+      if (inf.timer) clearTimeout(inf.timer);
+      await inf.lw.stop();
+    }
+  }
+
+  private setState(next: SourceState): void {
+    if (next.status === this.state.status && next.reason === this.state.reason && next.lastSuccess === this.state.lastSuccess) return;
+    this.state = next;
+    this.options.onState(next);
+  }
+
+  private updateState(): void {
+    if (this.node.synced && this.pods.synced && this.node.failures === 0 && this.pods.failures === 0 && this.state.status !== 'ok') {
+      this.setState({ status: 'ok', lastSuccess: this.now().toISOString(), reason: null });
+    }
+  }
+
+  /** Coalesces informer callbacks (a relist fires one per object) into one model update. */
+  private publish(): void {
+    this.updateState();
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      const node = this.node.lw.list().find((n) => n.metadata?.name === this.options.nodeName) ?? null;
+      const pods = this.pods.lw.list().filter((p) => p.spec?.nodeName === this.options.nodeName);
+      this.options.onChange({ node, pods });
+    });
+  }
+
+  /**
+   * Posts a Kubernetes Event on this Node. Rate-limited (burst 25, 10/s) so a flapping device cannot
+   * flood the API server; failures are reported, never thrown.
+   */
+  async postNodeEvent(event: { type: 'Normal' | 'Warning'; reason: string; message: string }): Promise<void> {
+    if (this.stopped) return;
+    if (this.eventTokens <= 0) {
+      this.droppedEvents++;
+      return;
+    }
+    this.eventTokens--;
+    const now = this.now().toISOString();
+    const nodeUid = this.node.lw.list()[0]?.metadata?.uid ?? this.options.nodeName;
+    const body: CoreV1Event = {
+      metadata: { generateName: `${this.options.nodeName}.`, namespace: 'default' },
+      involvedObject: { kind: 'Node', apiVersion: 'v1', name: this.options.nodeName, uid: nodeUid },
+      type: event.type,
+      reason: event.reason,
+      message: event.message.slice(0, 1024),
+      source: { component: 'plugboard-gateway', host: this.options.nodeName },
+      reportingComponent: 'plugboard-gateway',
+      reportingInstance: this.options.nodeName,
+      firstTimestamp: now as unknown as Date,
+      lastTimestamp: now as unknown as Date,
+      count: 1,
+    };
+    try {
+      await this.core.createNamespacedEvent({ namespace: 'default', body });
+    } catch (err) {
+      this.options.onError?.('post event', describe(err));
+    }
+  }
+}
+
+/** TokenReview + SubjectAccessReview for the authorizer (kubernetes auth mode). */
+export function createKubeReviewer(
+  kc: KubeConfig,
+  sar: { verb: string; group: string; resource: string; namespace: string | null; nodeName: string },
+): KubeReviewer {
+  const authn = kc.makeApiClient(AuthenticationV1Api);
+  const authz = kc.makeApiClient(AuthorizationV1Api);
+  return {
+    async review(token) {
+      const tr = await authn.createTokenReview({ body: { spec: { token } } });
+      const user = tr.status?.user;
+      if (!tr.status?.authenticated || !user?.username) {
+        return { authenticated: false, user: 'unknown', allowed: false, reason: tr.status?.error ?? 'not authenticated' };
+      }
+      const review = await authz.createSubjectAccessReview({
+        body: {
+          spec: {
+            user: user.username,
+            groups: user.groups ?? [],
+            uid: user.uid,
+            extra: user.extra,
+            resourceAttributes: {
+              verb: sar.verb,
+              group: sar.group,
+              resource: sar.resource,
+              name: sar.nodeName,
+              ...(sar.namespace ? { namespace: sar.namespace } : {}),
+            },
+          },
+        },
+      });
+      return {
+        authenticated: true,
+        user: user.username,
+        allowed: review.status?.allowed === true,
+        reason: review.status?.reason ?? review.status?.evaluationError ?? '',
+      };
+    },
+  };
+}

@@ -1,0 +1,72 @@
+// The in-process device plugins as a source: every plugin event refreshes that resource in the model
+// and is forwarded (allocations, preferred-allocation decisions, health transitions, kubelet restarts,
+// registration) to the gateway's hooks for the event ring, metrics and Kubernetes Events.
+import type { PluginRuntime, PreferredAllocationDecision, ResourcePlugin, ResourcePluginEvents } from '@plugboard/plugin';
+import type { NodeModel } from '../model/node-model.js';
+import type { FaultActuator } from '../faults/fault-store.js';
+
+export interface PluginHooks {
+  health?: (resource: string, event: ResourcePluginEvents['health'][0]) => void;
+  allocate?: (resource: string, event: ResourcePluginEvents['allocate'][0]) => void;
+  preferredAllocation?: (resource: string, decision: PreferredAllocationDecision) => void;
+  registered?: (resource: string, event: ResourcePluginEvents['registered'][0]) => void;
+  kubeletRestart?: (resource: string, event: ResourcePluginEvents['kubelet-restart'][0]) => void;
+  registrationError?: (resource: string, event: ResourcePluginEvents['registration-error'][0]) => void;
+}
+
+function push(model: NodeModel, plugin: ResourcePlugin): void {
+  model.setResource({ name: plugin.resourceName, devices: plugin.devices(), registration: plugin.registration() });
+}
+
+/** Wires the plugins into the model; returns a function that detaches every listener. */
+export function attachPlugins(
+  runtime: Pick<PluginRuntime, 'resources'>,
+  model: NodeModel,
+  hooks: PluginHooks,
+  refreshMs = 1000,
+): () => void {
+  const detach: (() => void)[] = [];
+  for (const plugin of runtime.resources.values()) {
+    const name = plugin.resourceName;
+    const on = <K extends keyof ResourcePluginEvents>(event: K, fn: (...args: ResourcePluginEvents[K]) => void): void => {
+      const listener = ((...args: ResourcePluginEvents[K]) => {
+        push(model, plugin);
+        fn(...args);
+      }) as never;
+      plugin.on(event, listener);
+      detach.push(() => plugin.off(event, listener));
+    };
+    on('devices', () => undefined);
+    on('health', (e) => hooks.health?.(name, e));
+    on('allocate', (e) => hooks.allocate?.(name, e));
+    on('preferred-allocation', (d) => hooks.preferredAllocation?.(name, d));
+    on('registered', (e) => hooks.registered?.(name, e));
+    on('kubelet-restart', (e) => hooks.kubeletRestart?.(name, e));
+    on('registration-error', (e) => hooks.registrationError?.(name, e));
+    push(model, plugin);
+  }
+  // lastListAndWatchSend changes without an event; pick it up at a modest pace.
+  const timer = setInterval(() => {
+    for (const plugin of runtime.resources.values()) push(model, plugin);
+  }, refreshMs);
+  timer.unref();
+  detach.push(() => clearInterval(timer));
+  return () => detach.forEach((fn) => fn());
+}
+
+/** The fault store's actuator: the plugins' fault overlay (faults travel ListAndWatch to the kubelet). */
+export function pluginActuator(runtime: Pick<PluginRuntime, 'resources'>, onError: (message: string) => void): FaultActuator {
+  const run = (resource: string, fn: (p: ResourcePlugin) => void): void => {
+    const plugin = runtime.resources.get(resource);
+    if (!plugin) return onError(`resource ${resource} is not served by this gateway`);
+    try {
+      fn(plugin);
+    } catch (err) {
+      onError((err as Error).message);
+    }
+  };
+  return {
+    inject: (resource, deviceId, reason) => run(resource, (p) => p.injectFault(deviceId, reason)),
+    clear: (resource, deviceId) => run(resource, (p) => p.clearFault(deviceId)),
+  };
+}

@@ -1,0 +1,171 @@
+// PodResources v1 poller. The API has no watch, so the gateway polls `List` and
+// `GetAllocatableResources` on an interval (and soon after every Allocate), and only reports answers
+// that differ from the previous ones. A missing socket or a kubelet restart keeps the last answer,
+// marked stale, and retries with exponential backoff; each retry dials the path anew because a
+// restarted kubelet creates a new socket inode (the directory is mounted, not the file).
+import { stat } from 'node:fs/promises';
+import { Metadata, credentials, status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { podresources } from '@plugboard/proto';
+import type { PodResourcesInput } from '../model/build.js';
+import type { SourceState } from '../model/types.js';
+
+export interface PodResourcesPollerOptions {
+  socket: string;
+  intervalMs: number;
+  timeoutMs: number;
+  maxBackoffMs: number;
+  onData: (data: PodResourcesInput) => void;
+  onState: (state: SourceState) => void;
+  onError?: (method: string, code: string, message: string) => void;
+  onPoll?: (seconds: number) => void;
+  now?: () => Date;
+}
+
+type Client = InstanceType<typeof podresources.PodResourcesListerClient>;
+
+function call<Req, Res>(
+  client: Client,
+  method: 'list' | 'getAllocatableResources',
+  req: Req,
+  timeoutMs: number,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const fn = client[method].bind(client) as unknown as (
+      r: Req,
+      meta: Metadata,
+      opts: { deadline: number },
+      cb: (err: ServiceError | null, res: Res) => void,
+    ) => void;
+    fn(req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res)));
+  });
+}
+
+export class PodResourcesPoller {
+  private client: Client | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
+  private failures = 0;
+  private lastJson: string | null = null;
+  private state: SourceState = { status: 'connecting', lastSuccess: null, reason: null };
+  private readonly now: () => Date;
+
+  constructor(private readonly options: PodResourcesPollerOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.setState({ status: 'connecting', lastSuccess: null, reason: `dialling ${this.options.socket}` });
+    void this.pollNow();
+  }
+
+  /** Polls as soon as possible; a request during a poll makes one more poll right after it. */
+  pollNow(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.inFlight) {
+      this.again = true;
+      return this.inFlight;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.inFlight = this.poll().finally(() => {
+      this.inFlight = null;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        void this.pollNow();
+        return;
+      }
+      const delay =
+        this.failures === 0
+          ? this.options.intervalMs
+          : Math.min(this.options.maxBackoffMs, this.options.intervalMs * 2 ** Math.min(this.failures, 20));
+      this.timer = setTimeout(() => void this.pollNow(), delay);
+      this.timer.unref();
+    });
+    return this.inFlight;
+  }
+
+  /** Polls after the kubelet has had a moment to record an allocation (Allocate runs before the pod is recorded). */
+  pollSoon(delayMs = 20): void {
+    if (this.stopped) return;
+    setTimeout(() => void this.pollNow(), delayMs).unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.inFlight?.catch(() => undefined);
+    this.closeClient();
+  }
+
+  private closeClient(): void {
+    this.client?.close();
+    this.client = null;
+  }
+
+  private setState(next: SourceState): void {
+    if (next.status === this.state.status && next.reason === this.state.reason && next.lastSuccess === this.state.lastSuccess) return;
+    this.state = next;
+    this.options.onState(next);
+  }
+
+  private async poll(): Promise<void> {
+    const started = process.hrtime.bigint();
+    let method = 'stat';
+    try {
+      try {
+        const s = await stat(this.options.socket);
+        if (!s.isSocket()) throw new Error(`${this.options.socket} is not a socket`);
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        throw Object.assign(new Error(e.code === 'ENOENT' ? `socket ${this.options.socket} does not exist` : e.message), {
+          grpcCode: e.code ?? 'ERROR',
+        });
+      }
+      this.client ??= new podresources.PodResourcesListerClient(`unix://${this.options.socket}`, credentials.createInsecure(), {
+        'grpc.max_receive_message_length': 64 << 20,
+      });
+      method = 'List';
+      const list = await call<podresources.ListPodResourcesRequest, podresources.ListPodResourcesResponse>(
+        this.client,
+        'list',
+        {},
+        this.options.timeoutMs,
+      );
+      method = 'GetAllocatableResources';
+      const allocatable = await call<podresources.AllocatableResourcesRequest, podresources.AllocatableResourcesResponse>(
+        this.client,
+        'getAllocatableResources',
+        {},
+        this.options.timeoutMs,
+      );
+      this.options.onPoll?.(Number(process.hrtime.bigint() - started) / 1e9);
+      this.failures = 0;
+      const data: PodResourcesInput = { pods: list.podResources, allocatable };
+      const json = JSON.stringify(data);
+      const changed = json !== this.lastJson;
+      this.lastJson = json;
+      if (changed) this.options.onData(data);
+      if (changed || this.state.status !== 'ok') {
+        this.setState({ status: 'ok', lastSuccess: this.now().toISOString(), reason: null });
+      }
+    } catch (err) {
+      this.failures++;
+      const e = err as ServiceError & { grpcCode?: string };
+      const code = e.grpcCode ?? (typeof e.code === 'number' ? (grpcStatus[e.code] ?? String(e.code)) : 'UNKNOWN');
+      this.options.onError?.(method, code, e.details || e.message);
+      // A fresh channel next time: the kubelet may have replaced the socket file.
+      this.closeClient();
+      const why = `${method} failed (${code}): ${e.details || e.message}; retrying with backoff`;
+      this.setState({
+        status: this.lastJson === null ? 'connecting' : 'stale',
+        lastSuccess: this.state.lastSuccess,
+        reason: why,
+      });
+    }
+  }
+}
