@@ -1,0 +1,349 @@
+// One HTTP listener for two surfaces: a read-only slice of the Kubernetes API in real Kubernetes
+// JSON (nodes, pods, events: get, list, watch; POST events) that @kubernetes/client-node talks to
+// unchanged, and the simulator's control API under /control/v1/ (admit/delete pods, restart the
+// kubelet, device-manager state) answering errors as application/problem+json.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { KubeletSimError, type KubeletSimErrorCode } from './errors.js';
+import { kubeTime } from './kube-time.js';
+import type { KubeObject, ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
+import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
+import { SIMULATED_KUBELET_VERSION } from './node-object.js';
+
+export interface ApiBackend {
+  nodes: ObjectStore;
+  pods: ObjectStore;
+  events: ObjectStore;
+  admitPod(pod: unknown): Promise<KubeObject>;
+  deletePod(namespace: string, name: string): Promise<void>;
+  restart(): Promise<void>;
+  state(): unknown;
+}
+
+export interface ApiServerOptions {
+  host: string;
+  port: number;
+  backend: ApiBackend;
+  /** Bearer token required for mutations (control API, POST events); none on loopback by default. */
+  token?: string | undefined;
+  /** Interval of BOOKMARK events on watches that allow them (the API server: about a minute). */
+  bookmarkIntervalMs?: number;
+  logger: Logger;
+}
+
+const MAX_BODY = 1024 * 1024;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const PROBLEM_STATUS: Record<KubeletSimErrorCode, number> = {
+  UnexpectedAdmissionError: 409,
+  OutOfResource: 409,
+  Invalid: 422,
+  AlreadyExists: 409,
+  NotFound: 404,
+  RegistrationRejected: 400,
+  Config: 400,
+  Unauthorized: 401,
+  Stopped: 503,
+  Internal: 500,
+};
+
+export function statusObject(code: number, reason: string, message: string, details?: Record<string, unknown>): Record<string, unknown> {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code };
+}
+
+export class ApiServer {
+  private server: Server | null = null;
+  private readonly watches = new Set<ServerResponse>();
+  private readonly log: Logger;
+  url = '';
+
+  constructor(private readonly o: ApiServerOptions) {
+    this.log = o.logger.child({ component: 'api-server' });
+  }
+
+  async start(): Promise<string> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => this.fail(req, res, err));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.o.port, this.o.host, () => resolve());
+    });
+    this.server = server;
+    const addr = server.address() as AddressInfo;
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    this.url = `http://${host}:${addr.port}`;
+    this.log.info({ url: this.url }, 'Kubernetes API slice and control API listening');
+    return this.url;
+  }
+
+  get port(): number {
+    return (this.server?.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.watches) res.end();
+    this.watches.clear();
+    const server = this.server;
+    this.server = null;
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    if (parts[0] === 'control') return this.control(req, res, parts.slice(1), url);
+    return this.kube(req, res, parts, url);
+  }
+
+  // --- Kubernetes API slice -----------------------------------------------------------------
+
+  private async kube(req: IncomingMessage, res: ServerResponse, parts: string[], url: URL): Promise<void> {
+    const method = req.method ?? 'GET';
+    const path = parts.join('/');
+    if (method === 'GET' && ['healthz', 'livez', 'readyz'].includes(path)) return text(res, 200, 'ok');
+    if (method === 'GET' && path === 'version') {
+      const [major, minor] = SIMULATED_KUBELET_VERSION.slice(1).split('.');
+      return json(res, 200, { major, minor, gitVersion: `${SIMULATED_KUBELET_VERSION}-plugboard-sim`, platform: `linux/${process.arch}` });
+    }
+    if (method === 'GET' && path === 'api') return json(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
+    if (method === 'GET' && path === 'apis') return json(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [] });
+    if (method === 'GET' && path === 'api/v1') return json(res, 200, apiResourceList());
+    if (parts[0] !== 'api' || parts[1] !== 'v1') throw notFound();
+
+    const rest = parts.slice(2);
+    let namespace: string | undefined;
+    if (rest[0] === 'namespaces' && rest.length >= 3) {
+      namespace = rest[1];
+      rest.splice(0, 2);
+    }
+    const [resource, name, ...extra] = rest;
+    const store = resource === 'nodes' ? this.o.backend.nodes : resource === 'pods' ? this.o.backend.pods : resource === 'events' ? this.o.backend.events : null;
+    if (!store || extra.length > 0 || (resource === 'nodes' && namespace !== undefined)) throw notFound();
+
+    if (method === 'POST' && resource === 'events' && namespace && !name) return this.createEvent(req, res, namespace);
+    if (method !== 'GET') {
+      throw new HttpError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+    }
+    if (name) {
+      const obj = store.get(store.namespaced ? namespace : undefined, name);
+      if (!obj || (store.namespaced && namespace === undefined)) {
+        throw new HttpError(404, 'NotFound', `${resource} "${name}" not found`);
+      }
+      return json(res, 200, obj);
+    }
+    const filter = this.filterFor(store, namespace, url);
+    const watch = ['true', '1'].includes(url.searchParams.get('watch') ?? '');
+    if (watch) return this.watch(req, res, store, filter, url);
+    if (url.searchParams.get('resourceVersionMatch') === 'Exact') {
+      const rv = Number(url.searchParams.get('resourceVersion'));
+      if (rv < store.oldestResourceVersion()) throw new HttpError(410, 'Expired', 'The resourceVersion for the provided list is too old.');
+    }
+    const list = store.list(filter);
+    return json(res, 200, {
+      kind: store.listKind,
+      apiVersion: 'v1',
+      metadata: { resourceVersion: list.resourceVersion },
+      // List items carry no kind/apiVersion, as the API server serves them.
+      items: list.items.map(({ kind: _k, apiVersion: _a, ...item }) => item),
+    });
+  }
+
+  private filterFor(store: ObjectStore, namespace: string | undefined, url: URL): ObjectFilter {
+    const filters: ObjectFilter[] = [];
+    if (namespace !== undefined) filters.push((o) => o.metadata.namespace === namespace);
+    try {
+      const fs = url.searchParams.get('fieldSelector');
+      if (fs) filters.push(parseFieldSelector(fs, store.kind));
+      const ls = url.searchParams.get('labelSelector');
+      if (ls) filters.push(parseLabelSelector(ls));
+    } catch (err) {
+      if (err instanceof SelectorError) throw new HttpError(400, 'BadRequest', err.message);
+      throw err;
+    }
+    return (o) => filters.every((f) => f(o));
+  }
+
+  private watch(req: IncomingMessage, res: ServerResponse, store: ObjectStore, filter: ObjectFilter, url: URL): void {
+    const rvParam = url.searchParams.get('resourceVersion') ?? '';
+    if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw new HttpError(400, 'BadRequest', `invalid resource version: ${rvParam}`);
+    const fromRv = rvParam === '' || rvParam === '0' ? null : Number(rvParam);
+    const bookmarks = url.searchParams.get('allowWatchBookmarks') === 'true';
+    const initialEventsEnd = bookmarks && url.searchParams.get('sendInitialEvents') === 'true';
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.flushHeaders();
+    const send = (event: WatchEvent) => {
+      res.write(`${JSON.stringify(event)}\n`);
+    };
+    const started = store.watch(fromRv, filter, send, { initialEventsEnd });
+    if (!started.ok) {
+      // The API server answers an expired watch with 200 and a single ERROR event, then closes.
+      send({ type: 'ERROR', object: statusObject(410, 'Expired', started.message) });
+      res.end();
+      return;
+    }
+    this.watches.add(res);
+    const timers: NodeJS.Timeout[] = [];
+    if (bookmarks) timers.push(setInterval(() => send(store.bookmark()), this.o.bookmarkIntervalMs ?? 60_000));
+    const timeout = Number(url.searchParams.get('timeoutSeconds') ?? 0);
+    if (timeout > 0) timers.push(setTimeout(() => res.end(), timeout * 1000));
+    const close = () => {
+      started.cancel();
+      for (const t of timers) clearTimeout(t);
+      this.watches.delete(res);
+    };
+    res.on('close', close);
+    req.on('close', close);
+  }
+
+  private async createEvent(req: IncomingMessage, res: ServerResponse, namespace: string): Promise<void> {
+    this.authorize(req);
+    const body = await readJson(req);
+    if (!body || typeof body !== 'object') throw new HttpError(400, 'BadRequest', 'the body of the request was in an unknown format');
+    const event = body as Record<string, unknown> & { metadata?: Record<string, unknown> };
+    const meta = event.metadata ?? {};
+    if (meta['namespace'] !== undefined && meta['namespace'] !== namespace) {
+      throw new HttpError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+    }
+    let name = typeof meta['name'] === 'string' ? meta['name'] : '';
+    if (!name && typeof meta['generateName'] === 'string') name = `${meta['generateName']}${randomUUID().slice(0, 5)}`;
+    if (!name) throw new HttpError(422, 'Invalid', 'Event "" is invalid: metadata.name: Required value: name or generateName is required');
+    if (!event['involvedObject'] || typeof event['involvedObject'] !== 'object') {
+      throw new HttpError(422, 'Invalid', `Event "${name}" is invalid: involvedObject: Required value`);
+    }
+    if (this.o.backend.events.get(namespace, name)) throw new HttpError(409, 'AlreadyExists', `events "${name}" already exists`);
+    const stored = this.o.backend.events.upsert({
+      ...event,
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { ...meta, name, namespace, uid: randomUUID(), creationTimestamp: kubeTime() },
+    } as KubeObject);
+    json(res, 201, stored);
+  }
+
+  // --- Control API --------------------------------------------------------------------------
+
+  private async control(req: IncomingMessage, res: ServerResponse, parts: string[], _url: URL): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (parts[0] !== 'v1') throw new KubeletSimError('NotFound', `no control endpoint ${req.url ?? ''}`);
+    const route = parts.slice(1);
+    if (method === 'GET' && route.join('/') === 'state') return json(res, 200, this.o.backend.state());
+    if (method === 'POST' && route.join('/') === 'pods') {
+      this.authorize(req);
+      const body = await readJson(req);
+      const pod = await this.o.backend.admitPod(body);
+      return json(res, 201, pod);
+    }
+    if (method === 'DELETE' && route[0] === 'pods' && route.length === 3) {
+      this.authorize(req);
+      await this.o.backend.deletePod(route[1]!, route[2]!);
+      res.writeHead(204).end();
+      return;
+    }
+    if (method === 'POST' && route.join('/') === 'restart') {
+      this.authorize(req);
+      await this.o.backend.restart();
+      return json(res, 200, { restartedAt: new Date().toISOString() });
+    }
+    throw new KubeletSimError('NotFound', `no control endpoint ${method} /control/${parts.join('/')}`);
+  }
+
+  private authorize(req: IncomingMessage): void {
+    if (!this.o.token) return;
+    const header = req.headers.authorization ?? '';
+    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
+    const want = Buffer.from(this.o.token);
+    if (given.length !== want.length || !timingSafeEqual(given, want)) {
+      throw new KubeletSimError('Unauthorized', 'a valid bearer token is required for this request');
+    }
+  }
+
+  /** One translation point: Kubernetes Status for the API slice, problem+json for control. */
+  private fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const isControl = (req.url ?? '').startsWith('/control/');
+    if (err instanceof HttpError) {
+      if (isControl) return problem(res, err.status, err.reason, err.message, req.url);
+      return json(res, err.status, statusObject(err.status, err.reason, err.message));
+    }
+    const e = KubeletSimError.from(err);
+    const status = PROBLEM_STATUS[e.code];
+    if (status >= 500) this.log.error({ err: e.message, path: req.url }, 'request failed');
+    if (isControl) return problem(res, status, e.reason, e.message, req.url);
+    return json(res, status, statusObject(status, e.reason, e.message));
+  }
+}
+
+function notFound(): HttpError {
+  return new HttpError(404, 'NotFound', 'the server could not find the requested resource');
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const data = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) });
+  res.end(data);
+}
+
+function text(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' });
+  res.end(body);
+}
+
+function problem(res: ServerResponse, status: number, reason: string, detail: string, instance: string | undefined): void {
+  const body = JSON.stringify({
+    type: `https://plugboard.dev/problems/${reason.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}`,
+    title: reason,
+    status,
+    detail,
+    reason,
+    ...(instance ? { instance } : {}),
+  });
+  res.writeHead(status, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new HttpError(413, 'RequestEntityTooLarge', 'request body too large');
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    throw new HttpError(400, 'BadRequest', 'request body is not valid JSON');
+  }
+}
+
+function apiResourceList(): Record<string, unknown> {
+  const r = (name: string, kind: string, namespaced: boolean, verbs: string[]) => ({ name, singularName: kind.toLowerCase(), namespaced, kind, verbs });
+  return {
+    kind: 'APIResourceList',
+    groupVersion: 'v1',
+    resources: [
+      r('nodes', 'Node', false, ['get', 'list', 'watch']),
+      r('pods', 'Pod', true, ['get', 'list', 'watch']),
+      r('events', 'Event', true, ['create', 'get', 'list', 'watch']),
+    ],
+  };
+}

@@ -1,0 +1,11 @@
+// @plugboard/kubelet-sim: an embedded kubelet stand-in for device-plugin development and tests.
+export { startKubeletSim, parseListen } from './kubelet-sim.js';
+export type { KubeletSim, KubeletSimOptions, KubeletSimEvents, DeviceManagerState, PodState } from './kubelet-sim.js';
+export { KubeletSimError } from './errors.js';
+export type { KubeletSimErrorCode } from './errors.js';
+export type { PodSpecInput } from './pod-spec.js';
+export type { AdmittedPod, BackoffOptions } from './pods.js';
+export type { ResourceView, DeviceView, PluginOptions } from './device-manager.js';
+export type { RateLimit } from './pod-resources-server.js';
+export type { CpuManagerPolicy, MemoryManagerPolicy } from './cpu-manager.js';
+export { isExtendedResourceName } from './resource-names.js';

@@ -1,0 +1,308 @@
+// startKubeletSim: wires the device manager, the pod manager, the PodResources server and the
+// HTTP API into one simulated node, keeps the Node object in step with the device manager, and
+// writes `<stateDir>/kubeconfig` so Kubernetes clients can point at it.
+
+import { EventEmitter } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pino, type Logger } from 'pino';
+import { ApiServer } from './api-server.js';
+import { CpuManager, type CpuManagerPolicy, type MemoryManagerPolicy } from './cpu-manager.js';
+import { DeviceManager, DEFAULT_GRACE_PERIOD_MS, type PluginOptions, type ResourceView, type DeviceView } from './device-manager.js';
+import { KubeletSimError } from './errors.js';
+import { EventRecorder } from './events.js';
+import { buildNodeShape, totalCpus, totalMemoryBytes, type NodeShape } from './node-shape.js';
+import { renderNode } from './node-object.js';
+import { ObjectStore, ResourceVersionClock, type KubeObject } from './object-store.js';
+import { DEFAULT_POD_RESOURCES_RATE_LIMIT, PodResourcesServer, type RateLimit } from './pod-resources-server.js';
+import type { PodSpecInput } from './pod-spec.js';
+import { DEFAULT_BACKOFF, PodManager, type AdmittedPod, type BackoffOptions } from './pods.js';
+
+export interface KubeletSimOptions {
+  devicePluginDir: string;
+  stateDir: string;
+  /** Default `sim-node`. */
+  nodeName?: string;
+  /** `HOST:PORT` for the Kubernetes API slice and the control API; default `127.0.0.1:0`. */
+  listen?: string;
+  /** Default `<stateDir>/pod-resources/kubelet.sock`. */
+  podResourcesSocket?: string;
+  cpus?: number;
+  numaNodes?: number;
+  memoryPerNumaBytes?: number;
+  /** How long a gone plugin's devices stay in capacity; the kubelet uses 5 minutes. */
+  gracePeriodMs?: number;
+  /** The kubelet's PodResources limit (100 qps, burst 10) by default; false turns it off. */
+  podResourcesRateLimit?: RateLimit | false;
+  /** Crash-loop back-off; the kubelet's is 10 s doubling to 5 min. */
+  crashLoopBackOff?: Partial<BackoffOptions>;
+  /** Default `static` (exclusive CPUs for whole-CPU Guaranteed containers); `none` reports none. */
+  cpuManagerPolicy?: CpuManagerPolicy;
+  /** Default `Static` (memory pinned to a NUMA node for Guaranteed pods); `None` reports none. */
+  memoryManagerPolicy?: MemoryManagerPolicy;
+  /** Bearer token for mutations; required when `listen` is not a loopback address. */
+  controlToken?: string;
+  /** Events kept per kind for watches; older resourceVersions get 410 Gone. Default 1000. */
+  watchHistorySize?: number;
+  /** BOOKMARK interval on watches that allow bookmarks. Default 60 s. */
+  bookmarkIntervalMs?: number;
+  /** Dial timeout for a registering plugin (kubelet: 10 s). */
+  dialTimeoutMs?: number;
+  logger?: Logger;
+}
+
+export interface DeviceManagerState {
+  node: { name: string; numaNodes: { id: number; cpus: number[]; memoryBytes: number }[]; cpuManagerPolicy: CpuManagerPolicy; memoryManagerPolicy: MemoryManagerPolicy };
+  resources: Record<string, ResourceView>;
+  pods: PodState[];
+}
+
+export interface PodState {
+  namespace: string;
+  name: string;
+  uid: string;
+  phase: string;
+  reason: string | null;
+  containers: {
+    name: string;
+    init: boolean;
+    state: string;
+    restartCount: number;
+    devices: Record<string, string[]>;
+    cpuIds: number[];
+    /** What the plugin's Allocate returned (envs, mounts, device specs, annotations, CDI devices). */
+    allocateResponses: Record<string, unknown>;
+  }[];
+}
+
+export interface KubeletSimEvents {
+  registered: [{ resource: string; endpoint: string; options: PluginOptions }];
+  'registration-rejected': [{ resource: string; endpoint: string; error: string }];
+  devices: [{ resource: string; devices: DeviceView[] }];
+  disconnected: [{ resource: string }];
+  'resource-removed': [{ resource: string }];
+  pod: [KubeObject];
+  node: [KubeObject];
+  restarted: [];
+}
+
+export interface KubeletSim {
+  url: string;
+  kubeconfigPath: string;
+  podResourcesSocket: string;
+  devicePluginDir: string;
+  nodeName: string;
+  admitPod(pod: PodSpecInput): Promise<AdmittedPod>;
+  deletePod(namespace: string, name: string): Promise<void>;
+  restart(): Promise<void>;
+  state(): DeviceManagerState;
+  on<E extends keyof KubeletSimEvents>(event: E, listener: (...args: KubeletSimEvents[E]) => void): KubeletSim;
+  off<E extends keyof KubeletSimEvents>(event: E, listener: (...args: KubeletSimEvents[E]) => void): KubeletSim;
+  stop(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(listen);
+  if (!m) throw new KubeletSimError('Config', `listen: expected HOST:PORT, got "${listen}"`);
+  const port = Number(m[2]);
+  if (port > 65535) throw new KubeletSimError('Config', `listen: port ${port} is out of range`);
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletSim> {
+  const nodeName = opts.nodeName ?? 'sim-node';
+  const logger = (opts.logger ?? pino({ level: 'silent' })).child({ node: nodeName });
+  const { host, port } = parseListen(opts.listen ?? '127.0.0.1:0');
+  if (!LOOPBACK.has(host) && !opts.controlToken) {
+    throw new KubeletSimError('Config', `listen: ${host} is not a loopback address; a control token is required to bind beyond loopback`);
+  }
+  const devicePluginDir = resolve(opts.devicePluginDir);
+  const stateDir = resolve(opts.stateDir);
+  mkdirSync(stateDir, { recursive: true });
+  const shape: NodeShape = buildNodeShape(opts);
+  // Typed at the KubeletSim interface; the emitter itself stays untyped to keep generic on/off simple.
+  const emitter = new EventEmitter();
+
+  const clock = new ResourceVersionClock();
+  const historySize = opts.watchHistorySize ?? 1000;
+  const nodes = new ObjectStore('Node', 'NodeList', false, clock, historySize);
+  const podStore = new ObjectStore('Pod', 'PodList', true, clock, historySize);
+  const eventStore = new ObjectStore('Event', 'EventList', true, clock, historySize);
+  const recorder = new EventRecorder(eventStore, nodeName);
+
+  const deviceManager = new DeviceManager({
+    devicePluginDir,
+    gracePeriodMs: opts.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS,
+    ...(opts.dialTimeoutMs !== undefined ? { dialTimeoutMs: opts.dialTimeoutMs } : {}),
+    logger,
+  });
+  const cpuManager = new CpuManager(shape, opts.cpuManagerPolicy ?? 'static', opts.memoryManagerPolicy ?? 'Static');
+  const hostIp = LOOPBACK.has(host) || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const pods = new PodManager({
+    nodeName,
+    hostIp,
+    deviceManager,
+    cpuManager,
+    store: podStore,
+    events: recorder,
+    backoff: { ...DEFAULT_BACKOFF, ...(opts.crashLoopBackOff ?? {}) },
+    nodeAllocatable: () => {
+      const { allocatable } = deviceManager.nodeResources();
+      return new Map([...allocatable, ['cpu', totalCpus(shape) * 1000], ['memory', totalMemoryBytes(shape)], ['pods', shape.maxPods]]);
+    },
+    logger,
+  });
+  const podResources = new PodResourcesServer({
+    socketPath: resolve(opts.podResourcesSocket ?? join(stateDir, 'pod-resources', 'kubelet.sock')),
+    deviceManager,
+    cpuManager,
+    pods,
+    rateLimit: opts.podResourcesRateLimit === undefined ? DEFAULT_POD_RESOURCES_RATE_LIMIT : opts.podResourcesRateLimit,
+    logger,
+  });
+
+  const nodeUid = randomUUID();
+  const createdAt = new Date();
+  let api: ApiServer | null = null;
+  const publishNode = () => {
+    const { capacity, allocatable } = deviceManager.nodeResources();
+    const node = nodes.upsert(renderNode({ name: nodeName, uid: nodeUid, createdAt, readySince: createdAt, hostIp, port: api?.port ?? 0, shape, capacity, allocatable }));
+    emitter.emit('node', node);
+  };
+
+  deviceManager.on('changed', publishNode);
+  deviceManager.on('registered', (e) => emitter.emit('registered', e));
+  deviceManager.on('registration-rejected', (e) => emitter.emit('registration-rejected', e));
+  deviceManager.on('devices', (e) => emitter.emit('devices', e));
+  deviceManager.on('disconnected', (e) => emitter.emit('disconnected', e));
+  deviceManager.on('resource-removed', (e) => emitter.emit('resource-removed', e));
+
+  const state = (): DeviceManagerState => ({
+    node: { name: nodeName, numaNodes: shape.numaNodes.map((n) => ({ ...n, cpus: [...n.cpus] })), cpuManagerPolicy: cpuManager.cpuPolicy, memoryManagerPolicy: cpuManager.memoryPolicy },
+    resources: Object.fromEntries(deviceManager.resources().map((r) => [r.name, r])),
+    pods: pods.allPods().map((p) => {
+      const obj = pods.render(p);
+      const status = obj['status'] as { phase: string; reason?: string };
+      return {
+        namespace: p.spec.namespace,
+        name: p.spec.name,
+        uid: p.spec.uid,
+        phase: status.phase,
+        reason: status.reason ?? null,
+        containers: [...p.spec.initContainers, ...p.spec.containers].map((c) => {
+          const allocations = deviceManager.containerAllocations(p.spec.uid, c.name);
+          const runtime = [...p.init, ...p.app].find((r) => r.spec === c);
+          return {
+            name: c.name,
+            init: c.init,
+            state: runtime ? (runtime.state.kind === 'waiting' ? runtime.state.reason : runtime.state.kind) : 'unknown',
+            restartCount: runtime?.restartCount ?? 0,
+            devices: Object.fromEntries(allocations.map((a) => [a.resource, [...a.deviceIds]])),
+            cpuIds: cpuManager.pinning(p.spec.uid, c.name).cpuIds,
+            allocateResponses: Object.fromEntries(allocations.map((a) => [a.resource, a.response])),
+          };
+        }),
+      };
+    }),
+  });
+
+  let stopped = false;
+  let restarting: Promise<void> | null = null;
+  const restart = async (): Promise<void> => {
+    if (stopped) throw new KubeletSimError('Stopped', 'the kubelet simulator is stopped');
+    if (restarting) return restarting;
+    restarting = (async () => {
+      logger.info({ component: 'kubelet' }, 'kubelet restarting: deleting device-plugin sockets, keeping the checkpoint');
+      await podResources.stop();
+      await deviceManager.restart();
+      pods.reconcileAllocations();
+      await podResources.start();
+      emitter.emit('restarted');
+    })().finally(() => {
+      restarting = null;
+    });
+    return restarting;
+  };
+
+  const sim: KubeletSim = {
+    url: '',
+    kubeconfigPath: join(stateDir, 'kubeconfig'),
+    podResourcesSocket: podResources.socketPath,
+    devicePluginDir,
+    nodeName,
+    admitPod: async (pod) => {
+      const admitted = await pods.admit(pod);
+      return admitted;
+    },
+    deletePod: (namespace, name) => pods.delete(namespace, name),
+    restart,
+    state,
+    on(event, listener) {
+      emitter.on(event, listener);
+      return sim;
+    },
+    off(event, listener) {
+      emitter.off(event, listener);
+      return sim;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      pods.stop();
+      await api?.stop();
+      await podResources.stop();
+      await deviceManager.stop();
+    },
+  };
+
+  podStore.watch(null, () => true, (e) => {
+    if (e.type !== 'BOOKMARK' && e.type !== 'ERROR') emitter.emit('pod', e.object as KubeObject);
+  });
+
+  try {
+    await deviceManager.start();
+    pods.reconcileAllocations();
+    await podResources.start();
+    api = new ApiServer({
+      host,
+      port,
+      token: opts.controlToken,
+      ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+      logger,
+      backend: {
+        nodes,
+        pods: podStore,
+        events: eventStore,
+        admitPod: (pod) => pods.admit(pod),
+        deletePod: (namespace, name) => pods.delete(namespace, name),
+        restart,
+        state,
+      },
+    });
+    sim.url = await api.start();
+  } catch (err) {
+    await sim.stop().catch(() => undefined);
+    throw err instanceof KubeletSimError ? err : new KubeletSimError('Internal', `failed to start the kubelet simulator: ${String(err)}`, { cause: err });
+  }
+  publishNode();
+  writeKubeconfig(sim.kubeconfigPath, sim.url, opts.controlToken);
+  logger.info({ component: 'kubelet', url: sim.url, kubeconfig: sim.kubeconfigPath, podResources: sim.podResourcesSocket, devicePluginDir }, 'kubelet simulator started');
+  return sim;
+}
+
+/** A kubeconfig (JSON is valid YAML) with one cluster, one user and a current context. */
+function writeKubeconfig(path: string, server: string, token: string | undefined): void {
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'kubelet-sim', cluster: { server } }],
+    users: [{ name: 'kubelet-sim', user: token ? { token } : {} }],
+    contexts: [{ name: 'kubelet-sim', context: { cluster: 'kubelet-sim', user: 'kubelet-sim', namespace: 'default' } }],
+    'current-context': 'kubelet-sim',
+    preferences: {},
+  };
+  writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+}

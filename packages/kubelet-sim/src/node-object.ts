@@ -1,0 +1,94 @@
+// The Node object the simulated kubelet keeps up to date: capacity and allocatable with the
+// extended resources from the device manager (capacity = all devices, allocatable = healthy,
+// 0 once a gone plugin's grace period expired), conditions, addresses and nodeInfo.
+
+import { release } from 'node:os';
+import { kubeTime } from './kube-time.js';
+import type { KubeObject } from './object-store.js';
+import { totalCpus, totalMemoryBytes, type NodeShape } from './node-shape.js';
+
+/** The kubelet version whose device-manager behaviour the simulator follows. */
+export const SIMULATED_KUBELET_VERSION = 'v1.33.0';
+
+export interface NodeObjectInput {
+  name: string;
+  uid: string;
+  createdAt: Date;
+  readySince: Date;
+  hostIp: string;
+  port: number;
+  shape: NodeShape;
+  capacity: Map<string, number>;
+  allocatable: Map<string, number>;
+}
+
+function memoryQuantity(bytes: number): string {
+  return bytes % 1024 === 0 ? `${bytes / 1024}Ki` : String(bytes);
+}
+
+export function renderNode(n: NodeObjectInput): KubeObject {
+  const base = {
+    cpu: String(totalCpus(n.shape)),
+    memory: memoryQuantity(totalMemoryBytes(n.shape)),
+    pods: String(n.shape.maxPods),
+    'ephemeral-storage': '102400Mi',
+    'hugepages-1Gi': '0',
+    'hugepages-2Mi': '0',
+  };
+  const extended = (m: Map<string, number>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, String(v)]));
+  const since = kubeTime(n.readySince);
+  const condition = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    lastHeartbeatTime: since,
+    lastTransitionTime: since,
+    reason,
+    message,
+  });
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: n.name,
+      uid: n.uid,
+      creationTimestamp: kubeTime(n.createdAt),
+      labels: {
+        'beta.kubernetes.io/arch': arch,
+        'beta.kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': arch,
+        'kubernetes.io/hostname': n.name,
+        'kubernetes.io/os': 'linux',
+      },
+      annotations: { 'plugboard.dev/kubelet-sim': 'true' },
+    },
+    spec: {},
+    status: {
+      capacity: { ...base, ...extended(n.capacity) },
+      allocatable: { ...base, ...extended(n.allocatable) },
+      conditions: [
+        condition('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
+        condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
+        condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
+        condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),
+      ],
+      addresses: [
+        { type: 'InternalIP', address: n.hostIp },
+        { type: 'Hostname', address: n.name },
+      ],
+      daemonEndpoints: { kubeletEndpoint: { Port: n.port } },
+      nodeInfo: {
+        machineID: n.uid.replace(/-/g, ''),
+        systemUUID: n.uid,
+        bootID: n.uid,
+        kernelVersion: release(),
+        osImage: 'Plugboard kubelet-sim',
+        containerRuntimeVersion: 'plugboard-sim://0.1.0',
+        kubeletVersion: SIMULATED_KUBELET_VERSION,
+        kubeProxyVersion: '',
+        operatingSystem: 'linux',
+        architecture: arch,
+      },
+    },
+  };
+}

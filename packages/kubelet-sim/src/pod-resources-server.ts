@@ -1,0 +1,156 @@
+// PodResources v1 (`v1.PodResourcesLister`) on a Unix socket: List (active pods with devices per
+// NUMA node, exclusive CPUs, pinned memory), GetAllocatableResources (healthy devices only, node
+// CPUs and memory), Get (the kubelet's "pod X in namespace Y not found"), behind the kubelet's
+// token-bucket rate limit (100 qps, burst 10; RESOURCE_EXHAUSTED "rejected by rate limit").
+
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall, type ServiceError } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { podresources } from '@plugboard/proto';
+import type { CpuManager } from './cpu-manager.js';
+import { NODE_WITHOUT_TOPOLOGY, type DeviceManager } from './device-manager.js';
+import { unknownStatus } from './grpc-errors.js';
+import type { PodManager } from './pods.js';
+import type { ContainerSpec, PodSpec } from './pod-spec.js';
+
+export interface RateLimit {
+  qps: number;
+  burst: number;
+}
+
+/** The kubelet's defaults (pkg/kubelet/apis/podresources/grpc: DefaultQPS, DefaultBurstTokens). */
+export const DEFAULT_POD_RESOURCES_RATE_LIMIT: RateLimit = { qps: 100, burst: 10 };
+
+/** golang.org/x/time/rate's Limiter.Allow: a token bucket refilled continuously. */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly limit: RateLimit,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.tokens = limit.burst;
+    this.last = this.now();
+  }
+
+  allow(): boolean {
+    const t = this.now();
+    this.tokens = Math.min(this.limit.burst, this.tokens + ((t - this.last) / 1000) * this.limit.qps);
+    this.last = t;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+export interface PodResourcesServerOptions {
+  socketPath: string;
+  deviceManager: DeviceManager;
+  cpuManager: CpuManager;
+  pods: PodManager;
+  rateLimit: RateLimit | false;
+  logger: Logger;
+}
+
+const topology = (numa: number): podresources.TopologyInfo | undefined =>
+  numa === NODE_WITHOUT_TOPOLOGY ? undefined : { nodes: [{ ID: numa }] };
+
+export class PodResourcesServer {
+  private server: Server | null = null;
+  private limiter: TokenBucket | null = null;
+  private readonly log: Logger;
+
+  constructor(private readonly o: PodResourcesServerOptions) {
+    this.log = o.logger.child({ component: 'pod-resources' });
+  }
+
+  get socketPath(): string {
+    return this.o.socketPath;
+  }
+
+  async start(): Promise<void> {
+    mkdirSync(dirname(this.o.socketPath), { recursive: true, mode: 0o750 });
+    rmSync(this.o.socketPath, { force: true });
+    this.limiter = this.o.rateLimit ? new TokenBucket(this.o.rateLimit) : null;
+    const server = new Server();
+    const impl: podresources.PodResourcesListerServer = {
+      list: this.limited('List', () => ({ podResources: this.o.pods.activePods().map((p) => this.podResources(p.spec, p.containers)) })),
+      getAllocatableResources: this.limited('GetAllocatableResources', () => this.allocatable()),
+      get: this.limited('Get', (req: podresources.GetPodResourcesRequest) => {
+        const pod = this.o.pods.findPod(req.podNamespace, req.podName);
+        if (!pod) throw new Error(`pod ${req.podName} in namespace ${req.podNamespace} not found`);
+        const active = this.o.pods.activePods().find((p) => p.spec.uid === pod.uid);
+        return { podResources: this.podResources(pod, active?.containers ?? pod.containers) };
+      }),
+    };
+    server.addService(podresources.PodResourcesListerService, impl);
+    await new Promise<void>((resolve, reject) => {
+      server.bindAsync(`unix://${this.o.socketPath}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+    });
+    this.server = server;
+    this.log.info({ socket: this.o.socketPath, rateLimit: this.o.rateLimit }, 'PodResources server listening');
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (server) {
+      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      server.forceShutdown();
+    }
+    rmSync(this.o.socketPath, { force: true });
+  }
+
+  /** A unary handler behind the rate limiter; thrown Go-style errors become status UNKNOWN. */
+  private limited<Req, Res>(rpc: string, handler: (req: Req) => Res) {
+    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+      if (this.limiter && !this.limiter.allow()) {
+        callback({ code: status.RESOURCE_EXHAUSTED, details: 'rejected by rate limit', message: 'rejected by rate limit' } as ServiceError, null);
+        return;
+      }
+      try {
+        callback(null, handler(call.request));
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        this.log.debug({ rpc, err: message }, 'PodResources call failed');
+        callback(unknownStatus(message) as ServiceError, null);
+      }
+    };
+  }
+
+  private podResources(pod: PodSpec, containers: ContainerSpec[]): podresources.PodResources {
+    return {
+      name: pod.name,
+      namespace: pod.namespace,
+      containers: containers.map((c) => {
+        const pinning = this.o.cpuManager.pinning(pod.uid, c.name);
+        return {
+          name: c.name,
+          devices: this.o.deviceManager.containerAllocations(pod.uid, c.name).flatMap((a) =>
+            [...a.byNuma].map(([numa, ids]) => ({ resourceName: a.resource, deviceIds: ids, topology: topology(numa) })),
+          ),
+          cpuIds: pinning.cpuIds,
+          memory: pinning.memory.map((m) => ({ memoryType: 'memory', size: m.bytes, topology: topology(m.numaNode) })),
+          dynamicResources: [],
+        };
+      }),
+    };
+  }
+
+  private allocatable(): podresources.AllocatableResourcesResponse {
+    return {
+      // One entry per device and NUMA node, as the kubelet's containerDevicesFromResourceDeviceInstances.
+      devices: this.o.deviceManager.allocatableDevices().flatMap(({ resource, device }) =>
+        (device.numaNodes.length ? device.numaNodes : [NODE_WITHOUT_TOPOLOGY]).map((numa) => ({
+          resourceName: resource,
+          deviceIds: [device.id],
+          topology: topology(numa),
+        })),
+      ),
+      cpuIds: this.o.cpuManager.allocatableCpus(),
+      memory: this.o.cpuManager.allocatableMemory().map((m) => ({ memoryType: 'memory', size: m.bytes, topology: topology(m.numaNode) })),
+    };
+  }
+}

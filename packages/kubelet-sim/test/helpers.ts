@@ -1,0 +1,52 @@
+// Shared test helpers: temporary directories, a simulator per test, polling a condition.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '../src/index.js';
+
+export interface SimFixture {
+  sim: KubeletSim;
+  dir: string;
+  stateDir: string;
+  cleanup: () => Promise<void>;
+}
+
+export async function startFixture(opts: Partial<KubeletSimOptions> = {}): Promise<SimFixture> {
+  const root = mkdtempSync(join(tmpdir(), 'pb-ksim-'));
+  const dir = join(root, 'device-plugins');
+  const stateDir = join(root, 'state');
+  const sim = await startKubeletSim({ devicePluginDir: dir, stateDir, ...opts });
+  return {
+    sim,
+    dir,
+    stateDir,
+    cleanup: async () => {
+      await sim.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` until it returns a truthy value or the deadline passes. */
+export async function waitFor<T>(check: () => T | undefined | null | false, what: string, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export function pod(name: string, resources: Record<string, number>, extra: { restartPolicy?: 'Always' | 'OnFailure' | 'Never'; init?: Record<string, number> } = {}) {
+  const res = (r: Record<string, number>) => ({ limits: Object.fromEntries(Object.entries(r).map(([k, v]) => [k, String(v)])) });
+  return {
+    metadata: { name, namespace: 'default' },
+    spec: {
+      restartPolicy: extra.restartPolicy ?? 'Always',
+      ...(extra.init ? { initContainers: [{ name: 'init', resources: res(extra.init) }] } : {}),
+      containers: [{ name: 'main', resources: res(resources) }],
+    },
+  };
+}
