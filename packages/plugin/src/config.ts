@@ -52,27 +52,58 @@ export const sysfsPciSourceSchema = z.strictObject({
 });
 
 export const allocateSchema = z.strictObject({
-  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), templateString).optional(),
+  env: z
+    .record(z.string(), templateString)
+    .superRefine((env, ctx) => {
+      for (const key of Object.keys(env)) {
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: 'must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)',
+          });
+      }
+    })
+    .optional(),
   deviceNodes: z.boolean().optional(),
-  deviceNodePermissions: z.string().regex(/^[rwm]{1,3}$/, 'must be one or more of r, w, m').optional(),
+  deviceNodePermissions: z
+    .string()
+    .regex(/^[rwm]{1,3}$/, 'must be one or more of r, w, m')
+    .optional(),
   devices: z
     .array(
       z.strictObject({
         hostPath: templateString,
         containerPath: templateString.optional(),
-        permissions: z.string().regex(/^[rwm]{1,3}$/, 'must be one or more of r, w, m').optional(),
+        permissions: z
+          .string()
+          .regex(/^[rwm]{1,3}$/, 'must be one or more of r, w, m')
+          .optional(),
       }),
     )
     .optional(),
   mounts: z
-    .array(z.strictObject({ hostPath: templateString, containerPath: templateString, readOnly: z.boolean().optional() }))
+    .array(
+      z.strictObject({
+        hostPath: templateString,
+        containerPath: templateString,
+        readOnly: z.boolean().optional(),
+      }),
+    )
     .optional(),
   annotations: z.record(z.string().min(1), templateString).optional(),
   cdi: z
     .strictObject({
       enabled: z.boolean().default(true),
-      vendor: z.string().regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/, 'must be a DNS-like vendor name such as "plugboard.example"'),
-      class: z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$/, 'must be alphanumeric with - _ .'),
+      vendor: z
+        .string()
+        .regex(
+          /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/,
+          'must be a DNS-like vendor name such as "plugboard.example"',
+        ),
+      class: z
+        .string()
+        .regex(/^[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$/, 'must be alphanumeric with - _ .'),
       specDir: absolutePath.optional(),
     })
     .optional(),
@@ -84,59 +115,90 @@ export const preStartSchema = z
     delayMs: z.int().min(0).max(600_000).optional(),
     timeoutMs: z.int().min(1).max(600_000).default(30_000),
   })
-  .refine((p) => p.command !== undefined || p.delayMs !== undefined, 'needs "command" (a reset hook) or "delayMs" (a simulated reset)');
+  .refine(
+    (p) => p.command !== undefined || p.delayMs !== undefined,
+    'needs "command" (a reset hook) or "delayMs" (a simulated reset)',
+  );
 
-export const resourceConfigSchema = z
-  .strictObject({
-    name: z.string().superRefine((name, ctx) => {
-      const problem = resourceNameProblem(name);
-      if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
-    }),
-    simulated: simulatedSourceSchema.optional(),
-    paths: pathsSourceSchema.optional(),
-    sysfsPci: sysfsPciSourceSchema.optional(),
-    socketName: z.string().regex(/^[A-Za-z0-9._-]+\.sock$/, 'must be a file name ending in .sock').optional(),
-    exclude: z.array(deviceId).default([]),
-    replicas: z.int().min(1).max(1024).default(1),
-    failRequestsGreaterThanOne: z.boolean().default(false),
-    preferredAllocation: z.boolean().default(true),
-    allocate: allocateSchema.optional(),
-    preStart: preStartSchema.optional(),
-  })
-  .superRefine((resource, ctx) => {
-    const sources = (['simulated', 'paths', 'sysfsPci'] as const).filter((k) => resource[k] !== undefined);
-    if (sources.length !== 1) {
+/**
+ * One resource. A plain object schema so it can be extended; the cross-field checks (exactly one
+ * source, …) run where it is used inside pluginConfigSchema.
+ */
+export const resourceConfigSchema = z.strictObject({
+  name: z.string().superRefine((name, ctx) => {
+    const problem = resourceNameProblem(name);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  simulated: simulatedSourceSchema.optional(),
+  paths: pathsSourceSchema.optional(),
+  sysfsPci: sysfsPciSourceSchema.optional(),
+  socketName: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+\.sock$/, 'must be a file name ending in .sock')
+    .optional(),
+  exclude: z.array(deviceId).default([]),
+  replicas: z.int().min(1).max(1024).default(1),
+  failRequestsGreaterThanOne: z.boolean().default(false),
+  preferredAllocation: z.boolean().default(true),
+  allocate: allocateSchema.optional(),
+  preStart: preStartSchema.optional(),
+});
+
+function checkResource(resource: z.output<typeof resourceConfigSchema>, ctx: z.RefinementCtx): void {
+  const sources = (['simulated', 'paths', 'sysfsPci'] as const).filter((k) => resource[k] !== undefined);
+  if (sources.length !== 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: sources.length > 1 ? [sources[1]!] : [],
+      message: `needs exactly one device source (simulated, paths or sysfsPci), found ${sources.length === 0 ? 'none' : sources.join(' and ')}`,
+    });
+  }
+  if (resource.failRequestsGreaterThanOne && resource.replicas === 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['failRequestsGreaterThanOne'],
+      message: 'only applies to shared resources (replicas > 1)',
+    });
+  }
+}
+
+function checkUnique(resources: z.output<typeof resourceConfigSchema>[], ctx: z.RefinementCtx): void {
+  const seenNames = new Map<string, number>();
+  const seenSockets = new Map<string, number>();
+  resources.forEach((r, i) => {
+    const first = seenNames.get(r.name);
+    if (first !== undefined)
       ctx.addIssue({
         code: 'custom',
-        path: sources.length > 1 ? [sources[1]!] : [],
-        message: `needs exactly one device source (simulated, paths or sysfsPci), found ${sources.length === 0 ? 'none' : sources.join(' and ')}`,
+        path: [i, 'name'],
+        message: `duplicates resources[${first}].name "${r.name}"`,
       });
-    }
-    if (resource.failRequestsGreaterThanOne && resource.replicas === 1) {
-      ctx.addIssue({ code: 'custom', path: ['failRequestsGreaterThanOne'], message: 'only applies to shared resources (replicas > 1)' });
+    else seenNames.set(r.name, i);
+    if (r.socketName) {
+      const other = seenSockets.get(r.socketName);
+      if (other !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'socketName'],
+          message: `duplicates resources[${other}].socketName`,
+        });
+      else seenSockets.set(r.socketName, i);
     }
   });
+}
 
-export const pluginConfigSchema = z
-  .strictObject({
-    resources: z.array(resourceConfigSchema).min(1, 'needs at least one resource'),
-    /** The node gateway's section; the plugin ignores it. */
-    gateway: z.unknown().optional(),
-  })
-  .superRefine((config, ctx) => {
-    const seenNames = new Map<string, number>();
-    const seenSockets = new Map<string, number>();
-    config.resources.forEach((r, i) => {
-      const first = seenNames.get(r.name);
-      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['resources', i, 'name'], message: `duplicates resources[${first}].name "${r.name}"` });
-      else seenNames.set(r.name, i);
-      if (r.socketName) {
-        const other = seenSockets.get(r.socketName);
-        if (other !== undefined) ctx.addIssue({ code: 'custom', path: ['resources', i, 'socketName'], message: `duplicates resources[${other}].socketName` });
-        else seenSockets.set(r.socketName, i);
-      }
-    });
-  });
+/**
+ * The whole file. A plain (strict) object schema, refinements live on its fields, so the gateway
+ * can `pluginConfigSchema.extend({ gateway: … })`.
+ */
+export const pluginConfigSchema = z.strictObject({
+  resources: z
+    .array(resourceConfigSchema.superRefine(checkResource))
+    .min(1, 'needs at least one resource')
+    .superRefine(checkUnique),
+  /** The node gateway's section; the plugin ignores it. */
+  gateway: z.unknown().optional(),
+});
 
 export type PluginConfig = z.output<typeof pluginConfigSchema>;
 export type ResourceConfig = z.output<typeof resourceConfigSchema>;
@@ -160,21 +222,31 @@ function deepFreeze<T>(value: T): T {
  * Parses YAML text or an already-parsed object with any zod schema (the gateway passes its
  * extension of pluginConfigSchema). Throws `config-invalid` naming source, field and reason.
  */
-export function parseConfigWith<S extends z.ZodType>(schema: S, input: unknown, source = '<inline>'): z.output<S> {
+export function parseConfigWith<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  source = '<inline>',
+): z.output<S> {
   let raw = input;
   if (typeof input === 'string') {
     try {
       raw = parseYaml(input);
     } catch (err) {
       const where = err instanceof YAMLParseError && err.linePos ? ` (line ${err.linePos[0].line})` : '';
-      throw new PluginError('config-invalid', `${source}${where}: invalid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
+      throw new PluginError(
+        'config-invalid',
+        `${source}${where}: invalid YAML: ${(err as Error).message.split('\n')[0]}`,
+        { cause: err },
+      );
     }
   }
   const result = schema.safeParse(raw ?? {});
   if (!result.success) {
     const lines = result.error.issues.map((issue) => {
       const keys = issue.code === 'unrecognized_keys' ? issue.keys : null;
-      const reason = keys ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
+      const reason = keys
+        ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`
+        : issue.message;
       return `${source}: ${formatPath(issue.path)}: ${reason}`;
     });
     throw new PluginError('config-invalid', lines.join('\n'), { cause: result.error });
@@ -191,7 +263,9 @@ export async function loadPluginConfig(file: string): Promise<PluginConfig> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new PluginError('config-invalid', `${file}: cannot read config: ${(err as Error).message}`, { cause: err });
+    throw new PluginError('config-invalid', `${file}: cannot read config: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return parsePluginConfig(text, file);
 }

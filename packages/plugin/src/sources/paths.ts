@@ -1,7 +1,7 @@
 // Devices from glob patterns of device nodes (e.g. /dev/ttyUSB*, /dev/fuse): one device per match,
 // ID = the node's file name, watched for add/remove.
 import { dirname, basename } from 'node:path';
-import { glob, isDynamicPattern } from 'tinyglobby';
+import { globPaths, isGlobSegment } from './glob.js';
 import type { SourceDevice } from '../types.js';
 import { naturalCompare } from './listeners.js';
 import { ScanningSource } from './scanning.js';
@@ -27,12 +27,7 @@ export class PathsSource extends ScanningSource {
   }
 
   protected async scan(): Promise<SourceDevice[]> {
-    const matches = await glob(this.#options.patterns, {
-      absolute: true,
-      onlyFiles: false,
-      followSymbolicLinks: false,
-      expandDirectories: false,
-    });
+    const matches = (await Promise.all(this.#options.patterns.map(globPaths))).flat();
     const shared = this.#options.sharedDeviceNodes ?? [];
     return [...new Set(matches)]
       .sort(naturalCompare)
@@ -49,7 +44,7 @@ export class PathsSource extends ScanningSource {
     // The static directory in front of each pattern's first wildcard.
     const dirs = this.#options.patterns.map((pattern) => {
       let dir = dirname(pattern);
-      while (isDynamicPattern(dir)) dir = dirname(dir);
+      while (dir.split('/').some(isGlobSegment)) dir = dirname(dir);
       return dir;
     });
     return [...new Set(dirs)];
