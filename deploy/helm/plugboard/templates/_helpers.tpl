@@ -89,18 +89,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-auth" (include "plugboard.fullname" .)) .Values.auth.token.existingSecret -}}
 {{- end -}}
 
-{{/* Where the token is mounted in the gateway and the web pods. */}}
+{{/* Where the token is mounted in the gateway pods. */}}
 {{- define "plugboard.auth.tokenDir" -}}/etc/plugboard/auth{{- end -}}
 {{- define "plugboard.auth.tokenFile" -}}/etc/plugboard/auth/{{ .Values.auth.token.secretKey }}{{- end -}}
-
-{{/* The token file the web sends to the gateways: the static token, or its own ServiceAccount token. */}}
-{{- define "plugboard.web.gatewayTokenFile" -}}
-{{- if eq .Values.auth.mode "token" -}}
-{{- include "plugboard.auth.tokenFile" . -}}
-{{- else -}}
-/var/run/secrets/kubernetes.io/serviceaccount/token
-{{- end -}}
-{{- end -}}
 
 {{/* Whether the gateway talks to the Kubernetes API. */}}
 {{- define "plugboard.gateway.kube" -}}

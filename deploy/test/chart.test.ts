@@ -1,0 +1,579 @@
+// The Helm chart rendered by a real helm binary: lint, offline Kubernetes schema validation of every
+// object, and the invariants the chart promises (host directories, dropped capabilities, least
+// privilege RBAC, faults off by default, probes, config checksum, NetworkPolicy wiring).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import {
+  asArray,
+  at,
+  find,
+  fixture,
+  helm,
+  chartDir,
+  isObject,
+  k8sSchemaError,
+  KUBE_VERSION,
+  only,
+  render,
+  template,
+  type K8sObject,
+  type RenderOptions,
+} from './helm.js';
+
+const ALL_FEATURES = fixture('all-features.values.yaml');
+
+const ALL = 'all features (faults, kubernetes auth, every source, privileged, ingress, servicemonitor)';
+const MINIMAL = 'token from an existing Secret, no Kubernetes API, no web';
+
+/** The renderings every invariant is checked against. */
+const variants: Record<string, RenderOptions> = {
+  defaults: {},
+  [ALL]: { valuesFiles: [ALL_FEATURES] },
+  [MINIMAL]: {
+    values: {
+      auth: { token: { existingSecret: 'my-token', secretKey: 'bearer' } },
+      gateway: { kubernetesApi: 'none' },
+      web: { enabled: false },
+      networkPolicy: { enabled: false },
+    },
+  },
+};
+
+const rendered = new Map(Object.entries(variants).map(([name, opts]) => [name, render(opts)]));
+const defaults = rendered.get('defaults')!;
+const allFeatures = rendered.get(ALL)!;
+const minimal = rendered.get(MINIMAL)!;
+
+function gatewayDaemonSet(objects: K8sObject[]): K8sObject {
+  return only(objects, 'DaemonSet', '-gateway');
+}
+
+function podSpec(workload: K8sObject): Record<string, unknown> {
+  const spec = at(workload, 'spec', 'template', 'spec');
+  assert.ok(isObject(spec), `${workload.kind} ${workload.metadata.name} has a pod template`);
+  return spec;
+}
+
+function container(workload: K8sObject, name: string): Record<string, unknown> {
+  const c = asArray(podSpec(workload).containers).find((x) => at(x, 'name') === name);
+  assert.ok(isObject(c), `${workload.metadata.name} has container ${name}`);
+  return c;
+}
+
+function envValue(c: Record<string, unknown>, name: string): unknown {
+  const entry = asArray(c.env).find((e) => at(e, 'name') === name);
+  return at(entry, 'value') ?? at(entry, 'valueFrom');
+}
+
+function gatewayConfig(objects: K8sObject[]): Record<string, unknown> {
+  const cm = only(objects, 'ConfigMap', '-gateway');
+  const text = at(cm, 'data', 'config.yaml');
+  assert.equal(typeof text, 'string');
+  const config: unknown = parse(text as string);
+  assert.ok(isObject(config));
+  return config;
+}
+
+/** Whether a matchLabels selector selects the given labels. */
+function selects(matchLabels: unknown, labels: unknown): boolean {
+  if (!isObject(matchLabels) || !isObject(labels) || Object.keys(matchLabels).length === 0) return false;
+  return Object.entries(matchLabels).every(([k, v]) => labels[k] === v);
+}
+
+function podLabels(workload: K8sObject): unknown {
+  return at(workload, 'spec', 'template', 'metadata', 'labels');
+}
+
+describe('helm lint --strict', () => {
+  for (const [name, args] of [
+    ['defaults', []],
+    ['all features', ['--values', ALL_FEATURES]],
+  ] as const) {
+    it(`passes with ${name}`, () => {
+      const res = helm(['lint', '--strict', chartDir, '--kube-version', KUBE_VERSION, ...args]);
+      assert.equal(res.status, 0, `${res.stdout}\n${res.stderr}`);
+      assert.match(res.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    });
+  }
+});
+
+describe('every rendered object is valid Kubernetes', () => {
+  for (const [name, objects] of rendered) {
+    it(`validates against the Kubernetes OpenAPI schemas: ${name}`, async () => {
+      assert.ok(objects.length > 0);
+      for (const obj of objects) {
+        assert.ok(obj.metadata.name.length <= 63, `${obj.kind} name ${obj.metadata.name} fits 63 characters`);
+        assert.equal(
+          obj.metadata.labels?.['app.kubernetes.io/managed-by'],
+          'Helm',
+          `${obj.kind} carries chart labels`,
+        );
+        if (obj.apiVersion === 'monitoring.coreos.com/v1') {
+          // A CRD kubernetes-models does not carry: check the fields Prometheus needs.
+          assert.equal(obj.kind, 'ServiceMonitor');
+          assert.ok(isObject(at(obj, 'spec', 'selector', 'matchLabels')));
+          assert.equal(at(obj, 'spec', 'endpoints', 0, 'port'), 'http');
+          assert.equal(at(obj, 'spec', 'endpoints', 0, 'path'), '/metrics');
+          continue;
+        }
+        const error = await k8sSchemaError(obj);
+        assert.equal(error, undefined, `${obj.kind}/${obj.metadata.name}: ${error}`);
+      }
+    });
+  }
+
+  it('the schema validation itself rejects a broken object', async () => {
+    const ds = structuredClone(gatewayDaemonSet(defaults));
+    const volumes = asArray(podSpec(ds).volumes);
+    const hostVolume = volumes.find((v) => isObject(at(v, 'hostPath')));
+    assert.ok(isObject(hostVolume));
+    hostVolume.hostPath = { path: '/var/lib/kubelet/device-plugins', type: 'Folder' };
+    assert.match((await k8sSchemaError(ds)) ?? '', /hostPath\/type/);
+  });
+});
+
+describe('gateway DaemonSet', () => {
+  for (const [name, objects] of rendered) {
+    describe(name, () => {
+      const ds = gatewayDaemonSet(objects);
+      const spec = podSpec(ds);
+      const gw = container(ds, 'gateway');
+
+      it('mounts host directories only, each with type Directory or DirectoryOrCreate', () => {
+        const hostVolumes = asArray(spec.volumes).filter((v) => isObject(at(v, 'hostPath')));
+        assert.ok(hostVolumes.length >= 3);
+        for (const v of hostVolumes) {
+          const path = at(v, 'hostPath', 'path');
+          assert.ok(typeof path === 'string' && path.startsWith('/'), `absolute host path ${String(path)}`);
+          assert.ok(!path.endsWith('.sock'), `${path} is a directory, not a socket file`);
+          assert.ok(
+            ['Directory', 'DirectoryOrCreate'].includes(at(v, 'hostPath', 'type') as string),
+            `${String(at(v, 'name'))} (${path}) has type ${String(at(v, 'hostPath', 'type'))}`,
+          );
+        }
+        const byPath = new Map(hostVolumes.map((v) => [at(v, 'hostPath', 'path'), at(v, 'name')]));
+        const mounts = asArray(gw.volumeMounts);
+        const mountOf = (hostPath: string) => mounts.find((m) => at(m, 'name') === byPath.get(hostPath));
+        assert.equal(
+          at(mountOf('/var/lib/kubelet/device-plugins'), 'mountPath'),
+          '/var/lib/kubelet/device-plugins',
+        );
+        assert.equal(
+          at(mountOf('/var/lib/kubelet/device-plugins'), 'readOnly'),
+          undefined,
+          'device-plugins is writable',
+        );
+        assert.equal(at(mountOf('/var/lib/kubelet/pod-resources'), 'readOnly'), true);
+        for (const m of mounts)
+          assert.equal(at(m, 'subPath') === undefined || at(m, 'name') === 'config', true);
+      });
+
+      it('takes NODE_NAME from the downward API and passes it to the gateway', () => {
+        assert.deepEqual(envValue(gw, 'NODE_NAME'), { fieldRef: { fieldPath: 'spec.nodeName' } });
+        assert.ok(asArray(gw.args).includes('--node-name=$(NODE_NAME)'));
+      });
+
+      it('is node-critical, tolerates CriticalAddonsOnly and rolls one node at a time by default', () => {
+        assert.equal(spec.priorityClassName, 'system-node-critical');
+        assert.ok(
+          asArray(spec.tolerations).some(
+            (t) => at(t, 'key') === 'CriticalAddonsOnly' && at(t, 'operator') === 'Exists',
+          ),
+        );
+        assert.equal(at(ds, 'spec', 'updateStrategy', 'type'), 'RollingUpdate');
+        assert.equal(at(ds, 'spec', 'updateStrategy', 'rollingUpdate', 'maxSurge'), 0);
+        assert.ok(at(ds, 'spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable') !== undefined);
+      });
+
+      it('probes /healthz (liveness, startup) and /readyz (readiness) on the http port', () => {
+        assert.equal(at(gw, 'livenessProbe', 'httpGet', 'path'), '/healthz');
+        assert.equal(at(gw, 'startupProbe', 'httpGet', 'path'), '/healthz');
+        assert.equal(at(gw, 'readinessProbe', 'httpGet', 'path'), '/readyz');
+        for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
+          assert.equal(at(gw, probe, 'httpGet', 'port'), 'http');
+        }
+        assert.equal(at(gw, 'ports', 0, 'name'), 'http');
+      });
+
+      it('sets resource requests and a memory limit', () => {
+        assert.ok(at(gw, 'resources', 'requests', 'cpu'));
+        assert.ok(at(gw, 'resources', 'requests', 'memory'));
+        assert.ok(at(gw, 'resources', 'limits', 'memory'));
+      });
+
+      it('drops every capability, keeps the root filesystem read-only and runs as root only for the kubelet dirs', () => {
+        assert.deepEqual(at(gw, 'securityContext', 'capabilities', 'drop'), ['ALL']);
+        assert.equal(at(gw, 'securityContext', 'capabilities', 'add'), undefined);
+        assert.equal(at(gw, 'securityContext', 'readOnlyRootFilesystem'), true);
+        assert.equal(at(gw, 'securityContext', 'runAsUser'), 0);
+        assert.equal(at(spec, 'hostNetwork'), undefined);
+        assert.equal(at(spec, 'hostPID'), undefined);
+        const privileged = at(gw, 'securityContext', 'privileged');
+        if (privileged === true) {
+          assert.equal(name, ALL, 'privileged only when gateway.privileged is set');
+        } else {
+          assert.equal(privileged, false);
+          assert.equal(at(gw, 'securityContext', 'allowPrivilegeEscalation'), false);
+        }
+      });
+
+      it('rolls when the config changes: checksum annotation of the ConfigMap', () => {
+        assert.match(
+          String(at(ds, 'spec', 'template', 'metadata', 'annotations', 'checksum/config')),
+          /^[a-f0-9]{64}$/,
+        );
+      });
+    });
+  }
+
+  it('mounts /dev and /sys read-only and the CDI dir writable only when enabled', () => {
+    const mountPaths = (objects: K8sObject[]) =>
+      new Map(
+        asArray(container(gatewayDaemonSet(objects), 'gateway').volumeMounts).map((m) => [
+          at(m, 'mountPath'),
+          m,
+        ]),
+      );
+    const off = mountPaths(defaults);
+    for (const p of ['/dev', '/sys', '/var/run/cdi', '/var/lib/kubelet/plugins_registry'])
+      assert.ok(!off.has(p), `${p} not mounted by default`);
+    const on = mountPaths(allFeatures);
+    assert.equal(at(on.get('/dev'), 'readOnly'), true);
+    assert.equal(at(on.get('/sys'), 'readOnly'), true);
+    assert.ok(on.has('/var/run/cdi'));
+    assert.ok(on.has('/var/lib/kubelet/plugins_registry'));
+  });
+
+  it('passes the CLI flags of the gateway contract', () => {
+    const args = asArray(container(gatewayDaemonSet(defaults), 'gateway').args);
+    assert.deepEqual(args, [
+      '--config=/etc/plugboard/config.yaml',
+      '--device-plugin-dir=/var/lib/kubelet/device-plugins',
+      '--pod-resources-socket=/var/lib/kubelet/pod-resources/kubelet.sock',
+      '--listen=0.0.0.0:9400',
+      '--node-name=$(NODE_NAME)',
+      '--in-cluster',
+      '--state-dir=/var/lib/plugboard',
+      '--auth-token-file=/etc/plugboard/auth/token',
+    ]);
+    const noKube = asArray(container(gatewayDaemonSet(minimal), 'gateway').args);
+    assert.ok(noKube.includes('--no-kube') && !noKube.includes('--in-cluster'));
+    assert.ok(noKube.includes('--auth-token-file=/etc/plugboard/auth/bearer'));
+    const k8sAuth = asArray(container(gatewayDaemonSet(allFeatures), 'gateway').args);
+    assert.ok(!k8sAuth.some((a) => String(a).startsWith('--auth-token-file')));
+    const v6 = render({ values: { gateway: { listenAddress: '::', extraArgs: ['--verbose'] } } });
+    const v6args = asArray(container(gatewayDaemonSet(v6), 'gateway').args);
+    assert.ok(v6args.includes('--listen=[::]:9400'));
+    assert.equal(v6args.at(-1), '--verbose');
+  });
+
+  it('adds vendor tolerations and affinity from values', () => {
+    const spec = podSpec(gatewayDaemonSet(allFeatures));
+    assert.ok(asArray(spec.tolerations).some((t) => at(t, 'key') === 'nvidia.com/gpu'));
+    assert.ok(isObject(at(spec, 'affinity', 'nodeAffinity')));
+    assert.equal(
+      at(gatewayDaemonSet(allFeatures), 'spec', 'updateStrategy', 'rollingUpdate', 'maxUnavailable'),
+      '10%',
+    );
+  });
+});
+
+describe('gateway config', () => {
+  it('keeps faults off by default and carries the resources from values', () => {
+    const config = gatewayConfig(defaults);
+    assert.equal(at(config, 'gateway', 'faults', 'enabled'), false);
+    assert.deepEqual(at(config, 'gateway', 'auth'), {}, 'token mode: the token file is a flag');
+    assert.equal(at(config, 'gateway', 'podResources', 'pollIntervalMs'), 1000);
+    assert.equal(at(config, 'resources', 0, 'name'), 'plugboard.example/gpu');
+    assert.equal(
+      envValue(container(only(defaults, 'Deployment', '-web'), 'web'), 'PLUGBOARD_FAULTS_ENABLED'),
+      'false',
+    );
+  });
+
+  it('turns faults and kubernetes auth on, and merges config.gateway verbatim', () => {
+    const config = gatewayConfig(allFeatures);
+    assert.equal(at(config, 'gateway', 'faults', 'enabled'), true);
+    assert.deepEqual(at(config, 'gateway', 'auth'), {
+      kubernetes: { enabled: true, group: 'plugboard.io', resource: 'faults', verb: 'create' },
+    });
+    assert.deepEqual(at(config, 'gateway', 'stream'), { allowedOrigins: [], heartbeatMs: 15000 });
+    assert.equal(asArray(config.resources).length, 3);
+  });
+
+  it('changes the checksum annotation exactly when the config changes', () => {
+    const checksum = (opts: RenderOptions) =>
+      at(gatewayDaemonSet(render(opts)), 'spec', 'template', 'metadata', 'annotations', 'checksum/config');
+    const base = checksum({});
+    assert.equal(checksum({}), base, 'stable across renders');
+    assert.equal(
+      checksum({ values: { web: { replicas: 5 } } }),
+      base,
+      'unrelated values do not roll the gateways',
+    );
+    assert.notEqual(checksum({ values: { faults: { enabled: true } } }), base);
+    assert.notEqual(
+      checksum({
+        values: {
+          config: { resources: [{ name: 'plugboard.example/gpu', simulated: { count: 4, numaNodes: [0] } }] },
+        },
+      }),
+      base,
+    );
+  });
+});
+
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+
+/** Every RBAC rule the chart grants, keyed by `<Kind>/<name>` of the role. */
+function rbacRules(objects: K8sObject[]): Map<string, Rule[]> {
+  const roles = objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
+  return new Map(roles.map((r) => [`${r.kind}/${r.metadata.name}`, asArray(r.rules) as Rule[]]));
+}
+
+describe('RBAC: least privilege, exactly as listed', () => {
+  const gatewayRead = { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] };
+  const events = { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] };
+  const webDiscovery = { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] };
+
+  it('defaults: gateway reads nodes/pods and writes events; web lists/watches pods; no auth reviews', () => {
+    assert.deepEqual(
+      rbacRules(defaults),
+      new Map([
+        ['ClusterRole/pb-plugboard-gateway', [gatewayRead]],
+        ['Role/pb-plugboard-gateway-events', [events]],
+        ['Role/pb-plugboard-web', [webDiscovery]],
+      ]),
+    );
+    assert.equal(only(defaults, 'Role', '-gateway-events').metadata.namespace, 'default');
+    assert.equal(only(defaults, 'Role', '-web').metadata.namespace, 'plugboard');
+  });
+
+  it('kubernetes auth adds tokenreviews/subjectaccessreviews create and the fault-operator role', () => {
+    assert.deepEqual(
+      rbacRules(allFeatures),
+      new Map([
+        [
+          'ClusterRole/pb-plugboard-gateway',
+          [
+            gatewayRead,
+            { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+            { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+          ],
+        ],
+        [
+          'ClusterRole/pb-plugboard-fault-operator',
+          [{ apiGroups: ['plugboard.io'], resources: ['faults'], verbs: ['create'] }],
+        ],
+        ['Role/pb-plugboard-gateway-events', [events]],
+        ['Role/pb-plugboard-web', [webDiscovery]],
+      ]),
+    );
+  });
+
+  it('no Kubernetes API: no gateway RBAC and no ServiceAccount token', () => {
+    const objects = minimal;
+    assert.deepEqual(rbacRules(objects), new Map());
+    assert.equal(podSpec(gatewayDaemonSet(objects)).automountServiceAccountToken, false);
+  });
+
+  it('binds every role to the chart ServiceAccounts only, never with wildcards', () => {
+    for (const objects of [defaults, allFeatures]) {
+      for (const rules of rbacRules(objects).values()) {
+        for (const rule of rules) {
+          for (const field of [rule.apiGroups, rule.resources, rule.verbs]) assert.ok(!field.includes('*'));
+        }
+      }
+      const serviceAccounts = new Set(find(objects, 'ServiceAccount').map((sa) => sa.metadata.name));
+      for (const binding of objects.filter((o) => o.kind.endsWith('Binding'))) {
+        for (const subject of asArray(binding.subjects)) {
+          assert.equal(at(subject, 'kind'), 'ServiceAccount');
+          assert.ok(
+            serviceAccounts.has(at(subject, 'name') as string),
+            `${binding.metadata.name} binds a chart ServiceAccount`,
+          );
+          assert.equal(at(subject, 'namespace'), 'plugboard');
+        }
+        const roleName = at(binding, 'roleRef', 'name');
+        assert.ok(
+          rbacRules(objects).has(`${String(at(binding, 'roleRef', 'kind'))}/${String(roleName)}`),
+          `${String(roleName)} exists`,
+        );
+      }
+    }
+  });
+});
+
+describe('web', () => {
+  const web = only(defaults, 'Deployment', '-web');
+  const c = container(web, 'web');
+
+  it('runs non-root with a read-only root filesystem and no capabilities', () => {
+    assert.equal(at(podSpec(web), 'securityContext', 'runAsNonRoot'), true);
+    assert.equal(at(c, 'securityContext', 'readOnlyRootFilesystem'), true);
+    assert.equal(at(c, 'securityContext', 'allowPrivilegeEscalation'), false);
+    assert.deepEqual(at(c, 'securityContext', 'capabilities', 'drop'), ['ALL']);
+    assert.ok(asArray(c.volumeMounts).some((m) => at(m, 'mountPath') === '/tmp'));
+  });
+
+  it('discovers exactly the gateway pods: selector, namespace and port match the DaemonSet', () => {
+    const ds = gatewayDaemonSet(defaults);
+    const selector = String(envValue(c, 'PLUGBOARD_GATEWAY_SELECTOR'));
+    const matchLabels: Record<string, string> = Object.fromEntries(
+      selector.split(',').map((kv): [string, string] => {
+        const [key = '', value = ''] = kv.split('=');
+        return [key, value];
+      }),
+    );
+    assert.ok(selects(matchLabels, podLabels(ds)), `${selector} selects the gateway pods`);
+    assert.ok(!selects(matchLabels, podLabels(web)), `${selector} does not select the web pods`);
+    assert.deepEqual(envValue(c, 'PLUGBOARD_GATEWAY_NAMESPACE'), {
+      fieldRef: { fieldPath: 'metadata.namespace' },
+    });
+    assert.equal(
+      envValue(c, 'PLUGBOARD_GATEWAY_PORT'),
+      String(at(container(ds, 'gateway'), 'ports', 0, 'containerPort')),
+    );
+    assert.equal(envValue(c, 'PLUGBOARD_GATEWAY_DISCOVERY'), 'kubernetes');
+  });
+
+  it('never holds the gateway token nor fault permissions: operators present their own', () => {
+    for (const objects of [defaults, allFeatures]) {
+      const w = only(objects, 'Deployment', '-web');
+      assert.ok(!asArray(podSpec(w).volumes).some((v) => isObject(at(v, 'secret'))), 'no Secret volume');
+      assert.ok(!asArray(container(w, 'web').env).some((e) => String(at(e, 'name')).includes('TOKEN')));
+      for (const binding of objects.filter((o) => o.kind.endsWith('Binding'))) {
+        if (at(binding, 'subjects', 0, 'name') === 'pb-plugboard-web') {
+          assert.equal(
+            at(binding, 'roleRef', 'name'),
+            'pb-plugboard-web',
+            'the web is bound to its discovery Role only',
+          );
+        }
+      }
+    }
+  });
+
+  it('Service, PodDisruptionBudget and Ingress select and route to the web pods', () => {
+    const svc = only(defaults, 'Service', '-web');
+    assert.ok(selects(at(svc, 'spec', 'selector'), podLabels(web)));
+    assert.equal(at(svc, 'spec', 'ports', 0, 'targetPort'), 'http');
+    const pdb = only(defaults, 'PodDisruptionBudget', '-web');
+    assert.ok(selects(at(pdb, 'spec', 'selector', 'matchLabels'), podLabels(web)));
+    assert.equal(at(pdb, 'spec', 'maxUnavailable'), 1);
+    assert.equal(find(defaults, 'Ingress').length, 0, 'no Ingress by default');
+    const ingress = only(allFeatures, 'Ingress', '-web');
+    assert.equal(
+      at(ingress, 'spec', 'rules', 0, 'http', 'paths', 0, 'backend', 'service', 'name'),
+      'pb-plugboard-web',
+    );
+    assert.equal(at(ingress, 'spec', 'tls', 0, 'secretName'), 'plugboard-tls');
+  });
+});
+
+describe('NetworkPolicy', () => {
+  it('admits only the web pods and the test pod to the gateways, plus configured metrics peers', () => {
+    for (const objects of [defaults, allFeatures]) {
+      const np = only(objects, 'NetworkPolicy', '-gateway');
+      assert.ok(selects(at(np, 'spec', 'podSelector', 'matchLabels'), podLabels(gatewayDaemonSet(objects))));
+      assert.deepEqual(at(np, 'spec', 'policyTypes'), ['Ingress']);
+      const rules = asArray(at(np, 'spec', 'ingress'));
+      assert.equal(rules.length, 1);
+      assert.deepEqual(at(rules[0], 'ports'), [{ port: 'http', protocol: 'TCP' }]);
+      const peers = asArray(at(rules[0], 'from'));
+      const web = only(objects, 'Deployment', '-web');
+      const testPod = only(objects, 'Pod', '-test-gateway-readyz');
+      assert.ok(selects(at(peers[0], 'podSelector', 'matchLabels'), podLabels(web)), 'web pods admitted');
+      assert.ok(
+        selects(at(peers[1], 'podSelector', 'matchLabels'), testPod.metadata.labels),
+        'test pod admitted',
+      );
+      for (const peer of peers.slice(0, 2))
+        assert.equal(at(peer, 'namespaceSelector'), undefined, 'same namespace only');
+      assert.equal(peers.length, objects === defaults ? 2 : 3);
+    }
+    assert.equal(
+      at(
+        only(allFeatures, 'NetworkPolicy'),
+        'spec',
+        'ingress',
+        0,
+        'from',
+        2,
+        'namespaceSelector',
+        'matchLabels',
+        'kubernetes.io/metadata.name',
+      ),
+      'monitoring',
+    );
+  });
+});
+
+describe('helm test hook', () => {
+  it('checks /readyz on every gateway behind the headless Service, non-root', () => {
+    const pod = only(defaults, 'Pod', '-test-gateway-readyz');
+    assert.equal(pod.metadata.annotations?.['helm.sh/hook'], 'test');
+    const svc = only(defaults, 'Service', '-gateway');
+    assert.equal(at(svc, 'spec', 'clusterIP'), 'None');
+    assert.ok(selects(at(svc, 'spec', 'selector'), podLabels(gatewayDaemonSet(defaults))));
+    const script = String(at(pod, 'spec', 'containers', 0, 'args', 0));
+    assert.match(script, /pb-plugboard-gateway\.plugboard\.svc/);
+    assert.match(script, /const port = 9400;/);
+    assert.match(script, /\/readyz/);
+    assert.equal(at(pod, 'spec', 'securityContext', 'runAsNonRoot'), true);
+    assert.deepEqual(at(pod, 'spec', 'containers', 0, 'securityContext', 'capabilities', 'drop'), ['ALL']);
+  });
+});
+
+describe('token auth Secret', () => {
+  it('is generated when no existing Secret is named, and mounted read-only into the gateway', () => {
+    const secret = only(defaults, 'Secret', '-auth');
+    const token = Buffer.from(String(at(secret, 'data', 'token')), 'base64').toString();
+    assert.match(token, /^[A-Za-z0-9]{48}$/);
+    const ds = gatewayDaemonSet(defaults);
+    const volume = asArray(podSpec(ds).volumes).find((v) => at(v, 'name') === 'auth-token');
+    assert.equal(at(volume, 'secret', 'secretName'), 'pb-plugboard-auth');
+    assert.equal(at(volume, 'secret', 'defaultMode'), 0o400);
+    const mounts = asArray(container(ds, 'gateway').volumeMounts);
+    assert.ok(mounts.some((m) => at(m, 'name') === 'auth-token' && at(m, 'readOnly') === true));
+  });
+
+  it('uses an existing Secret without rendering one', () => {
+    const objects = minimal;
+    assert.equal(find(objects, 'Secret').length, 0);
+    const volume = asArray(podSpec(gatewayDaemonSet(objects)).volumes).find(
+      (v) => at(v, 'name') === 'auth-token',
+    );
+    assert.equal(at(volume, 'secret', 'secretName'), 'my-token');
+    assert.deepEqual(at(volume, 'secret', 'items'), [{ key: 'bearer', path: 'bearer' }]);
+  });
+
+  it('kubernetes mode renders no token Secret and mounts none', () => {
+    assert.equal(find(allFeatures, 'Secret').length, 0);
+    assert.ok(
+      !asArray(podSpec(gatewayDaemonSet(allFeatures)).volumes).some((v) => at(v, 'name') === 'auth-token'),
+    );
+  });
+});
+
+describe('values the schema cannot judge fail the render with a reason', () => {
+  for (const [name, values, expected] of [
+    [
+      'kubernetes auth without the Kubernetes API',
+      { auth: { mode: 'kubernetes' }, gateway: { kubernetesApi: 'none' } },
+      /auth\.mode=kubernetes needs gateway\.kubernetesApi=in-cluster/,
+    ],
+    [
+      'the same resource twice',
+      { config: { resources: [{ name: 'a.example/x' }, { name: 'a.example/x' }] } },
+      /config\.resources\[1\]\.name: "a\.example\/x" is listed twice/,
+    ],
+  ] as const) {
+    it(name, () => {
+      const res = template({ values });
+      assert.notEqual(res.status, 0);
+      assert.match(res.stderr, expected);
+    });
+  }
+});
