@@ -1,0 +1,92 @@
+'use client';
+// One device's page-in-a-drawer: current state, active simulated faults, and its history of health
+// transitions, faults and allocations from the node's event ring.
+import { useEffect, useMemo, useRef } from 'react';
+import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import { blastRadius, deviceHistory, faultsForDevice, tileDevices } from '../../lib/node-view';
+import { formatTime } from '../../lib/format';
+import { HealthBadge, SimulatedBadge } from '../health-badge';
+import { EventList } from './event-timeline';
+
+export function DeviceDrawer({ node, tileKey, onClose }: { node: NodeSnapshot; tileKey: string; onClose: () => void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const devices = useMemo(() => tileDevices(node, tileKey), [node, tileKey]);
+  const first = devices[0];
+  const history = useMemo(() => (first ? deviceHistory(node, first.key) : []), [node, first]);
+  const faults = useMemo(() => (first ? faultsForDevice(node, first) : []), [node, first]);
+  const pods = useMemo(() => blastRadius(node, devices.map((d) => d.key)), [node, devices]);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) {
+      if (typeof d.showModal === 'function') d.showModal();
+      else d.setAttribute('open', '');
+    }
+  }, []);
+  const id = first ? (first.replicaOf ?? first.id) : tileKey;
+  return (
+    <dialog
+      ref={ref}
+      className="drawer"
+      aria-labelledby="drawer-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+    >
+      <div className="row">
+        <h2 id="drawer-title" style={{ margin: 0 }}>
+          Device <span className="mono">{id}</span>
+        </h2>
+        <span className="spacer" />
+        <button type="button" onClick={onClose} autoFocus>
+          Close
+        </button>
+      </div>
+      {!first ? (
+        <p className="notice warn">This device is no longer advertised by the plugin.</p>
+      ) : (
+        <>
+          <p className="mono muted">{first.resource}</p>
+          <table>
+            <tbody>
+              {devices.map((d) => (
+                <tr key={d.key}>
+                  <th scope="row" className="mono">
+                    {d.id}
+                  </th>
+                  <td>
+                    <HealthBadge health={d.health} /> {d.faulted && <SimulatedBadge />}
+                  </td>
+                  <td>
+                    since {formatTime(d.since)}
+                    {d.reason ? ` — ${d.reason}` : ''}
+                  </td>
+                  <td>{d.allocation ? `${d.allocation.namespace}/${d.allocation.pod} (${d.allocation.container})` : 'free'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p>NUMA nodes: {first.numaNodes.length ? first.numaNodes.join(', ') : 'none reported'}</p>
+          <h3>Active simulated faults</h3>
+          {faults.length === 0 ? (
+            <p className="muted">None.</p>
+          ) : (
+            <ul>
+              {faults.map((f) => (
+                <li key={f.id}>
+                  <SimulatedBadge /> {f.reason} — since {formatTime(f.createdAt)}
+                  {f.expiresAt ? `, expires ${formatTime(f.expiresAt)}` : ', until cleared'}
+                  {f.scenarioId ? ` (scenario ${f.scenarioId})` : ''}
+                </li>
+              ))}
+            </ul>
+          )}
+          <h3>Pods holding it</h3>
+          {pods.length === 0 ? <p className="muted">None.</p> : <ul>{pods.map((p) => <li key={p.key} className="mono">{p.key}</li>)}</ul>}
+          <h3>History</h3>
+          <EventList events={history} label={`History of ${id}, newest first`} />
+        </>
+      )}
+    </dialog>
+  );
+}

@@ -1,0 +1,93 @@
+// One physical device in the NUMA map: ID, health (text + icon + colour), who uses it, replica
+// count when shared, and its fault switch. Memoised on the identity of its DeviceState objects so a
+// one-device patch re-renders one tile out of a thousand.
+import { memo } from 'react';
+import type { DeviceState, Health } from '@plugboard/node-gateway/model';
+import { HealthIcon } from '../health-badge';
+
+export type FaultControl =
+  | { mode: 'hidden' }
+  | { mode: 'disabled'; reason: string; reasonId: string }
+  | { mode: 'enabled' };
+
+export interface DeviceTileProps {
+  tileKey: string;
+  id: string;
+  devices: readonly DeviceState[];
+  faultControl: FaultControl;
+  pending: boolean;
+  onOpen: (tileKey: string) => void;
+  onToggleFault: (tileKey: string) => void;
+  /** Test hook: counts renders. */
+  onRender?: (tileKey: string) => void;
+}
+
+function tileHealth(devices: readonly DeviceState[]): Health {
+  return devices.some((d) => d.health !== 'Healthy') ? 'Unhealthy' : 'Healthy';
+}
+
+function DeviceTileView({ tileKey, id, devices, faultControl, pending, onOpen, onToggleFault, onRender }: DeviceTileProps) {
+  onRender?.(tileKey);
+  const health = tileHealth(devices);
+  const faulted = devices.some((d) => d.faulted);
+  const users = devices.flatMap((d) => (d.allocation ? [`${d.allocation.namespace}/${d.allocation.pod}`] : []));
+  const uniqueUsers = [...new Set(users)];
+  const shared = devices.length > 1 || devices.some((d) => d.replicaOf !== null);
+  const reason = devices.find((d) => d.health !== 'Healthy')?.reason ?? null;
+  const numa = devices[0]?.numaNodes ?? [];
+  const usedText = uniqueUsers.length === 0 ? 'free' : `used by ${uniqueUsers.join(', ')}`;
+  const label = `${id} ${health}${faulted ? ' (simulated fault)' : ''}, ${usedText}`;
+  const cls = health === 'Healthy' ? 'ok' : 'bad';
+  return (
+    <li className={`tile ${cls}`} data-device={id}>
+      <button type="button" className="open" aria-label={label} aria-haspopup="dialog" onClick={() => onOpen(tileKey)}>
+        <span className="id mono">{id}</span>
+        <span className={`health ${cls}`}>
+          <HealthIcon health={health} /> {health}
+          {faulted && <span className="badge warn" style={{ marginLeft: '0.3em' }}>simulated</span>}
+        </span>
+        {reason && health !== 'Healthy' && <span className="pod">{reason}</span>}
+        <span className="pod">
+          {uniqueUsers.length === 0 ? 'free' : uniqueUsers.join(', ')}
+          {shared && ` · ${users.length}/${devices.length} replicas in use`}
+        </span>
+        {numa.length > 1 && <span className="pod">NUMA {numa.join(', ')}</span>}
+      </button>
+      {faultControl.mode !== 'hidden' && (
+        <div className="fault-row">
+          <button
+            type="button"
+            role="switch"
+            className="switch"
+            aria-checked={faulted}
+            aria-label={`Fault ${id}`}
+            aria-busy={pending}
+            aria-describedby={faultControl.mode === 'disabled' ? faultControl.reasonId : undefined}
+            disabled={faultControl.mode === 'disabled' || pending}
+            onClick={() => onToggleFault(tileKey)}
+          >
+            <span className="knob" aria-hidden="true" />
+            {pending ? 'waiting…' : faulted ? 'fault on' : 'fault off'}
+          </button>
+        </div>
+      )}
+    </li>
+  );
+}
+
+function sameDevices(a: readonly DeviceState[], b: readonly DeviceState[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+export const DeviceTile = memo(
+  DeviceTileView,
+  (a, b) =>
+    a.tileKey === b.tileKey &&
+    a.id === b.id &&
+    a.pending === b.pending &&
+    a.faultControl === b.faultControl &&
+    a.onOpen === b.onOpen &&
+    a.onToggleFault === b.onToggleFault &&
+    a.onRender === b.onRender &&
+    sameDevices(a.devices, b.devices),
+);

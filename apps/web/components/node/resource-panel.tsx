@@ -1,0 +1,72 @@
+// Capacity vs allocatable per resource with the "why": which devices are unhealthy, since when,
+// why, whether a simulated fault holds them and which pods still hold them; plus registration.
+import { memo, useMemo } from 'react';
+import type { NodeSnapshot, ResourceState } from '@plugboard/node-gateway/model';
+import { explainAllocatable } from '../../lib/node-view';
+import { formatAgo, formatTime } from '../../lib/format';
+import { ResourceSummary } from '../resource-summary';
+import { SimulatedBadge } from '../health-badge';
+
+function Registration({ r }: { r: ResourceState }) {
+  const reg = r.registration;
+  const cls = reg.phase === 'registered' ? 'ok' : reg.phase === 'failed' || reg.phase === 'stopped' ? 'bad' : 'warn';
+  return (
+    <p className="row" style={{ margin: '0.3rem 0', fontSize: '0.92em' }}>
+      <span className={`badge ${cls}`}>
+        {reg.phase === 'registered' ? '✓' : '!'} {reg.phase}
+      </span>
+      <span>registered {reg.registeredAt ? formatTime(reg.registeredAt) : 'never'}</span>
+      <span>kubelet restarts seen {reg.kubeletRestartsSeen}</span>
+      <span>last ListAndWatch update {reg.lastListAndWatchSend ? formatAgo(reg.lastListAndWatchSend) : 'never'}</span>
+      {reg.error && <span className="badge bad">{reg.error}</span>}
+    </p>
+  );
+}
+
+function ResourceCard({ node, r }: { node: NodeSnapshot; r: ResourceState }) {
+  const why = useMemo(() => explainAllocatable(node, r), [node, r]);
+  return (
+    <article className="card">
+      <ResourceSummary name={r.name} counts={r.kubelet} apiServer={r.apiServer} registered={r.registration.phase === 'registered'} />
+      {r.replicas > 1 && <p className="muted">Shared: {r.replicas} replicas per physical device.</p>}
+      <Registration r={r} />
+      {why.length > 0 && (
+        <details open>
+          <summary>
+            Why allocatable is {r.kubelet.allocatable} of {r.kubelet.capacity}: {why.length} unhealthy
+          </summary>
+          <ul>
+            {why.map(({ device, fault, heldBy }) => (
+              <li key={device.key}>
+                <span className="mono">{device.id}</span> Unhealthy since {formatTime(device.since)}
+                {device.reason ? ` — ${device.reason}` : ''} {fault && <SimulatedBadge />}
+                {fault?.expiresAt && <span className="muted"> (expires {formatTime(fault.expiresAt)})</span>}
+                {heldBy.length > 0 ? (
+                  <span className="badge bad" style={{ marginLeft: '0.4em' }}>
+                    still held by {heldBy.join(', ')}
+                  </span>
+                ) : (
+                  <span className="muted"> — not allocated</span>
+                )}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </article>
+  );
+}
+
+export const ResourcePanel = memo(function ResourcePanel({ node }: { node: NodeSnapshot }) {
+  const resources = Object.values(node.resources).sort((a, b) => a.name.localeCompare(b.name));
+  if (resources.length === 0) {
+    return <p className="notice warn">No extended resources: no device plugin is configured or running on this gateway.</p>;
+  }
+  return (
+    <div className="grid">
+      {resources.map((r) => (
+        <ResourceCard key={r.name} node={node} r={r} />
+      ))}
+    </div>
+  );
+});

@@ -1,0 +1,159 @@
+'use client';
+// Cluster overview: every node with per-resource numbers, live from the web server's aggregated
+// summary stream (one socket for the whole cluster), with sort and filter.
+import { useDeferredValue, useMemo, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import type { ClusterDocument, ClusterNode } from '../../lib/cluster-types';
+import { clusterQuery, queryKeys } from '../../lib/queries';
+import { useLiveQuery } from '../../lib/use-live-query';
+import { LiveIndicator } from '../live-indicator';
+import { ProblemNotice } from '../problem-notice';
+import { NodeCard } from './node-card';
+
+export type SortKey = 'name' | 'unhealthy' | 'free' | 'allocated';
+export type HealthFilter = 'all' | 'unhealthy' | 'unreachable';
+
+function freeOf(n: ClusterNode, resource: string): number {
+  if (!n.summary) return -1;
+  return Object.entries(n.summary.resources)
+    .filter(([name]) => !resource || name === resource)
+    .reduce((sum, [, r]) => sum + r.free, 0);
+}
+
+function allocatedOf(n: ClusterNode, resource: string): number {
+  if (!n.summary) return -1;
+  return Object.entries(n.summary.resources)
+    .filter(([name]) => !resource || name === resource)
+    .reduce((sum, [, r]) => sum + r.allocated, 0);
+}
+
+/** Filter + sort, pure so it is tested directly. */
+export function selectNodes(
+  doc: ClusterDocument,
+  opts: { text: string; resource: string; health: HealthFilter; sort: SortKey },
+): ClusterNode[] {
+  const text = opts.text.trim().toLowerCase();
+  const nodes = Object.values(doc.nodes).filter((n) => {
+    if (text && !n.name.toLowerCase().includes(text)) return false;
+    if (opts.resource && n.summary && !(opts.resource in n.summary.resources)) return false;
+    if (opts.health === 'unhealthy' && !(n.summary && n.summary.unhealthyDevices > 0)) return false;
+    if (opts.health === 'unreachable' && n.status === 'live') return false;
+    return true;
+  });
+  const byName = (a: ClusterNode, b: ClusterNode) => a.name.localeCompare(b.name);
+  switch (opts.sort) {
+    case 'name':
+      return nodes.sort(byName);
+    case 'unhealthy':
+      return nodes.sort((a, b) => (b.summary?.unhealthyDevices ?? -1) - (a.summary?.unhealthyDevices ?? -1) || byName(a, b));
+    case 'free':
+      return nodes.sort((a, b) => freeOf(b, opts.resource) - freeOf(a, opts.resource) || byName(a, b));
+    case 'allocated':
+      return nodes.sort((a, b) => allocatedOf(b, opts.resource) - allocatedOf(a, opts.resource) || byName(a, b));
+  }
+}
+
+export function ClusterOverview() {
+  const query = useQuery(clusterQuery());
+  const status = useLiveQuery<ClusterDocument>(queryKeys.cluster, '/api/cluster/stream');
+  const [text, setText] = useState('');
+  const [resource, setResource] = useState('');
+  const [health, setHealth] = useState<HealthFilter>('all');
+  const [sort, setSort] = useState<SortKey>('name');
+  const deferredText = useDeferredValue(text);
+  const doc = query.data?.data;
+
+  const resourceNames = useMemo(() => {
+    const names = new Set<string>();
+    for (const n of Object.values(doc?.nodes ?? {})) for (const r of Object.keys(n.summary?.resources ?? {})) names.add(r);
+    return [...names].sort();
+  }, [doc]);
+  const nodes = useMemo(
+    () => (doc ? selectNodes(doc, { text: deferredText, resource, health, sort }) : []),
+    [doc, deferredText, resource, health, sort],
+  );
+  const total = doc ? Object.keys(doc.nodes).length : 0;
+  const unhealthyNodes = doc ? Object.values(doc.nodes).filter((n) => (n.summary?.unhealthyDevices ?? 0) > 0).length : 0;
+  const unreachable = doc ? Object.values(doc.nodes).filter((n) => n.status !== 'live').length : 0;
+
+  return (
+    <>
+      <div className="row">
+        <h1>Cluster overview</h1>
+        <span className="spacer" />
+        <LiveIndicator status={status} dataAt={query.data?.receivedAt ?? null} />
+      </div>
+      {query.isError && !doc && <ProblemNotice title="Cannot load the cluster" error={query.error} />}
+      {query.isPending && <p role="status">Loading nodes…</p>}
+      {doc && (
+        <>
+          <p className="muted">
+            {total} nodes · {unhealthyNodes} with unhealthy devices · {unreachable} not live · gateways from {doc.discovery.source}
+          </p>
+          {doc.discovery.error && (
+            <ProblemNotice title="Gateway discovery is failing">
+              <p>{doc.discovery.error}</p>
+            </ProblemNotice>
+          )}
+          {total === 0 && (
+            <div className="notice info empty" role="status">
+              <p>
+                <strong>No gateways known.</strong>
+              </p>
+              <p>
+                {doc.discovery.mode === 'static'
+                  ? `The list from ${doc.discovery.source} is empty: set PLUGBOARD_GATEWAYS="node=http://host:port,…" or PLUGBOARD_GATEWAYS_FILE.`
+                  : `No running gateway pods match: ${doc.discovery.source}.`}
+              </p>
+            </div>
+          )}
+          {total > 0 && (
+            <form className="row card" role="search" aria-label="Filter nodes" onSubmit={(e) => e.preventDefault()} style={{ margin: '0.5rem 0 1rem' }}>
+              <label>
+                Node
+                <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="name contains…" />
+              </label>
+              <label>
+                Resource
+                <select value={resource} onChange={(e) => setResource(e.target.value)}>
+                  <option value="">All resources</option>
+                  {resourceNames.map((r) => (
+                    <option key={r} value={r}>
+                      {r}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <label>
+                Health
+                <select value={health} onChange={(e) => setHealth(e.target.value as HealthFilter)}>
+                  <option value="all">All nodes</option>
+                  <option value="unhealthy">With unhealthy devices</option>
+                  <option value="unreachable">Not live</option>
+                </select>
+              </label>
+              <label>
+                Sort by
+                <select value={sort} onChange={(e) => setSort(e.target.value as SortKey)}>
+                  <option value="name">Name</option>
+                  <option value="unhealthy">Unhealthy devices</option>
+                  <option value="free">Free devices</option>
+                  <option value="allocated">Allocated devices</option>
+                </select>
+              </label>
+              <span className="muted" role="status">
+                {nodes.length} of {total} shown
+              </span>
+            </form>
+          )}
+          {total > 0 && nodes.length === 0 && <p className="notice info">No node matches these filters.</p>}
+          <div className="grid">
+            {nodes.map((n) => (
+              <NodeCard key={n.name} node={n} resourceFilter={resource} />
+            ))}
+          </div>
+        </>
+      )}
+    </>
+  );
+}

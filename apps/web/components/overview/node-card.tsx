@@ -1,0 +1,68 @@
+// One node of the cluster overview. Memoised on its ClusterNode object: a summary patch for one
+// node re-renders only that card.
+import { memo } from 'react';
+import Link from 'next/link';
+import type { ClusterNode } from '../../lib/cluster-types';
+import { formatTime } from '../../lib/format';
+import { ResourceSummary } from '../resource-summary';
+
+function LinkBadge({ node }: { node: ClusterNode }) {
+  switch (node.status) {
+    case 'live':
+      return <span className="badge ok">● Live</span>;
+    case 'connecting':
+      return <span className="badge info">◌ Connecting</span>;
+    case 'reconnecting':
+      return <span className="badge warn">◌ Stale since {formatTime(node.since)}</span>;
+    case 'unreachable':
+      return <span className="badge bad">■ Gateway unreachable</span>;
+  }
+}
+
+export const NodeCard = memo(function NodeCard({ node, resourceFilter }: { node: ClusterNode; resourceFilter: string }) {
+  const s = node.summary;
+  const resources = s ? Object.entries(s.resources).filter(([name]) => !resourceFilter || name === resourceFilter) : [];
+  resources.sort(([a], [b]) => a.localeCompare(b));
+  const sourceIssues = s
+    ? (
+        [
+          ['PodResources', s.sources.podResources],
+          ['Kubernetes API', s.sources.kubernetes],
+        ] as const
+      ).filter(([, st]) => st.status === 'stale')
+    : [];
+  return (
+    <article className="card" aria-labelledby={`node-${node.name}`}>
+      <div className="row">
+        <h2 id={`node-${node.name}`} style={{ margin: 0, fontSize: '1.1rem' }}>
+          <Link href={`/nodes/${encodeURIComponent(node.name)}`}>{node.name}</Link>
+        </h2>
+        <span className="spacer" />
+        <LinkBadge node={node} />
+      </div>
+      {node.status !== 'live' && node.error && <p className="muted">{node.error}</p>}
+      {s && (
+        <p className="row" style={{ margin: '0.3rem 0' }}>
+          {s.unhealthyDevices > 0 ? (
+            <span className="badge bad">✕ {s.unhealthyDevices} unhealthy devices</span>
+          ) : (
+            <span className="badge ok">✓ all devices healthy</span>
+          )}
+          {s.activeFaults > 0 && <span className="badge warn">{s.activeFaults} simulated faults</span>}
+          {sourceIssues.map(([label, st]) => (
+            <span key={label} className="badge warn" title={st.reason ?? undefined}>
+              {label} stale since {formatTime(st.lastSuccess)}
+            </span>
+          ))}
+        </p>
+      )}
+      {!s && node.status !== 'connecting' && <p>No data received from this node yet.</p>}
+      {s && resources.length === 0 && (
+        <p className="muted">{resourceFilter ? `No ${resourceFilter} on this node.` : 'No extended resources advertised by this gateway.'}</p>
+      )}
+      {resources.map(([name, r]) => (
+        <ResourceSummary key={name} name={name} counts={r} apiServer={r.apiServer} registered={r.registered} />
+      ))}
+    </article>
+  );
+});

@@ -1,0 +1,49 @@
+// One extended resource's numbers as text (capacity, allocatable, allocated, free, unhealthy) and
+// a bar. The text carries everything; the bar is a picture of the same numbers.
+import { memo } from 'react';
+import type { ResourceCounts } from '@plugboard/node-gateway/model';
+import { shortResource } from '../lib/format';
+
+export interface ResourceSummaryProps {
+  name: string;
+  counts: ResourceCounts;
+  apiServer?: { capacity: number; allocatable: number } | null;
+  registered?: boolean;
+  headingLevel?: 3 | 4;
+}
+
+export const ResourceSummary = memo(function ResourceSummary({ name, counts, apiServer, registered, headingLevel = 3 }: ResourceSummaryProps) {
+  const total = Math.max(counts.capacity, 1);
+  const pct = (n: number) => `${(Math.max(0, n) / total) * 100}%`;
+  const Heading = `h${headingLevel}` as const;
+  const apiDiffers = apiServer != null && (apiServer.capacity !== counts.capacity || apiServer.allocatable !== counts.allocatable);
+  return (
+    <section className="resource" aria-label={`${name} capacity ${counts.capacity} allocatable ${counts.allocatable}`}>
+      <Heading className="name" style={{ margin: 0, fontSize: '1em' }} title={name}>
+        <span className="mono">{name}</span>{' '}
+        {counts.unhealthy > 0 && <span className="badge bad">{counts.unhealthy} unhealthy</span>}
+        {registered === false && <span className="badge warn">plugin not registered</span>}
+      </Heading>
+      <div className="numbers">
+        <span>capacity {counts.capacity}</span>
+        <span>allocatable {counts.allocatable}</span>
+        <span>allocated {counts.allocated}</span>
+        <span>free {counts.free}</span>
+        {apiDiffers && (
+          <span className="muted" title="The API server's Node object lags the kubelet until the next node status update">
+            API server: capacity {apiServer.capacity}, allocatable {apiServer.allocatable}
+          </span>
+        )}
+      </div>
+      <div
+        className="bar"
+        role="img"
+        aria-label={`${shortResource(name)}: ${counts.allocated} allocated, ${counts.free} free, ${counts.unhealthy} unhealthy of ${counts.capacity}`}
+      >
+        <span className="alloc" style={{ width: pct(counts.allocated) }} />
+        <span className="free" style={{ width: pct(counts.free) }} />
+        <span className="bad" style={{ width: pct(counts.unhealthy) }} />
+      </div>
+    </section>
+  );
+});

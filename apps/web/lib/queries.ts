@@ -1,0 +1,69 @@
+// One queryOptions factory per data kind; the live streams write into the same keys with
+// setQueryData, so every view reads one cache whether data came from REST or the stream.
+import { queryOptions, type QueryClient } from '@tanstack/react-query';
+import type { FaultState, NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { ClusterDocument } from './cluster-types';
+import type { LiveDocument } from './live-document';
+import { apiFetch, nodeApiPath } from './api';
+
+export const queryKeys = {
+  cluster: ['cluster'] as const,
+  config: ['config'] as const,
+  node: (name: string) => ['node', name] as const,
+  faults: (name: string) => ['node', name, 'faults'] as const,
+};
+
+export interface DashboardConfig {
+  faultsEnabled: boolean;
+  discovery: { mode: 'static' | 'kubernetes'; source: string; error: string | null };
+}
+
+export const configQuery = () =>
+  queryOptions({
+    queryKey: queryKeys.config,
+    queryFn: () => apiFetch<DashboardConfig>('/api/config'),
+    staleTime: Infinity,
+  });
+
+export const clusterQuery = () =>
+  queryOptions({
+    queryKey: queryKeys.cluster,
+    queryFn: async (): Promise<LiveDocument<ClusterDocument>> => {
+      const r = await apiFetch<{ seq: number; cluster: ClusterDocument }>('/api/cluster');
+      return { seq: r.seq, data: r.cluster, receivedAt: Date.now() };
+    },
+    // The stream keeps it current; REST is only the bootstrap.
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+    refetchOnReconnect: false,
+  });
+
+/**
+ * The node snapshot. REST bootstraps it (and reports why when the gateway is unreachable); the
+ * stream then owns it. A REST answer never overwrites data the stream already delivered: the
+ * stream's copy has a seq the patches build on.
+ */
+export const nodeQuery = (client: QueryClient, name: string) =>
+  queryOptions({
+    queryKey: queryKeys.node(name),
+    queryFn: async (): Promise<LiveDocument<NodeSnapshot>> => {
+      const node = await apiFetch<NodeSnapshot>(nodeApiPath(name, 'node'));
+      const cached = client.getQueryData<LiveDocument<NodeSnapshot>>(queryKeys.node(name));
+      if (cached?.seq != null) return cached;
+      return { seq: null, data: node, receivedAt: Date.now() };
+    },
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+    refetchOnReconnect: false,
+    retry: 1,
+  });
+
+export const faultsQuery = (name: string) =>
+  queryOptions({
+    queryKey: queryKeys.faults(name),
+    queryFn: async (): Promise<FaultState[]> => {
+      const r = await apiFetch<FaultState[] | { faults: FaultState[] }>(nodeApiPath(name, 'faults'));
+      return Array.isArray(r) ? r : r.faults;
+    },
+    staleTime: 5_000,
+  });

@@ -1,0 +1,39 @@
+'use client';
+// Binds a LiveStream to a query key: every message goes through applyLiveMessage (seq guard) into
+// the TanStack Query cache with setQueryData, so views only ever read the cache.
+import { useEffect, useState } from 'react';
+import { useQueryClient, type QueryKey } from '@tanstack/react-query';
+import { applyLiveMessage, type LiveDocument, type LiveMessage } from './live-document';
+import { LiveStream, type LinkStatus } from './live-stream';
+import { streamUrl } from './api';
+
+export function useLiveQuery<T>(queryKey: QueryKey, path: string | null): LinkStatus {
+  const client = useQueryClient();
+  const [status, setStatus] = useState<LinkStatus>({ state: 'connecting', since: Date.now(), error: null });
+  const keyHash = JSON.stringify(queryKey);
+
+  useEffect(() => {
+    if (path === null) return;
+    const key = JSON.parse(keyHash) as QueryKey;
+    const stream = new LiveStream<T>({
+      url: (since) => streamUrl(since === null ? path : `${path}${path.includes('?') ? '&' : '?'}since=${since}`),
+      currentSeq: () => client.getQueryData<LiveDocument<T>>(key)?.seq ?? null,
+      onStatus: setStatus,
+      doc: document,
+      onMessage: (msg: LiveMessage<T>) => {
+        const r = applyLiveMessage(client.getQueryData<LiveDocument<T>>(key), msg);
+        if (r.kind === 'applied') {
+          client.setQueryData<LiveDocument<T>>(key, r.doc);
+          return 'ok';
+        }
+        if (r.kind === 'resync') return 'resync';
+        if (r.kind === 'error') return 'error';
+        return 'ok';
+      },
+    });
+    stream.start();
+    return () => stream.stop();
+  }, [client, keyHash, path]);
+
+  return status;
+}

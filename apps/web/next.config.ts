@@ -1,0 +1,15 @@
+// Next.js build configuration. The dashboard runs behind its own Node server (server.ts), which
+// owns the /api proxy and the WebSocket upgrades; Next only renders pages.
+import type { NextConfig } from 'next';
+
+export const nextConfig: NextConfig = {
+  reactStrictMode: true,
+  poweredByHeader: false,
+  // Server-only libraries must never reach a browser bundle; keeping them external on the server
+  // also avoids bundling their native/optional dependencies.
+  serverExternalPackages: ['@kubernetes/client-node', 'ws', 'pino'],
+  typescript: { tsconfigPath: 'tsconfig.json' },
+};
+
+// Next reads its config from the default export; this is one of Next's own files.
+export default nextConfig;
