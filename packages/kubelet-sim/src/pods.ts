@@ -67,6 +67,13 @@ export interface PodRuntime {
   rejected: boolean;
   conditions: Map<string, { status: 'True' | 'False'; time: Date }>;
   gone: boolean;
+  /** allocatedResourcesStatus frozen when a terminated pod released its devices. */
+  finalResourceStatus: Map<string, ResourceStatus[]> | null;
+}
+
+interface ResourceStatus {
+  name: string;
+  resources: { resourceID: string; health: string }[];
 }
 
 /** The Pod object as the API serves it. */
@@ -140,6 +147,7 @@ export class PodManager {
       rejected: false,
       conditions: new Map(),
       gone: false,
+      finalResourceStatus: null,
     };
     this.pods.set(k, pod);
     const log = this.log.child({ pod: k, uid: spec.uid });
@@ -240,6 +248,7 @@ export class PodManager {
   }
 
   private release(pod: PodRuntime): void {
+    pod.finalResourceStatus = new Map([...pod.init, ...pod.app].map((c) => [c.spec.name, this.resourceStatus(pod, c)]));
     this.o.deviceManager.freePod(pod.spec.uid);
     this.o.cpuManager.release(pod.spec.uid);
   }
@@ -458,9 +467,19 @@ export class PodManager {
     };
   }
 
+  /** Per resource, the health of each allocated device (the ResourceHealthStatus feature). */
+  private resourceStatus(pod: PodRuntime, c: ContainerRuntime): ResourceStatus[] {
+    const frozen = pod.finalResourceStatus?.get(c.spec.name);
+    if (frozen) return frozen;
+    return this.o.deviceManager.containerAllocations(pod.spec.uid, c.spec.name).map((a) => ({
+      name: a.resource,
+      resources: a.deviceIds.map((id) => ({ resourceID: id, health: this.o.deviceManager.deviceHealth(a.resource, id) })),
+    }));
+  }
+
   private containerStatus(pod: PodRuntime, c: ContainerRuntime): Record<string, unknown> {
     const image = String(c.spec.raw['image']);
-    const allocations = this.o.deviceManager.containerAllocations(pod.spec.uid, c.spec.name);
+    const resourceStatus = this.resourceStatus(pod, c);
     return {
       name: c.spec.name,
       state: renderState(c.state),
@@ -471,14 +490,7 @@ export class PodManager {
       imageID: `${image.split(':')[0]}@sha256:${'0'.repeat(64)}`,
       ...(c.containerId ? { containerID: c.containerId } : {}),
       started: c.state.kind === 'running',
-      ...(allocations.length
-        ? {
-            allocatedResourcesStatus: allocations.map((a) => ({
-              name: a.resource,
-              resources: a.deviceIds.map((id) => ({ resourceID: id, health: this.o.deviceManager.deviceHealth(a.resource, id) })),
-            })),
-          }
-        : {}),
+      ...(resourceStatus.length ? { allocatedResourcesStatus: resourceStatus } : {}),
     };
   }
 }

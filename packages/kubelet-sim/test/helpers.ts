@@ -28,11 +28,13 @@ export async function startFixture(opts: Partial<KubeletSimOptions> = {}): Promi
   };
 }
 
-/** Polls `check` until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(check: () => T | undefined | null | false, what: string, timeoutMs = 5000): Promise<T> {
+type Falsy = undefined | null | false | 0 | '';
+
+/** Polls `check` (sync or async) until it returns a truthy value or the deadline passes. */
+export async function waitFor<T>(check: () => T | Falsy | Promise<T | Falsy>, what: string, timeoutMs = 5000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = check();
+    const v = await check();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
