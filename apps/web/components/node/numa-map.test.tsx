@@ -1,0 +1,93 @@
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { act, cleanup, render, screen, within } from '@testing-library/react';
+import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import { makeSnapshot } from '../../test/make-snapshot';
+import { applyLiveMessage } from '../../lib/live-document';
+import { NumaMap } from './numa-map';
+import type { FaultControl } from './device-tile';
+
+const R = 'plugboard.example/gpu';
+const enabled: FaultControl = { mode: 'enabled' };
+const noop = () => {};
+const noPending: ReadonlySet<string> = new Set();
+
+afterEach(() => cleanup());
+
+function renderMap(node: NodeSnapshot, faultControl: FaultControl = enabled, onTileRender?: (k: string) => void) {
+  const ui = (n: NodeSnapshot) => (
+    <NumaMap node={n} faultControl={faultControl} pendingTiles={noPending} onOpen={noop} onToggleFault={noop} {...(onTileRender ? { onTileRender } : {})} />
+  );
+  const r = render(ui(node));
+  return { ...r, update: (n: NodeSnapshot) => r.rerender(ui(n)) };
+}
+
+describe('NumaMap', () => {
+  it('groups devices by NUMA node; tiles are named by device ID and health word; switches are "Fault <id>"', () => {
+    renderMap(makeSnapshot({ devices: 8, numaNodes: 2, pods: 3 }));
+    const numa0 = screen.getByRole('region', { name: /NUMA node 0/ });
+    const numa1 = screen.getByRole('region', { name: /NUMA node 1/ });
+    assert.equal(within(numa0).getAllByRole('button', { name: /^dev-\d Healthy/ }).length, 4);
+    assert.equal(within(numa1).getAllByRole('button', { name: /^dev-\d Healthy/ }).length, 4);
+    assert.ok(within(numa0).getByRole('button', { name: /^dev-0 Healthy, used by ml\/pod-0$/ }));
+    assert.ok(within(numa1).getByRole('button', { name: /^dev-7 Healthy, free$/ }));
+    const sw = screen.getByRole('switch', { name: 'Fault dev-5' });
+    assert.equal(sw.getAttribute('aria-checked'), 'false');
+    assert.match(numa0.textContent ?? '', /CPUs 0-31/);
+  });
+
+  it('shows an unhealthy faulted device as text, icon and label, and hides switches when faults are off', () => {
+    const node = makeSnapshot({ devices: 4, numaNodes: 1, pods: 1 });
+    node.devices[`${R}/dev-0`] = { ...node.devices[`${R}/dev-0`]!, health: 'Unhealthy', reason: 'simulated: test', faulted: true };
+    renderMap(node, { mode: 'hidden' });
+    const tile = screen.getByRole('button', { name: /^dev-0 Unhealthy \(simulated fault\), used by ml\/pod-0$/ });
+    assert.match(tile.textContent ?? '', /Unhealthy/);
+    assert.match(tile.textContent ?? '', /simulated/);
+    assert.equal(screen.queryAllByRole('switch').length, 0);
+  });
+
+  it('disables switches with the reason as their description', () => {
+    const ctl: FaultControl = { mode: 'disabled', reason: 'need a token', reasonId: 'why' };
+    renderMap(makeSnapshot({ devices: 2, numaNodes: 1, pods: 0 }), ctl);
+    const sw = screen.getByRole('switch', { name: 'Fault dev-1' }) as HTMLButtonElement;
+    assert.equal(sw.disabled, true);
+    assert.equal(sw.getAttribute('aria-describedby'), 'why');
+  });
+
+  it('shows one tile per shared physical device with its replica use', () => {
+    renderMap(makeSnapshot({ devices: 8, numaNodes: 1, pods: 3, replicas: 4 }));
+    const tile = screen.getByRole('button', { name: /^dev-0 Healthy, used by ml\/pod-0, batch\/pod-1, ml\/pod-2$/ });
+    assert.match(tile.textContent ?? '', /3\/4 replicas in use/);
+    assert.equal(screen.getAllByRole('switch').length, 2);
+  });
+
+  it('at 1,024 devices and 250 pods, a one-device patch re-renders only that tile', () => {
+    const renders = new Map<string, number>();
+    const count = (k: string) => renders.set(k, (renders.get(k) ?? 0) + 1);
+    const start = makeSnapshot({ devices: 1024, numaNodes: 4, pods: 250, devicesPerPod: 2 });
+    let doc = applyLiveMessage<NodeSnapshot>(undefined, { type: 'snapshot', seq: 1, node: start });
+    assert.equal(doc.kind, 'applied');
+    let current = (doc as { doc: { data: NodeSnapshot } }).doc;
+    const view = renderMap(current.data, enabled, count);
+    assert.equal(renders.size, 1024);
+    assert.ok([...renders.values()].every((n) => n === 1));
+    assert.equal(screen.getAllByRole('switch').length, 1024);
+
+    renders.clear();
+    const key = `${R}/dev-700`;
+    doc = applyLiveMessage(current as never, {
+      type: 'patch',
+      seq: 2,
+      ops: [
+        { op: 'replace', path: `/devices/${R.replace('/', '~1')}~1dev-700/health`, value: 'Unhealthy' },
+        { op: 'replace', path: `/devices/${R.replace('/', '~1')}~1dev-700/faulted`, value: true },
+      ],
+    });
+    assert.equal(doc.kind, 'applied');
+    current = (doc as { doc: { data: NodeSnapshot } }).doc;
+    act(() => view.update(current.data));
+    assert.deepEqual([...renders.entries()], [[key, 1]]);
+    assert.ok(screen.getByRole('button', { name: /^dev-700 Unhealthy \(simulated fault\)/ }));
+    assert.equal(screen.getByRole('switch', { name: 'Fault dev-700' }).getAttribute('aria-checked'), 'true');
+  });
+});
