@@ -346,7 +346,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     if (this.#stopping || this.#restarting) return;
     const registered = this.#registration.phase === 'registered';
     if (signal === 'socket-deleted') {
-      this.#restart('socket-deleted', registered);
+      // Only a (re)starting kubelet deletes our socket, whatever our registration phase.
+      this.#restart('socket-deleted', true);
     } else if (registered) {
       this.#restart('kubelet-sock-recreated', true);
     } else {
