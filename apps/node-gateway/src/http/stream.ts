@@ -152,7 +152,9 @@ export class StreamHub {
   /** Sends one pre-serialised frame; false when the client was (or is now) cut off. */
   send(client: Client, data: Buffer, view: StreamView): boolean {
     if (client.closing || client.ws.readyState !== WebSocket.OPEN) return false;
-    if (client.ws.bufferedAmount + data.length > this.options.maxQueueBytes) {
+    // A message always fits an empty queue (a snapshot may exceed the limit on its own).
+    const queued = client.ws.bufferedAmount;
+    if (queued > 0 && queued + data.length > this.options.maxQueueBytes) {
       this.options.onDrop?.(view, 'slow');
       this.close(
         client,

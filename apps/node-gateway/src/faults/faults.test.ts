@@ -1,0 +1,164 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FaultStore, type FaultActuator } from './fault-store.js';
+import { ScenarioRunner, scenarioBodySchema } from './scenarios.js';
+import type { DeviceState } from '../model/types.js';
+import { waitFor } from '../../test/helpers.js';
+
+function recorder(): FaultActuator & { on: Map<string, string> } {
+  const on = new Map<string, string>();
+  return { on, inject: (r, d, why) => on.set(`${r}/${d}`, why), clear: (r, d) => on.delete(`${r}/${d}`) };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'pb-faults-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('a fault holds the device until its last fault is removed; TTL expiry clears it', async () => {
+  const act = recorder();
+  const cleared: string[] = [];
+  const store = new FaultStore({ stateDir: null, maxActive: 10, onCleared: (_f, cause) => cleared.push(cause) });
+  store.attach(act);
+  const a = store.add({ resource: 'r', deviceId: 'd0', reason: 'one' });
+  const b = store.add({ resource: 'r', deviceId: 'd0', reason: 'two', ttlSeconds: 1 });
+  assert.equal(act.on.get('r/d0'), 'two');
+  store.remove(a.id);
+  assert.equal(act.on.get('r/d0'), 'two', 'the other fault keeps the device faulted');
+  await waitFor('TTL expiry', () => !store.get(b.id), 3000);
+  assert.equal(act.on.has('r/d0'), false);
+  assert.deepEqual(cleared, ['deleted', 'expired']);
+  assert.equal(store.persistence.enabled, false);
+  assert.throws(() => {
+    for (let i = 0; i < 11; i++) store.add({ resource: 'r', deviceId: `x${i}`, reason: 'r' });
+  }, /maxActive/);
+  store.close();
+});
+
+test('active faults persist across restarts; expired ones are cleared on restore', async () => {
+  let now = Date.parse('2026-01-01T00:00:00Z');
+  const clock = () => new Date(now);
+  const s1 = new FaultStore({ stateDir: dir, maxActive: 10, now: clock });
+  s1.attach(recorder());
+  const keep = s1.add({ resource: 'r', deviceId: 'd1', reason: 'keep', ttlSeconds: 3600 });
+  s1.add({ resource: 'r', deviceId: 'd2', reason: 'short', ttlSeconds: 5 });
+  const forever = s1.add({ resource: 'r', deviceId: 'd3', reason: 'forever' });
+  s1.close();
+  assert.equal(JSON.parse(readFileSync(join(dir, 'faults.json'), 'utf8')).faults.length, 3);
+
+  now += 10_000; // the gateway was down for 10 s: the 5 s fault expired meanwhile
+  const act = recorder();
+  const s2 = new FaultStore({ stateDir: dir, maxActive: 10, now: clock });
+  const loaded = s2.loadPersisted();
+  assert.deepEqual(loaded.expired.map((f) => f.reason), ['short']);
+  const causes: string[] = [];
+  const s2b = new FaultStore({ stateDir: dir, maxActive: 10, now: clock, onCleared: (_f, c) => causes.push(c) });
+  s2b.attach(act, loaded.restored, loaded.expired);
+  assert.deepEqual(causes, ['expired-while-down']);
+  assert.deepEqual(s2b.list().map((f) => f.id).sort(), [keep.id, forever.id].sort());
+  assert.equal(s2b.get(keep.id)!.expiresAt, keep.expiresAt, 'TTL is kept, not restarted');
+  assert.deepEqual([...act.on.keys()].sort(), ['r/d1', 'r/d3']);
+  s2b.close();
+  s2.close();
+});
+
+test('an unwritable state dir turns persistence off with a reason, faults still work in memory', () => {
+  const ro = join(dir, 'ro');
+  writeFileSync(ro, 'not a directory');
+  const store = new FaultStore({ stateDir: join(ro, 'state'), maxActive: 10 });
+  assert.equal(store.persistence.enabled, false);
+  assert.match(store.persistence.reason!, /not writable/);
+  const act = recorder();
+  store.attach(act);
+  store.add({ resource: 'r', deviceId: 'd', reason: 'x' });
+  assert.equal(act.on.size, 1);
+  store.close();
+  if (process.getuid?.() !== 0) {
+    const locked = mkdtempSync(join(dir, 'locked-'));
+    chmodSync(locked, 0o500);
+    assert.equal(new FaultStore({ stateDir: locked, maxActive: 1 }).persistence.enabled, false);
+  }
+});
+
+function devices(): DeviceState[] {
+  return Array.from({ length: 8 }, (_, i) => ({
+    key: `r/g${i}`,
+    resource: 'r',
+    id: `g${i}`,
+    health: 'Healthy' as const,
+    reason: null,
+    since: '',
+    numaNodes: [i < 4 ? 0 : 1],
+    replicaOf: null,
+    faulted: false,
+    allocation: null,
+  }));
+}
+
+test('scenario bodies: inline steps and timeline documents (YAML durations), with errors naming fields', () => {
+  const inline = scenarioBodySchema.parse({ action: 'fail-numa-node', numaNode: 1, ttlSeconds: 30 });
+  assert.equal(inline.steps[0]!.action, 'fail-numa-node');
+  assert.equal(inline.ttlSeconds, 30);
+  const doc = scenarioBodySchema.parse({
+    name: 'numa-outage',
+    steps: [
+      { at: '10s', node: 'gpu-node-a', action: 'fail-numa-node', numaNode: 1 },
+      { at: '40s', node: 'gpu-node-a', action: 'heal-numa-node', numaNode: 1 },
+      { at: '1m', node: 'gpu-node-b', action: 'restart-kubelet' },
+    ],
+  });
+  assert.deepEqual(doc.steps.map((s) => s.at), [10_000, 40_000, 60_000]);
+  const bad = scenarioBodySchema.safeParse({ action: 'flap-device', resource: 'r', deviceId: 'g', ttlSeconds: 5 });
+  assert.equal(bad.success, false);
+  assert.match(JSON.stringify(bad.error!.issues), /periodMs/);
+  assert.equal(scenarioBodySchema.safeParse({ steps: [{ at: 'soon', action: 'heal-all' }] }).success, false);
+});
+
+test('scenario runner: NUMA outage, random devices (seeded), flap, node filter, stop clears', async () => {
+  const act = recorder();
+  const store = new FaultStore({ stateDir: null, maxActive: 100 });
+  store.attach(act);
+  const runner = new ScenarioRunner({ nodeName: 'gpu-node-a', faults: store, devices });
+  const s = runner.start(
+    scenarioBodySchema.parse({
+      steps: [
+        { action: 'fail-numa-node', numaNode: 1 },
+        { action: 'restart-kubelet', node: 'gpu-node-b' },
+        { at: '50ms', action: 'heal-numa-node', numaNode: 1 },
+      ],
+      ttlSeconds: 60,
+    }),
+  );
+  assert.deepEqual([...act.on.keys()].sort(), ['r/g4', 'r/g5', 'r/g6', 'r/g7']);
+  assert.equal(runner.get(s.id)!.steps[1]!.status, 'skipped');
+  await waitFor('heal step', () => act.on.size === 0, 2000);
+  assert.equal(runner.stop(s.id), true);
+
+  const pick = (seed: number) => {
+    const r = runner.start(scenarioBodySchema.parse({ action: 'fail-devices', resource: 'r', count: 3, seed, ttlSeconds: 60 }));
+    const ids = [...act.on.keys()].sort();
+    runner.stop(r.id);
+    return ids;
+  };
+  assert.equal(pick(7).length, 3);
+  assert.deepEqual(pick(7), pick(7));
+  assert.equal(act.on.size, 0, 'stop clears the scenario faults');
+
+  const flap = runner.start(scenarioBodySchema.parse({ action: 'flap-device', resource: 'r', deviceId: 'g2', periodMs: 20, ttlSeconds: 60 }));
+  let transitions = 0;
+  let last = act.on.has('r/g2');
+  await waitFor('4 flaps', () => {
+    const nowOn = act.on.has('r/g2');
+    if (nowOn !== last) transitions++;
+    last = nowOn;
+    return transitions >= 4;
+  }, 3000);
+  runner.stop(flap.id);
+  assert.equal(act.on.size, 0);
+  const ttl = runner.start(scenarioBodySchema.parse({ action: 'fail-devices', resource: 'r', deviceIds: ['g0'], ttlSeconds: 1 }));
+  assert.equal(act.on.size, 1);
+  await waitFor('scenario TTL', () => !runner.get(ttl.id) && act.on.size === 0, 3000);
+  runner.close();
+  store.close();
+});

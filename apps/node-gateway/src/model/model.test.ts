@@ -1,0 +1,178 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fastJsonPatch from 'fast-json-patch';
+import { buildSnapshot, type ModelInputs, type ResourceInput } from './build.js';
+import { diffDocuments, diffEventRing } from './diff.js';
+import { NodeModel } from './node-model.js';
+import type { NodeEvent } from './types.js';
+
+const { applyPatch } = fastJsonPatch;
+const T0 = '2026-01-01T00:00:00.000Z';
+const reg = { phase: 'registered' as const, registeredAt: T0, kubeletRestartsSeen: 0, lastListAndWatchSend: T0, error: null };
+
+function gpu(count: number, unhealthy: number[] = []): ResourceInput {
+  return {
+    name: 'plugboard.example/gpu',
+    registration: reg,
+    devices: Array.from({ length: count }, (_, i) => ({
+      id: `gpu-${i}`,
+      health: unhealthy.includes(i) ? ('Unhealthy' as const) : ('Healthy' as const),
+      reason: unhealthy.includes(i) ? 'ecc' : null,
+      since: T0,
+      numaNodes: [i < count / 2 ? 0 : 1],
+      replicaOf: null,
+    })),
+  };
+}
+
+const base: ModelInputs = {
+  nodeName: 'n1',
+  updatedAt: T0,
+  gateway: { version: 't', startedAt: T0, faultsEnabled: true, authRequired: false, persistence: { enabled: false } },
+  resources: [],
+  podResources: null,
+  kube: null,
+  faults: [],
+  events: [],
+  sources: {
+    podResources: { status: 'ok', lastSuccess: T0, reason: null },
+    kubernetes: { status: 'disabled', lastSuccess: null, reason: 'off' },
+  },
+};
+
+const topo = (n: number) => ({ nodes: [{ ID: n }] });
+
+test('snapshot joins plugin devices, PodResources allocations, allocatable and API-server counts', () => {
+  const s = buildSnapshot({
+    ...base,
+    resources: [gpu(4, [3])],
+    podResources: {
+      pods: [
+        {
+          name: 'train',
+          namespace: 'ml',
+          containers: [
+            {
+              name: 'main',
+              devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0', 'gpu-3'], topology: undefined }],
+              cpuIds: [3, 1],
+              memory: [{ memoryType: 'memory', size: 1024, topology: topo(0) }],
+              dynamicResources: [],
+            },
+          ],
+        },
+        {
+          name: 'aligned',
+          namespace: 'ml',
+          containers: [
+            { name: 'c', devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-1'], topology: topo(0) }], cpuIds: [], memory: [], dynamicResources: [] },
+          ],
+        },
+      ],
+      allocatable: {
+        devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0', 'gpu-1', 'gpu-2'], topology: undefined }],
+        cpuIds: [0, 1, 2, 3],
+        memory: [{ memoryType: 'memory', size: 4096, topology: topo(0) }],
+      },
+    },
+    kube: {
+      node: { metadata: { name: 'n1' }, status: { capacity: { 'plugboard.example/gpu': '4' }, allocatable: { 'plugboard.example/gpu': '3' } } },
+      pods: [
+        {
+          metadata: { name: 'train', namespace: 'ml' },
+          spec: { nodeName: 'n1', containers: [{ name: 'main' }] },
+          status: {
+            phase: 'Running',
+            containerStatuses: [
+              {
+                name: 'main',
+                image: 'x',
+                imageID: '',
+                ready: false,
+                restartCount: 3,
+                state: { waiting: { reason: 'CrashLoopBackOff' } },
+                allocatedResourcesStatus: [{ name: 'plugboard.example/gpu', resources: [{ resourceID: 'gpu-3', health: 'Unhealthy' }] }],
+              },
+            ],
+          },
+        },
+      ],
+    },
+  });
+  const r = s.resources['plugboard.example/gpu']!;
+  assert.deepEqual(r.kubelet, { capacity: 4, allocatable: 3, allocated: 3, free: 1, healthy: 3, unhealthy: 1 });
+  assert.deepEqual(r.apiServer, { capacity: 4, allocatable: 3 });
+  assert.deepEqual(s.devices['plugboard.example/gpu/gpu-3']!.allocation, { namespace: 'ml', pod: 'train', container: 'main' });
+  const train = s.pods['ml/train']!;
+  assert.equal(train.affectedByUnhealthyDevice, true);
+  assert.equal(train.reason, 'CrashLoopBackOff');
+  assert.equal(train.numaAlignment.verdict, 'spread');
+  assert.deepEqual(train.numaAlignment.numaNodes, [0, 1]);
+  assert.deepEqual(train.containers[0]!.cpuIds, [1, 3]);
+  assert.equal(train.containers[0]!.restartCount, 3);
+  assert.deepEqual(train.containers[0]!.allocatedResourcesStatus, [{ resource: 'plugboard.example/gpu', devices: [{ id: 'gpu-3', health: 'Unhealthy' }] }]);
+  const aligned = s.pods['ml/aligned']!;
+  assert.equal(aligned.numaAlignment.verdict, 'aligned');
+  assert.equal(aligned.phase, 'Running');
+  assert.equal(aligned.affectedByUnhealthyDevice, false);
+  assert.deepEqual(s.numa.nodes['0']!.deviceKeys, ['plugboard.example/gpu/gpu-0', 'plugboard.example/gpu/gpu-1']);
+  assert.equal(s.numa.nodes['0']!.memory.memory, 4096);
+});
+
+test('without PodResources, allocatable falls back to healthy devices; replicas are counted', () => {
+  const shared: ResourceInput = {
+    name: 'plugboard.example/shared',
+    registration: reg,
+    devices: ['a::0', 'a::1', 'a::2'].map((id) => ({ id, health: 'Healthy' as const, reason: null, since: T0, numaNodes: [], replicaOf: 'a' })),
+  };
+  const s = buildSnapshot({ ...base, resources: [gpu(2, [0]), shared], faults: [{ id: 'f', resource: 'plugboard.example/shared', deviceId: 'a', reason: 'r', createdAt: T0, expiresAt: null, scenarioId: null, simulated: true }] });
+  assert.equal(s.resources['plugboard.example/gpu']!.kubelet.allocatable, 1);
+  assert.equal(s.resources['plugboard.example/shared']!.replicas, 3);
+  assert.equal(s.devices['plugboard.example/shared/a::1']!.faulted, true);
+  assert.deepEqual(s.numa.nodes.none!.deviceKeys.length, 3);
+  assert.equal(s.numa.nodes.none!.id, null);
+});
+
+const ev = (seq: number): NodeEvent => ({ seq, at: T0, kind: 'source', resource: null, deviceIds: [], pod: null, message: `e${seq}` });
+
+test('event ring diff: drop-oldest + append is remove/0 + add/-, not a replace of every element', () => {
+  const prev = [ev(1), ev(2), ev(3)];
+  const next = [ev(3), ev(4), ev(5)];
+  const ops = diffEventRing(prev, next);
+  assert.deepEqual(ops.map((o) => `${o.op} ${o.path}`), ['remove /events/0', 'remove /events/0', 'add /events/-', 'add /events/-']);
+  assert.deepEqual(applyPatch({ events: structuredClone(prev) }, ops as never).newDocument.events, next);
+  assert.deepEqual(diffEventRing(prev, prev), []);
+  assert.deepEqual(diffEventRing([], [ev(1)]).length, 1);
+  // Non-ring change falls back to replace.
+  assert.equal(diffEventRing([ev(1), ev(2)], [ev(1), ev(7), ev(2)])[0]!.op, 'replace');
+});
+
+test('diffDocuments round-trips arbitrary snapshot changes', () => {
+  const a = buildSnapshot({ ...base, resources: [gpu(8)], events: [ev(1)] });
+  const b = buildSnapshot({ ...base, resources: [gpu(8, [2, 5])], events: [ev(1), ev(2)], updatedAt: '2026-01-02T00:00:00.000Z' });
+  const ops = diffDocuments(a, b);
+  assert.deepEqual(applyPatch(structuredClone(a), ops as never).newDocument, b);
+  assert.ok(ops.length < 20, `small patch for two device changes, got ${ops.length} ops`);
+});
+
+test('NodeModel coalesces updates, emits nothing for unchanged input, bounds the event ring', async () => {
+  let t = 0;
+  const model = new NodeModel({ nodeName: 'n', gateway: base.gateway, eventRingSize: 3, now: () => new Date(Date.parse(T0) + ++t) });
+  const changes: number[] = [];
+  model.on('change', (c) => changes.push(c.ops.length));
+  model.setResource(gpu(2));
+  model.setResource(gpu(2));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(changes.length, 1);
+  model.setResource(gpu(2));
+  assert.equal(model.flush(), null);
+  for (let i = 0; i < 5; i++) model.addEvent({ kind: 'source', resource: null, deviceIds: [], pod: null, message: `m${i}` });
+  const c = model.flush()!;
+  assert.deepEqual(model.snapshot().events.map((e) => e.message), ['m2', 'm3', 'm4']);
+  assert.ok(c.summaryOps.length === 0, 'events do not touch the summary');
+  model.setResource(gpu(2, [1]));
+  const c2 = model.flush()!;
+  assert.ok(c2.summaryOps.some((o) => o.path.endsWith('/unhealthy')));
+  assert.equal(model.summary().unhealthyDevices, 1);
+  model.close();
+});

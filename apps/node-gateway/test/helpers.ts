@@ -1,0 +1,59 @@
+// Shared helpers of the gateway's tests: waiting on conditions with a deadline and a WebSocket
+// client that records what it receives.
+import { WebSocket } from 'ws';
+import type { StreamMessage } from '../src/model/types.js';
+
+export async function waitFor<T>(what: string, fn: () => T | undefined | false | null | Promise<T | undefined | false | null>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export interface StreamClient {
+  ws: WebSocket;
+  messages: StreamMessage<any>[];
+  closed: Promise<{ code: number; reason: string }>;
+  next(pred: (m: StreamMessage<any>) => boolean, what: string, timeoutMs?: number): Promise<StreamMessage<any>>;
+  close(): Promise<void>;
+}
+
+export async function connectStream(url: string, options: { origin?: string } = {}): Promise<StreamClient> {
+  const ws = new WebSocket(url, options.origin ? { origin: options.origin } : {});
+  const messages: StreamMessage<any>[] = [];
+  ws.on('message', (data) => messages.push(JSON.parse(String(data))));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  let cursor = 0;
+  return {
+    ws,
+    messages,
+    closed,
+    async next(pred, what, timeoutMs = 5000) {
+      return waitFor(what, () => {
+        for (; cursor < messages.length; cursor++) {
+          if (pred(messages[cursor]!)) return messages[cursor++]!;
+        }
+        return undefined;
+      }, timeoutMs);
+    },
+    async close() {
+      if (ws.readyState === WebSocket.CLOSED) return;
+      ws.close();
+      await closed;
+    },
+  };
+}
