@@ -293,12 +293,15 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   return sim;
 }
 
-/** A kubeconfig (JSON is valid YAML) with one cluster, one user and a current context. */
+/**
+ * A kubeconfig (JSON is valid YAML) with one cluster, one user and a current context. The server
+ * is plain HTTP; @kubernetes/client-node only allows that with insecure-skip-tls-verify set.
+ */
 function writeKubeconfig(path: string, server: string, token: string | undefined): void {
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'kubelet-sim', cluster: { server } }],
+    clusters: [{ name: 'kubelet-sim', cluster: { server, 'insecure-skip-tls-verify': true } }],
     users: [{ name: 'kubelet-sim', user: token ? { token } : {} }],
     contexts: [{ name: 'kubelet-sim', context: { cluster: 'kubelet-sim', user: 'kubelet-sim', namespace: 'default' } }],
     'current-context': 'kubelet-sim',
