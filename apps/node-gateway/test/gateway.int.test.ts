@@ -25,7 +25,7 @@ let sim: KubeletSim;
 let gw: Gateway;
 let tokenFile: string;
 
-function config(overrides: GatewaySectionInput = {}, resources = [
+function config(overrides: GatewaySectionInput = {}, resources: Record<string, unknown>[] = [
   { name: GPU, simulated: { count: 8, numaNodes: [0, 1] } },
   { name: NIC, simulated: { count: 256, numaNodes: [0, 1] } },
 ]) {

@@ -3,6 +3,9 @@
 import { WebSocket } from 'ws';
 import type { StreamMessage } from '../src/model/types.js';
 
+/** What the gateway sends (it never sends `error` frames; it closes with a code instead). */
+export type Msg = Exclude<StreamMessage<any>, { type: 'error' }>;
+
 export async function waitFor<T>(what: string, fn: () => T | undefined | false | null | Promise<T | undefined | false | null>, timeoutMs = 5000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -20,15 +23,15 @@ export async function waitFor<T>(what: string, fn: () => T | undefined | false |
 
 export interface StreamClient {
   ws: WebSocket;
-  messages: StreamMessage<any>[];
+  messages: Msg[];
   closed: Promise<{ code: number; reason: string }>;
-  next(pred: (m: StreamMessage<any>) => boolean, what: string, timeoutMs?: number): Promise<StreamMessage<any>>;
+  next(pred: (m: Msg) => boolean, what: string, timeoutMs?: number): Promise<Msg>;
   close(): Promise<void>;
 }
 
 export async function connectStream(url: string, options: { origin?: string } = {}): Promise<StreamClient> {
   const ws = new WebSocket(url, options.origin ? { origin: options.origin } : {});
-  const messages: StreamMessage<any>[] = [];
+  const messages: Msg[] = [];
   ws.on('message', (data) => messages.push(JSON.parse(String(data))));
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
     ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
