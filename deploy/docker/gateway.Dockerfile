@@ -1,0 +1,59 @@
+# syntax=docker/dockerfile:1.7
+# plugboard-gateway: the per-node gateway (apps/node-gateway) with the plugin framework it runs.
+#
+#   docker build -f deploy/docker/gateway.Dockerfile -t plugboard/gateway:0.1.0 .
+#
+# Stages: `build` compiles proto → plugin → node-gateway to dist/ with the full toolchain;
+# `prod-deps` installs production dependencies only; the runtime stage is distroless (no shell, no
+# package manager) and runs as the non-root user. The Helm chart runs the DaemonSet as root only
+# because the kubelet directories it mounts are root-owned (see deploy/helm/plugboard/README.md).
+ARG NODE_IMAGE=node:22-bookworm-slim
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs22-debian12:nonroot
+
+# Workspace manifests (and bin shims, which npm links) first, so dependency layers stay cached
+# until a package.json or the lockfile changes.
+FROM ${NODE_IMAGE} AS manifests
+WORKDIR /src
+COPY package.json package-lock.json .npmrc ./
+COPY packages/proto/package.json packages/proto/
+COPY packages/plugin/package.json packages/plugin/
+COPY packages/plugin/bin packages/plugin/bin
+COPY packages/kubelet-sim/package.json packages/kubelet-sim/
+COPY packages/kubelet-sim/bin packages/kubelet-sim/bin
+COPY apps/node-gateway/package.json apps/node-gateway/
+COPY apps/node-gateway/bin apps/node-gateway/bin
+COPY apps/web/package.json apps/web/
+
+FROM manifests AS build
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
+COPY . .
+RUN npm run build -w @plugboard/proto -w @plugboard/plugin -w @plugboard/node-gateway
+
+FROM manifests AS prod-deps
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund -w @plugboard/node-gateway \
+ && mkdir -p packages/proto/node_modules packages/plugin/node_modules apps/node-gateway/node_modules
+
+FROM ${RUNTIME_IMAGE}
+LABEL org.opencontainers.image.title="plugboard-gateway" \
+      org.opencontainers.image.description="Plugboard per-node gateway: device plugins, PodResources, node model, REST/WebSocket/metrics" \
+      org.opencontainers.image.licenses="Apache-2.0"
+WORKDIR /app
+ENV NODE_ENV=production \
+    PATH=/nodejs/bin:/usr/local/bin:/usr/bin:/bin
+COPY --from=prod-deps /src/package.json ./
+COPY --from=prod-deps /src/node_modules ./node_modules
+COPY --from=prod-deps /src/packages/proto/node_modules ./packages/proto/node_modules
+COPY --from=prod-deps /src/packages/plugin/node_modules ./packages/plugin/node_modules
+COPY --from=prod-deps /src/apps/node-gateway/node_modules ./apps/node-gateway/node_modules
+COPY --from=build /src/packages/proto/package.json ./packages/proto/
+COPY --from=build /src/packages/proto/dist ./packages/proto/dist
+COPY --from=build /src/packages/plugin/package.json ./packages/plugin/
+COPY --from=build /src/packages/plugin/dist ./packages/plugin/dist
+COPY --from=build /src/packages/plugin/bin ./packages/plugin/bin
+COPY --from=build /src/apps/node-gateway/package.json ./apps/node-gateway/
+COPY --from=build /src/apps/node-gateway/dist ./apps/node-gateway/dist
+COPY --from=build /src/apps/node-gateway/bin ./apps/node-gateway/bin
+USER 65532:65532
+EXPOSE 9400
+ENTRYPOINT ["/nodejs/bin/node", "/app/apps/node-gateway/bin/plugboard-gateway.js"]

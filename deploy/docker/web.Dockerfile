@@ -1,0 +1,63 @@
+# syntax=docker/dockerfile:1.7
+# plugboard-web: the dashboard (apps/web): the Next.js production build served by its own Node
+# server (apps/web/server.ts), which proxies REST and the WebSocket streams of the gateways.
+#
+#   docker build -f deploy/docker/web.Dockerfile -t plugboard/web:0.1.0 .
+#
+# Why not `output: 'standalone'`: Next's standalone output emits its own minimal server.js and does
+# not trace a custom server, and the two cannot be combined (Next.js docs, "Custom Server"). The
+# dashboard needs its custom server for WebSocket upgrades, so the image ships the `next build`
+# output with production dependencies only (`npm ci --omit=dev`) and the server bundled by esbuild
+# (so no TypeScript loader at run time). Runtime: distroless, non-root, read-only root filesystem
+# friendly (Next's cache dir and /tmp are emptyDirs in the chart).
+ARG NODE_IMAGE=node:22-bookworm-slim
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs22-debian12:nonroot
+
+FROM ${NODE_IMAGE} AS manifests
+WORKDIR /src
+COPY package.json package-lock.json .npmrc ./
+COPY packages/proto/package.json packages/proto/
+COPY packages/plugin/package.json packages/plugin/
+COPY packages/plugin/bin packages/plugin/bin
+COPY packages/kubelet-sim/package.json packages/kubelet-sim/
+COPY packages/kubelet-sim/bin packages/kubelet-sim/bin
+COPY apps/node-gateway/package.json apps/node-gateway/
+COPY apps/node-gateway/bin apps/node-gateway/bin
+COPY apps/web/package.json apps/web/
+
+FROM manifests AS build
+ENV NEXT_TELEMETRY_DISABLED=1
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
+COPY . .
+RUN npm run build -w @plugboard/web \
+ && node_modules/.bin/esbuild apps/web/server.ts --bundle --platform=node --format=esm --target=node22 \
+      --packages=external --outfile=apps/web/server.mjs \
+ && rm -rf apps/web/.next/cache \
+ && mkdir -p apps/web/public
+
+FROM manifests AS prod-deps
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund -w @plugboard/web \
+ && mkdir -p apps/web/node_modules
+
+FROM ${RUNTIME_IMAGE}
+LABEL org.opencontainers.image.title="plugboard-web" \
+      org.opencontainers.image.description="Plugboard operator dashboard" \
+      org.opencontainers.image.licenses="Apache-2.0"
+WORKDIR /app
+ENV NODE_ENV=production \
+    NEXT_TELEMETRY_DISABLED=1 \
+    PORT=3000 \
+    HOST=0.0.0.0 \
+    PATH=/nodejs/bin:/usr/local/bin:/usr/bin:/bin
+COPY --from=prod-deps /src/package.json ./
+COPY --from=prod-deps /src/node_modules ./node_modules
+COPY --from=prod-deps /src/apps/web/node_modules ./apps/web/node_modules
+COPY --from=build /src/tsconfig.json ./
+COPY --from=build /src/apps/web/package.json /src/apps/web/next.config.ts /src/apps/web/tsconfig.json ./apps/web/
+COPY --from=build /src/apps/web/server.mjs ./apps/web/
+COPY --from=build /src/apps/web/public ./apps/web/public
+COPY --from=build /src/apps/web/.next ./apps/web/.next
+USER 65532:65532
+EXPOSE 3000
+ENTRYPOINT ["/nodejs/bin/node", "/app/apps/web/server.mjs"]
