@@ -281,13 +281,13 @@ export class ApiServer {
     }
     const isControl = (req.url ?? '').startsWith('/control/');
     if (err instanceof HttpError) {
-      if (isControl) return problem(res, err.status, err.reason, err.message, req.url);
+      if (isControl) return problem(res, err.status, err.reason, err.reason, err.message, req.url);
       return json(res, err.status, statusObject(err.status, err.reason, err.message));
     }
     const e = KubeletSimError.from(err);
     const status = PROBLEM_STATUS[e.code];
     if (status >= 500) this.log.error({ err: e.message, path: req.url }, 'request failed');
-    if (isControl) return problem(res, status, e.reason, e.message, req.url);
+    if (isControl) return problem(res, status, e.code, e.reason, e.message, req.url);
     return json(res, status, statusObject(status, e.reason, e.message));
   }
 }
@@ -307,16 +307,29 @@ function text(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-function problem(res: ServerResponse, status: number, reason: string, detail: string, instance: string | undefined): void {
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  422: 'Unprocessable Content',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** RFC 9457 problem+json; `reason` is the kubelet's reason (e.g. UnexpectedAdmissionError, OutOfcpu). */
+function problem(res: ServerResponse, status: number, code: string, reason: string, detail: string, instance: string | undefined): void {
   const body = JSON.stringify({
-    type: `https://plugboard.dev/problems/${reason.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}`,
-    title: reason,
+    type: `urn:plugboard:problem:kubelet-sim:${code}`,
+    title: TITLES[status] ?? 'Error',
     status,
     detail,
     reason,
     ...(instance ? { instance } : {}),
   });
-  res.writeHead(status, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(status, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
   res.end(body);
 }
 

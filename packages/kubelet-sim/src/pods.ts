@@ -101,7 +101,7 @@ export class PodManager {
   private readonly log: Logger;
 
   constructor(private readonly o: PodManagerOptions) {
-    this.log = o.logger.child({ component: 'pods', node: o.nodeName });
+    this.log = o.logger.child({ component: 'pods' });
     o.deviceManager.on('devices', () => this.onDeviceHealth());
   }
 

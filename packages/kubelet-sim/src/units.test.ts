@@ -1,0 +1,129 @@
+// Table-driven unit tests of the small rules: quantities, extended resource names, selectors,
+// the PodResources token bucket, back-off formatting and the object store's watch history.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseInteger, parseMilliCpu, parseQuantity } from './quantity.js';
+import { isExtendedResourceName } from './resource-names.js';
+import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
+import { TokenBucket } from './pod-resources-server.js';
+import { formatDuration } from './pods.js';
+import { ObjectStore, ResourceVersionClock, type KubeObject, type WatchEvent } from './object-store.js';
+import { buildNodeShape } from './node-shape.js';
+
+test('quantities', () => {
+  const cases: [string, number | undefined][] = [
+    ['1', 1],
+    ['1.5', 1.5],
+    ['500m', 0.5],
+    ['1Ki', 1024],
+    ['16Gi', 16 * 2 ** 30],
+    ['1G', 1e9],
+    ['2e3', 2000],
+    ['abc', undefined],
+    ['1 Gi', undefined],
+  ];
+  for (const [input, want] of cases) assert.equal(parseQuantity(input), want, input);
+  assert.equal(parseMilliCpu('250m'), 250);
+  assert.equal(parseMilliCpu('2'), 2000);
+  assert.equal(parseMilliCpu('0.1'), 100);
+  assert.equal(parseInteger('3'), 3);
+  assert.equal(parseInteger('500m'), undefined);
+});
+
+test('extended resource names follow IsExtendedResourceName', () => {
+  const cases: [string, boolean][] = [
+    ['example.com/gpu', true],
+    ['nvidia.com/gpu', true],
+    ['vendor.io/dev_1.x', true],
+    ['gpu', false],
+    ['cpu', false],
+    ['kubernetes.io/gpu', false],
+    ['foo.kubernetes.io/gpu', false],
+    ['requests.example.com/gpu', false],
+    ['Example.com/gpu', false],
+    ['example.com/-gpu', false],
+    ['example.com/gpu/x', false],
+    [`example.com/${'a'.repeat(64)}`, false],
+  ];
+  for (const [name, want] of cases) assert.equal(isExtendedResourceName(name), want, name);
+});
+
+const obj = (name: string, labels: Record<string, string> = {}, extra: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default', uid: name, creationTimestamp: '', labels },
+  ...extra,
+});
+
+test('label selectors', () => {
+  const o = obj('a', { app: 'web', tier: 'front' });
+  const cases: [string, boolean][] = [
+    ['app=web', true],
+    ['app==web', true],
+    ['app!=web', false],
+    ['app in (web,api)', true],
+    ['app notin (web)', false],
+    ['tier', true],
+    ['!tier', false],
+    ['app=web,tier=back', false],
+    ['', true],
+  ];
+  for (const [sel, want] of cases) assert.equal(parseLabelSelector(sel)(o), want, sel);
+  assert.throws(() => parseLabelSelector('app=(x'), SelectorError);
+});
+
+test('field selectors know each kind\'s field labels', () => {
+  const p = obj('p', {}, { spec: { nodeName: 'n1' }, status: { phase: 'Running' } });
+  assert.equal(parseFieldSelector('spec.nodeName=n1', 'Pod')(p), true);
+  assert.equal(parseFieldSelector('spec.nodeName=n2', 'Pod')(p), false);
+  assert.equal(parseFieldSelector('status.phase!=Failed,metadata.name=p', 'Pod')(p), true);
+  assert.throws(() => parseFieldSelector('spec.bogus=1', 'Pod'), /field label not supported: spec.bogus/);
+  assert.throws(() => parseFieldSelector('spec.nodeName=n1', 'Node'), /field label not supported/);
+});
+
+test('the token bucket allows the burst, then refills at qps', () => {
+  let now = 0;
+  const bucket = new TokenBucket({ qps: 100, burst: 10 }, () => now);
+  const first = Array.from({ length: 12 }, () => bucket.allow());
+  assert.deepEqual(first.filter(Boolean).length, 10);
+  now += 50; // 5 tokens at 100/s
+  assert.equal(Array.from({ length: 8 }, () => bucket.allow()).filter(Boolean).length, 5);
+  now += 10_000;
+  assert.equal(Array.from({ length: 20 }, () => bucket.allow()).filter(Boolean).length, 10, 'never more than the burst');
+});
+
+test('back-off durations print like Go', () => {
+  assert.equal(formatDuration(10_000), '10s');
+  assert.equal(formatDuration(80_000), '1m20s');
+  assert.equal(formatDuration(300_000), '5m0s');
+  assert.equal(formatDuration(250), '250ms');
+});
+
+test('node shape splits CPUs across NUMA nodes', () => {
+  assert.deepEqual(buildNodeShape({ cpus: 5, numaNodes: 2, memoryPerNumaBytes: 10 }).numaNodes, [
+    { id: 0, cpus: [0, 1, 2], memoryBytes: 10 },
+    { id: 1, cpus: [3, 4], memoryBytes: 10 },
+  ]);
+  assert.throws(() => buildNodeShape({ cpus: 1, numaNodes: 2 }), /cpus: must be an integer of at least numaNodes/);
+});
+
+test('the object store replays, filters transitions and expires compacted versions', () => {
+  const clock = new ResourceVersionClock();
+  const store = new ObjectStore('Pod', 'PodList', true, clock, 3);
+  const a = store.upsert(obj('a', { app: 'x' }));
+  assert.equal(a.metadata.resourceVersion, '1');
+  assert.equal(store.upsert(obj('a', { app: 'x' })), a, 'an unchanged object keeps its version');
+  store.upsert(obj('a', { app: 'y' })); // rv 2: leaves app=x
+  store.upsert(obj('b', { app: 'x' })); // rv 3
+  const seen: WatchEvent[] = [];
+  const w = store.watch(1, parseLabelSelector('app=x'), (e) => seen.push(e));
+  assert.ok(w.ok);
+  assert.deepEqual(seen.map((e) => [e.type, (e.object as KubeObject).metadata.name]), [['DELETED', 'a'], ['ADDED', 'b']]);
+  store.delete('default', 'b'); // rv 4 → history keeps 2..4
+  assert.deepEqual(seen.at(-1)?.type, 'DELETED');
+  const expired = store.watch(0, () => true, () => undefined);
+  assert.equal(expired.ok, false);
+  assert.equal(!expired.ok && expired.code, 410);
+  assert.ok(store.watch(1, () => true, () => undefined).ok, 'rv 1 is still covered (events after it are kept)');
+});
