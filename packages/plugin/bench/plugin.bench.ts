@@ -1,0 +1,189 @@
+// Plugin benchmark (not a test): Allocate latency/throughput over a real Unix socket beside a bare
+// @grpc/grpc-js echo over a Unix socket measured in the same run, socket deletion → re-registration
+// time, and fault → ListAndWatch update time. Targets (ratios against the same-run baseline):
+// Allocate p99 ≤ 1.5× echo p99, re-registration ≤ 200 ms, fault → ListAndWatch p99 ≤ 5 ms.
+// Run: npm run bench -w @plugboard/plugin   (prints a Markdown table)
+import { once } from 'node:events';
+import { mkdtemp, rm, unlink } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { credentials, Server, ServerCredentials, makeGenericClientConstructor, type Client, type ServiceError } from '@grpc/grpc-js';
+import { deviceplugin } from '@plugboard/proto';
+import { pino } from 'pino';
+import { ResourcePlugin, SimulatedSource } from '../src/index.js';
+import { TestKubelet, healthOf } from '../test/test-kubelet.js';
+
+const RESOURCE = 'plugboard.example/gpu';
+const MAX_SECONDS_PER_RUN = 2;
+
+interface Stats {
+  p50: number;
+  p99: number;
+  max: number;
+  perSecond: number;
+  n: number;
+}
+
+function stats(samples: number[], elapsedMs: number): Stats {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1)!, perSecond: (samples.length / elapsedMs) * 1000, n: samples.length };
+}
+
+/** Runs `call` with `inFlight` concurrent callers until `total` calls (or the time cap) are done. */
+async function load(call: () => Promise<void>, inFlight: number, total: number, samples: number[]): Promise<number> {
+  const deadline = performance.now() + MAX_SECONDS_PER_RUN * 1000;
+  const started = performance.now();
+  let issued = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (issued < total && performance.now() < deadline) {
+        issued++;
+        const t = performance.now();
+        await call();
+        samples.push(performance.now() - t);
+      }
+    }),
+  );
+  return performance.now() - started;
+}
+
+/**
+ * Measures two calls in alternating rounds so that background load on a shared machine hits
+ * both alike; returns stats over all rounds.
+ */
+async function compare(a: () => Promise<void>, b: () => Promise<void>, inFlight: number, total: number, rounds = 4): Promise<[Stats, Stats]> {
+  for (let i = 0; i < 300; i++) {
+    await a(); // warm-up (JIT, HTTP/2 windows)
+    await b();
+  }
+  const samples: [number[], number[]] = [[], []];
+  const elapsed = [0, 0];
+  for (let r = 0; r < rounds; r++) {
+    elapsed[0]! += await load(a, inFlight, total / rounds, samples[0]);
+    elapsed[1]! += await load(b, inFlight, total / rounds, samples[1]);
+  }
+  return [stats(samples[0], elapsed[0]!), stats(samples[1], elapsed[1]!)];
+}
+
+// A bare echo service: bytes in, the same bytes out, no protobuf work at all.
+const echoService = {
+  echo: {
+    path: '/bench.Echo/Echo',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (b: Buffer) => b,
+    requestDeserialize: (b: Buffer) => b,
+    responseSerialize: (b: Buffer) => b,
+    responseDeserialize: (b: Buffer) => b,
+  },
+} as const;
+type EchoClient = Client & { echo: (req: Buffer, cb: (err: ServiceError | null, res: Buffer) => void) => void };
+
+async function main(): Promise<void> {
+  const loadAtStart = loadavg();
+  const dir = await mkdtemp(join(tmpdir(), 'pb-bench-'));
+  const kubelet = await TestKubelet.create();
+  const logFile = pino.destination({ dest: '/dev/null', sync: true });
+  const source = new SimulatedSource({ count: 8, numaNodes: [0, 1], idPrefix: 'gpu' });
+  const plugin = new ResourcePlugin({
+    resourceName: RESOURCE,
+    source,
+    devicePluginDir: kubelet.dir,
+    // Production logging (every RPC at info, JSON) into /dev/null: the cost is measured, not skipped.
+    logger: pino({ level: process.env.BENCH_LOG_LEVEL ?? 'info' }, logFile),
+    restartPollIntervalMs: 1000,
+  });
+  const firstRegistration = kubelet.nextRegistration(RESOURCE);
+  await plugin.start();
+  await firstRegistration;
+
+  // --- Allocate vs echo ---------------------------------------------------------------------
+  const echoServer = new Server();
+  echoServer.addService(echoService, { echo: (call: { request: Buffer }, cb: (e: null, r: Buffer) => void) => cb(null, call.request) });
+  const echoSocket = join(dir, 'echo.sock');
+  await new Promise<void>((resolve, reject) =>
+    echoServer.bindAsync(`unix://${echoSocket}`, ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())),
+  );
+  const EchoClientCtor = makeGenericClientConstructor(echoService, 'bench.Echo');
+  const echo = new EchoClientCtor(`unix://${echoSocket}`, credentials.createInsecure()) as unknown as EchoClient;
+  const allocateClient = new deviceplugin.DevicePluginClient(`unix://${plugin.socketPath}`, credentials.createInsecure());
+
+  const pairs = [['gpu-0', 'gpu-1'], ['gpu-2', 'gpu-3'], ['gpu-4', 'gpu-5'], ['gpu-6', 'gpu-7']];
+  const requests = pairs.map((p) => ({ containerRequests: [{ devicesIds: p }] }));
+  // The echo carries a payload the size of an encoded Allocate request.
+  const payload = Buffer.from(deviceplugin.AllocateRequest.encode(requests[0]!).finish());
+  let k = 0;
+  const callAllocate = (): Promise<void> =>
+    new Promise((resolve, reject) => allocateClient.allocate(requests[k++ % requests.length]!, (e) => (e ? reject(e) : resolve())));
+  const callEcho = (): Promise<void> => new Promise((resolve, reject) => echo.echo(payload, (e) => (e ? reject(e) : resolve())));
+
+  const rows: string[] = [];
+  const ratios: Record<string, number> = {};
+  for (const inFlight of [1, 16]) {
+    const total = inFlight === 1 ? 4000 : 12000;
+    const [a, e] = await compare(callAllocate, callEcho, inFlight, total);
+    ratios[`p99@${inFlight}`] = a.p99 / e.p99;
+    rows.push(
+      `| Allocate (2 devices), ${inFlight} in flight | ${a.p50.toFixed(3)} | ${a.p99.toFixed(3)} | ${Math.round(a.perSecond)} | ${a.n} |`,
+      `| bare grpc-js echo, ${inFlight} in flight | ${e.p50.toFixed(3)} | ${e.p99.toFixed(3)} | ${Math.round(e.perSecond)} | ${e.n} |`,
+      `| ratio Allocate / echo | ${(a.p50 / e.p50).toFixed(2)}× | ${(a.p99 / e.p99).toFixed(2)}× | ${(a.perSecond / e.perSecond).toFixed(2)}× | |`,
+    );
+  }
+  allocateClient.close();
+  echo.close();
+  echoServer.forceShutdown();
+
+  // --- fault → ListAndWatch update ----------------------------------------------------------
+  const faultSamples: number[] = [];
+  const stream = kubelet.endpoint(RESOURCE).stream;
+  for (let i = 0; i < 300; i++) {
+    const id = `gpu-${i % 8}`;
+    const wantUnhealthy = true;
+    const update = (async () => {
+      for (;;) {
+        const [msg] = (await once(stream, 'data')) as [deviceplugin.ListAndWatchResponse];
+        if ((healthOf(msg.devices, id) === 'Unhealthy') === wantUnhealthy) return performance.now();
+      }
+    })();
+    const t = performance.now();
+    plugin.injectFault(id, 'bench');
+    faultSamples.push((await update) - t);
+    const healed = once(stream, 'data');
+    plugin.clearFault(id);
+    await healed;
+  }
+  const fault = stats(faultSamples, 1);
+
+  // --- socket deletion → re-registration ----------------------------------------------------
+  const reregSamples: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const registered = kubelet.nextRegistration(RESOURCE);
+    const t = performance.now();
+    await unlink(plugin.socketPath);
+    await registered;
+    reregSamples.push(performance.now() - t);
+    if (plugin.registration().phase !== 'registered') await once(plugin, 'registered');
+  }
+  const rereg = stats(reregSamples, 1);
+
+  await plugin.stop();
+  await kubelet.stop();
+  logFile.end();
+  await rm(dir, { recursive: true, force: true });
+
+  const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
+  const worstRatio = Math.max(ratios['p99@1']!, ratios['p99@16']!);
+  console.log(
+    `# @plugboard/plugin benchmark — ${new Date().toISOString()}, Node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPUs, load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} at start`,
+    `(1/5/15 min) and ${loadavg()[0]!.toFixed(2)} at the end\n`,
+  );
+  console.log('| what | p50 ms | p99 ms | calls/s | calls |\n| --- | --- | --- | --- | --- |');
+  console.log(rows.join('\n'));
+  console.log('\n| what | p50 ms | p99 ms | max ms | samples | target |\n| --- | --- | --- | --- | --- | --- |');
+  console.log(`| fault → ListAndWatch update | ${fault.p50.toFixed(3)} | ${fault.p99.toFixed(3)} | ${fault.max.toFixed(3)} | ${fault.n} | p99 ≤ 5 ms: ${verdict(fault.p99 <= 5)} |`);
+  console.log(`| socket deletion → re-registration | ${rereg.p50.toFixed(1)} | ${rereg.p99.toFixed(1)} | ${rereg.max.toFixed(1)} | ${rereg.n} | ≤ 200 ms: ${verdict(rereg.max <= 200)} |`);
+  console.log(`\nAllocate p99 / echo p99: ${ratios['p99@1']!.toFixed(2)}× at 1 in flight, ${ratios['p99@16']!.toFixed(2)}× at 16 (target ≤ 1.5×: ${verdict(worstRatio <= 1.5)})`);
+}
+
+await main();
