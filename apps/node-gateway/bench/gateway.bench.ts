@@ -1,0 +1,170 @@
+// npm run bench -w @plugboard/node-gateway
+// At 1,024 devices and 250 pods (kubelet-sim + real plugins, the gateway as its own process via the
+// CLI): fault → patch delivered to a WebSocket client (p50/p99), one-device patch size vs snapshot
+// size, gateway RSS; and fan-out of one patch payload to 500 clients through the gateway's StreamHub
+// beside a bare `ws` broadcast of the same payload, in the same run (ratio).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { WebSocket, WebSocketServer } from 'ws';
+import { startKubeletSim } from '@plugboard/kubelet-sim';
+import { StreamHub } from '../src/http/stream.js';
+import { connectStream, waitFor } from '../test/helpers.js';
+import type { NodeSnapshot } from '../src/model/types.js';
+
+const GPU = 'plugboard.example/gpu';
+const DEVICES = 1024;
+const PODS = 250;
+const FAULTS = 100;
+const CLIENTS = 500;
+const MESSAGES = 200;
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+const mb = (b: number) => (b / 1048576).toFixed(1);
+
+async function gatewayScenario() {
+  const dir = mkdtempSync(join(tmpdir(), 'pb-gw-bench-'));
+  const sim = await startKubeletSim({
+    devicePluginDir: join(dir, 'dp'),
+    stateDir: join(dir, 'kubelet'),
+    nodeName: 'bench-node',
+    listen: '127.0.0.1:0',
+    ...({ maxPods: PODS + 10 } as object),
+    podResourcesRateLimit: false,
+    logger: pino({ level: 'silent' }),
+  });
+  const cfg = join(dir, 'gateway.yaml');
+  writeFileSync(
+    cfg,
+    `resources:\n  - name: ${GPU}\n    simulated: { count: ${DEVICES}, numaNodes: [0, 1, 2, 3] }\n` +
+      `gateway:\n  faults: { enabled: true }\n  logLevel: warn\n`,
+  );
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const bin = fileURLToPath(new URL('../bin/plugboard-gateway.js', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [bin, '--config', cfg, '--device-plugin-dir', sim.devicePluginDir, '--pod-resources-socket', sim.podResourcesSocket,
+      '--kubeconfig', sim.kubeconfigPath, '--node-name', 'bench-node', '--listen', `127.0.0.1:${port}`, '--state-dir', join(dir, 'gw')],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor('gateway ready', async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200, 60_000);
+    for (let i = 0; i < PODS; i++) {
+      await sim.admitPod({
+        metadata: { name: `pod-${i}`, namespace: `ns-${i % 10}` },
+        spec: { restartPolicy: 'Always', containers: [{ name: 'main', resources: { limits: { [GPU]: 1 + (i % 3) } } }] },
+      });
+    }
+    const node = await waitFor('all pods in the snapshot', async () => {
+      const s = (await (await fetch(`${url}/api/v1/node`)).json()) as NodeSnapshot;
+      return Object.keys(s.pods).length === PODS && s.resources[GPU].kubelet.allocated > 0 ? s : null;
+    }, 60_000);
+    const client = await connectStream(`${url.replace('http', 'ws')}/api/v1/stream`);
+    await client.next((m) => m.type === 'snapshot', 'snapshot', 30_000);
+    const snapshotBytes = Buffer.byteLength(JSON.stringify({ type: 'snapshot', seq: 1, node }));
+    const free = Object.values(node.devices).filter((d) => !d.allocation).map((d) => d.id);
+    const latencies: number[] = [];
+    let patchBytes = 0;
+    for (let i = 0; i < FAULTS; i++) {
+      const id = free[i % free.length];
+      const path = `/devices/${GPU.replace(/\//g, '~1')}~1${id}/health`;
+      const t0 = performance.now();
+      const res = await fetch(`${url}/api/v1/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ resource: GPU, deviceId: id, reason: 'bench' }),
+      });
+      const { id: faultId } = (await res.json()) as { id: string };
+      const patch = await client.next((m) => m.type === 'patch' && m.ops.some((o: any) => o.path === path && o.value === 'Unhealthy'), 'fault patch');
+      latencies.push(performance.now() - t0);
+      if (i === 0) patchBytes = Buffer.byteLength(JSON.stringify(patch));
+      await fetch(`${url}/api/v1/faults/${faultId}`, { method: 'DELETE' });
+      await client.next((m) => m.type === 'patch' && m.ops.some((o: any) => o.path === path && o.value === 'Healthy'), 'heal patch');
+    }
+    // Let the PodResources poll and event ring settle, then measure the gateway process.
+    await new Promise((r) => setTimeout(r, 1500));
+    const rss = rssOf(child.pid!);
+    await client.close();
+    return { latencies, patchBytes, snapshotBytes, rss, devices: Object.keys(node.devices).length, pods: Object.keys(node.pods).length };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Connects CLIENTS clients and resolves when each has received `expected` messages. */
+async function fanOut(url: string, broadcast: (i: number) => void, expected: number) {
+  const sockets: WebSocket[] = [];
+  let done = 0;
+  let resolveAll!: () => void;
+  const all = new Promise<void>((r) => (resolveAll = r));
+  for (let i = 0; i < CLIENTS; i++) {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    let n = 0;
+    ws.on('message', () => {
+      if (++n === expected + 1 && ++done === CLIENTS) resolveAll(); // +1: the initial message
+    });
+    await new Promise((r) => ws.once('open', r));
+    sockets.push(ws);
+  }
+  await new Promise((r) => setTimeout(r, 200));
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < expected; i++) broadcast(i);
+  await all;
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  for (const ws of sockets) ws.terminate();
+  return { msgsPerSec: (expected * CLIENTS) / seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, seconds };
+}
+
+async function fanOutScenario(patch: unknown) {
+  // Gateway path: StreamHub, one serialisation per broadcast, bounded per-client queues.
+  const doc = { n: 0 };
+  const hub = new StreamHub({ heartbeatMs: 60_000, maxQueueBytes: 8 << 20, historySize: 1024, maxClients: 10_000 }, { full: doc, summary: {} });
+  const s1 = createServer();
+  s1.on('upgrade', (req, sock, head) => hub.accept(req, sock, head, 'full', null));
+  await new Promise<void>((r) => s1.listen(0, '127.0.0.1', r));
+  const ops = (patch as { ops: never[] }).ops;
+  const hubResult = await fanOut(`ws://127.0.0.1:${(s1.address() as AddressInfo).port}`, () => hub.channels.full.publish(doc, ops), MESSAGES);
+  await hub.closeAll(100);
+  s1.closeAllConnections();
+  await new Promise((r) => s1.close(r));
+
+  // Baseline: a bare ws server sending the same payload string to every client.
+  const s2 = createServer();
+  const wss = new WebSocketServer({ server: s2, perMessageDeflate: false });
+  wss.on('connection', (ws) => ws.send('{"type":"snapshot"}'));
+  await new Promise<void>((r) => s2.listen(0, '127.0.0.1', r));
+  let seq = 0;
+  const bare = await fanOut(`ws://127.0.0.1:${(s2.address() as AddressInfo).port}`, () => {
+    const msg = JSON.stringify({ type: 'patch', seq: ++seq, ops });
+    for (const ws of wss.clients) ws.send(msg);
+  }, MESSAGES);
+  for (const ws of wss.clients) ws.terminate();
+  await new Promise((r) => wss.close(r));
+  await new Promise((r) => s2.close(r));
+  return { hub: hubResult, bare };
+}
+
+const g = await gatewayScenario();
+const samplePatch = { type: 'patch', seq: 1, ops: [{ op: 'replace', path: `/devices/${GPU.replace(/\//g, '~1')}~1gpu-3/health`, value: 'Unhealthy' }, { op: 'replace', path: '/updatedAt', value: new Date().toISOString() }] };
+const f = await fanOutScenario(samplePatch);
+const lines = [
+  `scale: ${g.devices} devices, ${g.pods} pods (kubelet-sim + real plugin, gateway as a separate process)`,
+  `fault → patch at client: p50 ${pct(g.latencies, 50).toFixed(2)} ms, p99 ${pct(g.latencies, 99).toFixed(2)} ms (n=${g.latencies.length}; target p99 ≤ 50 ms)`,
+  `one-device fault patch: ${g.patchBytes} B; full snapshot: ${g.snapshotBytes} B (${(g.snapshotBytes / g.patchBytes).toFixed(0)}× larger)`,
+  `gateway RSS: ${mb(g.rss)} MB (target ≤ 120 MB)`,
+  `fan-out ${CLIENTS} clients × ${MESSAGES} msgs: gateway hub ${f.hub.msgsPerSec.toFixed(0)} msg/s (${f.hub.cpuSeconds.toFixed(2)} s CPU), bare ws ${f.bare.msgsPerSec.toFixed(0)} msg/s (${f.bare.cpuSeconds.toFixed(2)} s CPU)`,
+  `fan-out ratio gateway/bare: ${(f.hub.msgsPerSec / f.bare.msgsPerSec).toFixed(2)} (target ≥ 0.7)`,
+];
+console.log(lines.join('\n'));
