@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import jsonpatch from 'fast-json-patch';
+import jsonpatch, { type Operation } from 'fast-json-patch';
 import type { JsonPatchOp } from '@plugboard/node-gateway/model';
 import { applyPatchImmutable, PatchError, pointerToken } from './json-patch';
 
@@ -87,7 +87,7 @@ describe('applyPatchImmutable', () => {
         }
         const doc = { m: start, other: { keep: true } };
         const ours = applyPatchImmutable(doc, ops);
-        const theirs = jsonpatch.applyPatch(structuredClone(doc), ops as jsonpatch.Operation[], true, false).newDocument;
+        const theirs = jsonpatch.applyPatch(structuredClone(doc), ops as Operation[], true, false).newDocument;
         assert.deepEqual(ours, theirs);
         assert.equal(ours.other, doc.other);
       }),

@@ -26,7 +26,7 @@ describe('web config', () => {
     writeFileSync(join(dir, 'g.json'), JSON.stringify({ gateways: [{ name: 'a', url: 'http://h:1' }] }));
     writeFileSync(join(dir, 'g.txt'), '# demo\nb=http://h:2\n');
     assert.deepEqual(loadWebConfig({ PLUGBOARD_GATEWAYS_FILE: join(dir, 'g.json') }).discovery, { mode: 'static', source: join(dir, 'g.json'), gateways: [{ name: 'a', url: 'http://h:1' }] });
-    assert.equal((loadWebConfig({ PLUGBOARD_GATEWAYS_FILE: join(dir, 'g.txt') }).discovery as { gateways: unknown[] }).gateways.length, 1);
+    assert.equal((loadWebConfig({ PLUGBOARD_GATEWAYS_FILE: join(dir, "g.txt") }).discovery as unknown as { gateways: unknown[] }).gateways.length, 1);
   });
 
   it('selects Kubernetes discovery by selector', () => {

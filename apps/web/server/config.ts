@@ -117,7 +117,7 @@ function readGatewayFile(path: string): GatewayEntry[] {
   return parseGatewayList(path, text);
 }
 
-export function loadWebConfig(env: NodeJS.ProcessEnv = process.env): WebConfig {
+export function loadWebConfig(env: Record<string, string | undefined> = process.env): WebConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

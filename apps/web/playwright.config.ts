@@ -1,0 +1,38 @@
+// Browser tests against the production build (next build + server.ts) fed by real gateways on
+// kubelet-sim (e2e/global-setup.ts starts them). Debian's Chromium, no browser download.
+import { defineConfig } from '@playwright/test';
+
+export const playwrightConfig = defineConfig({
+  testDir: 'e2e',
+  testMatch: '*.spec.ts',
+  outputDir: 'test-results/artifacts',
+  globalSetup: './e2e/global-setup.ts',
+  globalTeardown: './e2e/global-teardown.ts',
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 45_000,
+  expect: { timeout: 10_000 },
+  reporter: [['list']],
+  use: {
+    headless: true,
+    viewport: { width: 1440, height: 900 },
+    screenshot: 'only-on-failure',
+    trace: 'off',
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+});
+
+// Playwright reads its config from the default export; this is one of the tool's own files.
+export default playwrightConfig;
