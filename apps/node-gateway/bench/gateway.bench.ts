@@ -64,7 +64,7 @@ async function gatewayScenario() {
     }
     const node = await waitFor('all pods in the snapshot', async () => {
       const s = (await (await fetch(`${url}/api/v1/node`)).json()) as NodeSnapshot;
-      return Object.keys(s.pods).length === PODS && s.resources[GPU].kubelet.allocated > 0 ? s : null;
+      return Object.keys(s.pods).length === PODS && (s.resources[GPU]?.kubelet.allocated ?? 0) > 0 ? s : null;
     }, 60_000);
     const client = await connectStream(`${url.replace('http', 'ws')}/api/v1/stream`);
     await client.next((m) => m.type === 'snapshot', 'snapshot', 30_000);

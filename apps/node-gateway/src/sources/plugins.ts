@@ -45,9 +45,16 @@ export function attachPlugins(
     on('registration-error', (e) => hooks.registrationError?.(name, e));
     push(model, plugin);
   }
-  // lastListAndWatchSend changes without an event; pick it up at a modest pace.
+  // lastListAndWatchSend changes without an event; pick it up at a modest pace, and only rebuild the
+  // model when the registration state actually changed.
+  const lastRegistration = new Map<string, string>();
   const timer = setInterval(() => {
-    for (const plugin of runtime.resources.values()) push(model, plugin);
+    for (const plugin of runtime.resources.values()) {
+      const reg = JSON.stringify(plugin.registration());
+      if (lastRegistration.get(plugin.resourceName) === reg) continue;
+      lastRegistration.set(plugin.resourceName, reg);
+      push(model, plugin);
+    }
   }, refreshMs);
   timer.unref();
   detach.push(() => clearInterval(timer));
