@@ -1,0 +1,138 @@
+// `npm start`: the whole demo in one process — three simulated nodes (kubelet-sim + gateway + real
+// plugins over real Unix sockets) and the dashboard — under a temporary state directory, stopped
+// cleanly by Ctrl-C. Prints one progress line per component and, at the end, the URL and what to try.
+import { createServer } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { startWebServer, type WebServer } from '@plugboard/web/server';
+import { loadWebConfig } from '@plugboard/web/server/config';
+import { startDemoCluster, type DemoCluster } from './cluster.js';
+import { loadDemo } from './demo-config.js';
+import { DemoError } from './errors.js';
+import { loadScenario, playScenario, type ScenarioPlayback } from './scenario-player.js';
+import { ensureWebBuild } from './web-build.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+const USAGE = `Usage: npm start [-- --scenario FILE] [--demo FILE] [--state-dir DIR]
+
+Starts a simulated three-node cluster and the Plugboard dashboard on http://127.0.0.1:3000.
+  --scenario FILE   replay a fault timeline, e.g. examples/scenarios/numa-outage.yaml
+  --demo FILE       the cluster description (default examples/demo.yaml)
+  --state-dir DIR   keep sockets, state and logs here (default: a new temporary directory, removed on exit)
+Environment: PORT (default 3000), HOST (default 127.0.0.1).
+Stop with Ctrl-C.`;
+
+const say = (line: string): void => {
+  process.stdout.write(`[plugboard] ${line}\n`);
+};
+
+function portFree(host: string, port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const srv = createServer();
+    srv.once('error', () => res(false));
+    srv.listen(port, host, () => srv.close(() => res(true)));
+  });
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      scenario: { type: 'string' },
+      demo: { type: 'string' },
+      'state-dir': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const started = Date.now();
+  const port = Number(process.env.PORT ?? 3000);
+  const host = process.env.HOST ?? '127.0.0.1';
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new DemoError('config', `PORT: must be 0..65535, got "${process.env.PORT}"`);
+
+  const demo = loadDemo(resolve(process.cwd(), values.demo ?? join(repoRoot, 'examples/demo.yaml')));
+  const scenario = values.scenario ? loadScenario(resolve(process.cwd(), values.scenario)) : null;
+  if (port !== 0 && !(await portFree(host, port))) {
+    throw new DemoError('port-in-use', `port ${port} on ${host} is in use: start the demo on another port, e.g. PORT=${port + 1} npm start`);
+  }
+
+  const ownStateDir = values['state-dir'] === undefined;
+  const stateDir = ownStateDir ? mkdtempSync(join(tmpdir(), 'plugboard-demo-')) : resolve(values['state-dir']!);
+  const logFile = join(stateDir, 'demo.log');
+  writeFileSync(logFile, '');
+  say(`state directory ${stateDir} (component logs: ${logFile})`);
+  const logger = pino({ level: 'info' }, pino.destination({ dest: logFile, sync: false }));
+
+  let cluster: DemoCluster | null = null;
+  let web: WebServer | null = null;
+  let playback: ScenarioPlayback | null = null;
+  let stopping: Promise<void> | null = null;
+  const shutdown = (signal: string): Promise<void> => {
+    stopping ??= (async () => {
+      say(`${signal}: stopping…`);
+      const force = setTimeout(() => {
+        say('components did not stop within 4.5 s; exiting anyway');
+        process.exit(1);
+      }, 4500);
+      force.unref();
+      await playback?.stop().catch(() => {});
+      await web?.stop().catch(() => {});
+      await cluster?.stop();
+      logger.flush();
+      if (ownStateDir) rmSync(stateDir, { recursive: true, force: true });
+      say('stopped');
+    })();
+    return stopping;
+  };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      void shutdown(sig).then(() => process.exit(0));
+    });
+  }
+
+  try {
+    await ensureWebBuild(join(repoRoot, 'apps/web'), join(stateDir, 'web-build.log'), say);
+    cluster = await startDemoCluster({ demo, stateDir, logger, onProgress: say });
+    const gateways = cluster.nodes.map((n) => `${n.name}=${n.gateway.url}`).join(',');
+    const webConfig = loadWebConfig({
+      ...process.env,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: host,
+      PLUGBOARD_GATEWAYS: gateways,
+      PLUGBOARD_LOG_LEVEL: 'warn',
+    });
+    web = await startWebServer(webConfig).catch((err: unknown) => {
+      const e = err as NodeJS.ErrnoException;
+      if (e.code === 'EADDRINUSE') {
+        throw new DemoError('port-in-use', `port ${port} on ${host} is in use: start the demo on another port, e.g. PORT=${port + 1} npm start`);
+      }
+      throw new DemoError('start', `the dashboard failed to start: ${e.message}`, { cause: err });
+    });
+    say(`dashboard: ${web.url}`);
+    if (scenario) {
+      playback = await playScenario(cluster, scenario, say);
+      say(`scenario ${scenario.document.name}: ${scenario.document.steps.length} step(s) scheduled on every gateway`);
+    }
+    say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s — open ${web.url}`);
+    say('try: open gpu-node-a, flip the "Fault gpu-5" switch, and watch allocatable drop and ml/batch-spread turn red;');
+    say('     or replay a timeline: npm start -- --scenario examples/scenarios/numa-outage.yaml');
+    say('stop with Ctrl-C');
+  } catch (err) {
+    await shutdown('start-up failure');
+    throw err;
+  }
+}
+
+main().catch((err: unknown) => {
+  const e = DemoError.from(err);
+  process.stderr.write(`[plugboard] demo failed to start (${e.code}): ${e.message}\n`);
+  process.exit(1);
+});
