@@ -10,23 +10,24 @@
 ARG NODE_IMAGE=node:22-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs22-debian12:nonroot
 
-# Workspace manifests (and bin shims, which npm links) first, so dependency layers stay cached
-# until a package.json or the lockfile changes.
+# Every workspace's manifest (and the bin shims npm links), extracted from the context so that a new
+# workspace needs no Dockerfile change. BuildKit caches COPY --from by content, so the `npm ci`
+# layers below stay cached until a package.json or the lockfile changes.
+FROM ${NODE_IMAGE} AS context
+WORKDIR /src
+COPY . .
+RUN mkdir -p /manifests \
+ && cp package.json package-lock.json .npmrc /manifests/ \
+ && find packages apps -mindepth 2 -maxdepth 2 -name package.json -exec cp --parents {} /manifests/ \; \
+ && find packages apps -mindepth 3 -maxdepth 3 -path '*/bin/*' -type f -exec cp --parents {} /manifests/ \;
+
 FROM ${NODE_IMAGE} AS manifests
 WORKDIR /src
-COPY package.json package-lock.json .npmrc ./
-COPY packages/proto/package.json packages/proto/
-COPY packages/plugin/package.json packages/plugin/
-COPY packages/plugin/bin packages/plugin/bin
-COPY packages/kubelet-sim/package.json packages/kubelet-sim/
-COPY packages/kubelet-sim/bin packages/kubelet-sim/bin
-COPY apps/node-gateway/package.json apps/node-gateway/
-COPY apps/node-gateway/bin apps/node-gateway/bin
-COPY apps/web/package.json apps/web/
+COPY --from=context /manifests/ ./
 
 FROM manifests AS build
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
-COPY . .
+COPY --from=context /src ./
 RUN npm run build -w @plugboard/proto -w @plugboard/plugin -w @plugboard/node-gateway
 
 FROM manifests AS prod-deps

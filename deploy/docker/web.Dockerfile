@@ -5,30 +5,33 @@
 #   docker build -f deploy/docker/web.Dockerfile -t plugboard/web:0.1.0 .
 #
 # Why not `output: 'standalone'`: Next's standalone output emits its own minimal server.js and does
-# not trace a custom server, and the two cannot be combined (Next.js docs, "Custom Server"). The
+# not trace a custom server; the two cannot be combined (Next.js docs, "Custom Server"). The
 # dashboard needs its custom server for WebSocket upgrades, so the image ships the `next build`
 # output with production dependencies only (`npm ci --omit=dev`) and the server bundled by esbuild
-# (so no TypeScript loader at run time). Runtime: distroless, non-root, read-only root filesystem
-# friendly (Next's cache dir and /tmp are emptyDirs in the chart).
+# (no TypeScript loader at run time). Runtime: distroless, non-root; with a read-only root
+# filesystem, Next's cache dir and /tmp are emptyDirs in the chart.
 ARG NODE_IMAGE=node:22-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs22-debian12:nonroot
 
+# Every workspace's manifest (and the bin shims npm links), extracted from the context so that a new
+# workspace needs no Dockerfile change. BuildKit caches COPY --from by content, so the `npm ci`
+# layers below stay cached until a package.json or the lockfile changes.
+FROM ${NODE_IMAGE} AS context
+WORKDIR /src
+COPY . .
+RUN mkdir -p /manifests \
+ && cp package.json package-lock.json .npmrc /manifests/ \
+ && find packages apps -mindepth 2 -maxdepth 2 -name package.json -exec cp --parents {} /manifests/ \; \
+ && find packages apps -mindepth 3 -maxdepth 3 -path '*/bin/*' -type f -exec cp --parents {} /manifests/ \;
+
 FROM ${NODE_IMAGE} AS manifests
 WORKDIR /src
-COPY package.json package-lock.json .npmrc ./
-COPY packages/proto/package.json packages/proto/
-COPY packages/plugin/package.json packages/plugin/
-COPY packages/plugin/bin packages/plugin/bin
-COPY packages/kubelet-sim/package.json packages/kubelet-sim/
-COPY packages/kubelet-sim/bin packages/kubelet-sim/bin
-COPY apps/node-gateway/package.json apps/node-gateway/
-COPY apps/node-gateway/bin apps/node-gateway/bin
-COPY apps/web/package.json apps/web/
+COPY --from=context /manifests/ ./
 
 FROM manifests AS build
 ENV NEXT_TELEMETRY_DISABLED=1
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
-COPY . .
+COPY --from=context /src ./
 RUN npm run build -w @plugboard/web \
  && node_modules/.bin/esbuild apps/web/server.ts --bundle --platform=node --format=esm --target=node22 \
       --packages=external --outfile=apps/web/server.mjs \

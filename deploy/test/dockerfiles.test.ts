@@ -3,7 +3,9 @@
 // present in the build context (and not hidden by .dockerignore), every workspace manifest copied
 // before `npm ci`, and the ports/entrypoints the chart relies on.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
@@ -175,16 +177,37 @@ for (const [component, expected] of Object.entries(images)) {
       }
     });
 
-    it('copies every workspace manifest before npm ci (npm ci needs the whole workspace tree)', () => {
-      const manifests = stages[0]!.instructions
-        .filter((i) => i.op === 'COPY')
-        .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
-      for (const file of ['package.json', 'package-lock.json', '.npmrc'])
-        assert.ok(manifests.includes(file), `${file} is copied`);
-      for (const ws of rootPackage.workspaces) {
-        assert.ok(manifests.includes(`${ws}/package.json`), `${ws}/package.json is copied`);
-        if (existsSync(join(repoRoot, ws, 'bin')))
-          assert.ok(manifests.includes(`${ws}/bin`), `${ws}/bin is copied`);
+    it('extracts every workspace manifest and bin shim before npm ci (npm ci needs the whole tree)', () => {
+      const context = stages.find((s) => s.name === 'context');
+      const extract = context?.instructions.find((i) => i.op === 'RUN' && i.args.includes('/manifests'));
+      assert.ok(extract, 'a `context` stage extracts the manifests');
+      const manifests = stages.find((s) => s.name === 'manifests');
+      assert.ok(
+        manifests?.instructions.some(
+          (i) => i.op === 'COPY' && i.args.startsWith('--from=context /manifests/'),
+        ),
+      );
+      for (const stage of stages.filter((s) => s.instructions.some((i) => /npm ci/.test(i.args)))) {
+        assert.equal(stage.from, 'manifests', `${stage.name ?? 'stage'} installs on top of the manifests`);
+      }
+      // Run the extraction itself on this checkout and check what it yields.
+      const out = mkdtempSync(join(tmpdir(), 'plugboard-manifests-'));
+      try {
+        const script = extract.args.replaceAll('/manifests', out);
+        const res = spawnSync('sh', ['-c', script], { cwd: repoRoot, encoding: 'utf8' });
+        assert.equal(res.status, 0, res.stderr);
+        for (const file of ['package.json', 'package-lock.json', '.npmrc'])
+          assert.ok(existsSync(join(out, file)), file);
+        for (const ws of rootPackage.workspaces) {
+          assert.ok(existsSync(join(out, ws, 'package.json')), `${ws}/package.json is extracted`);
+          const bin = join(repoRoot, ws, 'bin');
+          for (const shim of existsSync(bin) ? readdirSync(bin) : []) {
+            assert.ok(existsSync(join(out, ws, 'bin', shim)), `${ws}/bin/${shim} is extracted`);
+          }
+        }
+        assert.ok(!existsSync(join(out, 'node_modules')), 'nothing but manifests');
+      } finally {
+        rmSync(out, { recursive: true, force: true });
       }
     });
   });

@@ -1,0 +1,166 @@
+// The chart against the real applications: the gateway's own config loader accepts the rendered
+// container arguments and config.yaml (and reads them as the chart means them), and the web server's
+// config loader accepts the rendered environment and discovers the gateways the chart labels.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { loadGatewayConfig, type GatewayConfig } from '@plugboard/node-gateway';
+import {
+  asArray,
+  at,
+  fixture,
+  isObject,
+  only,
+  render,
+  repoRoot,
+  type K8sObject,
+  type RenderOptions,
+} from './helm.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'plugboard-contract-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const NODE = 'node-a';
+/** What the kubelet gives the pod: the downward API values and the in-cluster service env. */
+const podEnv = { NODE_NAME: NODE, POD_NAMESPACE: 'plugboard', KUBERNETES_SERVICE_HOST: '10.96.0.1' };
+
+function containerOf(objects: K8sObject[], kind: string, name: string): Record<string, unknown> {
+  const c = asArray(at(only(objects, kind), 'spec', 'template', 'spec', 'containers')).find(
+    (x) => at(x, 'name') === name,
+  );
+  assert.ok(isObject(c));
+  return c;
+}
+
+/** Loads the gateway config exactly as the DaemonSet would start it (config file from the ConfigMap). */
+function gatewayConfigFor(
+  name: string,
+  opts: RenderOptions,
+): { config: GatewayConfig; objects: K8sObject[] } {
+  const objects = render(opts);
+  const configFile = join(dir, `${name}.yaml`);
+  writeFileSync(configFile, String(at(only(objects, 'ConfigMap', '-gateway'), 'data', 'config.yaml')));
+  const args = asArray(containerOf(objects, 'DaemonSet', 'gateway').args).map((a) =>
+    String(a)
+      .replace('--config=/etc/plugboard/config.yaml', `--config=${configFile}`)
+      .replace('$(NODE_NAME)', podEnv.NODE_NAME),
+  );
+  const result = loadGatewayConfig(args, podEnv);
+  assert.equal(result.help, false);
+  assert.ok(!result.help);
+  return { config: result.config, objects };
+}
+
+describe('gateway accepts the chart', () => {
+  it('defaults: in-cluster, token auth, faults off, kubelet paths, state dir, node name', () => {
+    const { config } = gatewayConfigFor('defaults', {});
+    assert.equal(config.nodeName, NODE);
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 9400 });
+    assert.equal(config.devicePluginDir, '/var/lib/kubelet/device-plugins');
+    assert.equal(config.podResources.socket, '/var/lib/kubelet/pod-resources/kubelet.sock');
+    assert.equal(config.podResources.pollIntervalMs, 1000);
+    assert.equal(config.stateDir, '/var/lib/plugboard');
+    assert.equal(config.kube.mode, 'in-cluster');
+    assert.equal(config.auth.tokenFile, '/etc/plugboard/auth/token');
+    assert.equal(config.auth.kubernetes.enabled, false);
+    assert.equal(config.auth.insecureAllowUnauthenticated, false);
+    assert.equal(config.faults.enabled, false);
+    assert.deepEqual(
+      config.plugins.resources.map((r) => r.name),
+      ['plugboard.example/gpu'],
+    );
+  });
+
+  it('every feature on: kubernetes auth with the chart attributes, faults on, every device source', () => {
+    const { config } = gatewayConfigFor('all', { valuesFiles: [fixture('all-features.values.yaml')] });
+    assert.equal(config.auth.tokenFile, null);
+    assert.deepEqual(
+      { ...config.auth.kubernetes },
+      { enabled: true, group: 'plugboard.io', resource: 'faults', verb: 'create', namespace: null },
+    );
+    assert.equal(config.faults.enabled, true);
+    assert.equal(config.stream.heartbeatMs, 15000);
+    assert.deepEqual(
+      config.plugins.resources.map((r) => r.name),
+      ['plugboard.example/gpu', 'plugboard.example/serial', 'plugboard.example/nic-vf'],
+    );
+  });
+
+  it('no Kubernetes API, IPv6 listen, a custom token key, tuned gateway keys', () => {
+    const { config } = gatewayConfigFor('minimal', {
+      values: {
+        auth: { token: { existingSecret: 'mine', secretKey: 'bearer' } },
+        gateway: {
+          kubernetesApi: 'none',
+          listenAddress: '::',
+          podResourcesPollIntervalMs: 250,
+          logLevel: 'debug',
+        },
+        config: { gateway: { faults: { maxActive: 16 } } },
+      },
+    });
+    assert.equal(config.kube.mode, 'disabled');
+    assert.deepEqual(config.listen, { host: '::', port: 9400 });
+    assert.equal(config.auth.tokenFile, '/etc/plugboard/auth/bearer');
+    assert.equal(config.podResources.pollIntervalMs, 250);
+    assert.equal(config.logLevel, 'debug');
+    assert.equal(config.faults.maxActive, 16);
+    assert.equal(config.faults.enabled, false, 'config.gateway merges into, not over, the generated section');
+  });
+
+  it('a config.gateway key the gateway does not know fails at its startup, naming the field', () => {
+    assert.throws(
+      () => gatewayConfigFor('typo', { values: { config: { gateway: { faults: { enabeld: true } } } } }),
+      /gateway\.faults.*enabeld|enabeld/,
+    );
+  });
+});
+
+describe('web accepts the chart', () => {
+  /** Runs the web server's own config loader (apps/web/server/config.ts) on the rendered env. */
+  function loadWebConfig(env: Record<string, string>): { status: number; stdout: string; stderr: string } {
+    const script = `
+      const { loadWebConfig } = await import(${JSON.stringify(join(repoRoot, 'apps/web/server/config.ts'))});
+      process.stdout.write(JSON.stringify(loadWebConfig(process.env)));`;
+    const res = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+    return { status: res.status ?? 1, stdout: res.stdout, stderr: res.stderr };
+  }
+
+  it('discovers the gateways in Kubernetes with the selector, namespace and port the chart renders', () => {
+    const objects = render({
+      values: { faults: { enabled: true }, web: { allowedOrigins: ['https://ops.example.com'] } },
+    });
+    const env: Record<string, string> = {};
+    for (const e of asArray(containerOf(objects, 'Deployment', 'web').env)) {
+      const name = String(at(e, 'name'));
+      const value = at(e, 'value');
+      const fieldPath = at(e, 'valueFrom', 'fieldRef', 'fieldPath');
+      if (typeof value === 'string') env[name] = value;
+      else if (fieldPath === 'metadata.namespace') env[name] = 'plugboard';
+      else assert.fail(`${name}: unexpected env source`);
+    }
+    const res = loadWebConfig(env);
+    assert.equal(res.status, 0, res.stderr);
+    const config: unknown = JSON.parse(res.stdout);
+    assert.deepEqual(at(config, 'discovery'), {
+      mode: 'kubernetes',
+      selector:
+        'app.kubernetes.io/component=gateway,app.kubernetes.io/instance=pb,app.kubernetes.io/name=plugboard',
+      namespace: 'plugboard',
+      port: 9400,
+      scheme: 'http',
+    });
+    assert.equal(at(config, 'host'), '0.0.0.0');
+    assert.equal(at(config, 'port'), 3000);
+    assert.equal(at(config, 'faultsEnabled'), true);
+    assert.deepEqual(at(config, 'allowedOrigins'), ['https://ops.example.com']);
+    assert.equal(at(config, 'readToken'), null);
+  });
+});
