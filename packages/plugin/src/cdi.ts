@@ -2,6 +2,7 @@
 // devices, so runtimes with CDI enabled can resolve the names Allocate returns. Written atomically
 // (temp file + rename) so a runtime never reads half a file.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { PluginError } from './errors.js';
 import type { PluginDevice } from './types.js';
@@ -37,7 +38,7 @@ export function cdiSpecPath(specDir: string, vendor: string, klass: string): str
 
 export async function writeCdiSpec(specDir: string, vendor: string, klass: string, devices: readonly PluginDevice[]): Promise<string> {
   const path = cdiSpecPath(specDir, vendor, klass);
-  const tmp = `${path}.${process.pid}.tmp`;
+  const tmp = `${path}.${randomUUID()}.tmp`;
   try {
     await mkdir(specDir, { recursive: true });
     await writeFile(tmp, JSON.stringify(cdiSpec(vendor, klass, devices), null, 2) + '\n', { mode: 0o644 });

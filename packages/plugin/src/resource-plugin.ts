@@ -131,7 +131,9 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     );
     this.#state.on('devices', (devices) => {
       this.#streams.schedule();
-      this.#syncCdi();
+      if (this.#options.allocate?.cdi?.enabled) {
+        this.#syncCdi().catch((err: unknown) => this.#logger.error({ err: PluginError.from(err).message }, 'CDI spec write failed'));
+      }
       this.emit('devices', devices);
     });
     this.#state.on('health', (event) => {
@@ -156,7 +158,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       throw new PluginError('source-failed', `${this.resourceName}: ${this.#options.source.kind} source failed to start: ${PluginError.from(err).message}`, { cause: err });
     }
     this.#state.attach();
-    if (this.#options.allocate?.cdi?.enabled) await this.#cdiWriteNow();
+    // The spec must exist before a kubelet can call Allocate and hand out its names.
+    if (this.#options.allocate?.cdi?.enabled) await this.#syncCdi();
     await this.#serve();
     await this.#watcher.start();
     this.#logger.info({ socket: this.socketPath, mode: this.registrationSocketPath ? 'plugin-watcher' : 'kubelet', devices: this.#state.devices().length }, 'serving');
@@ -212,7 +215,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     await this.#closeServers();
     this.#state.detach();
     await this.#options.source.stop();
-    await this.#cdiWrite;
+    await this.#cdiWrite.catch(() => undefined);
     this.#registration.phase = 'stopped';
     this.#logger.info('stopped');
   }
@@ -360,9 +363,11 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     if (this.#stopping || this.#restarting || remaining > 0 || generation < this.#generation) return;
     if (this.#registration.phase !== 'registered' || this.registrationSocketPath !== null) return;
     // Give the filesystem signals (a real restart) a moment to win; then re-register if the
-    // kubelet simply dropped the stream.
+    // kubelet simply dropped the stream. With kubelet.sock gone the kubelet is down: its return
+    // (the socket re-created) is the signal to act on, not this.
     setTimeout(() => {
-      void this.#watcher.check().then(() => {
+      void this.#watcher.check().then(async () => {
+        if (!(await socketExists(this.#kubeletSocket))) return;
         if (this.#stopping || this.#restarting || this.#streams.size > 0) return;
         if (this.#registration.phase !== 'registered' || generation < this.#generation) return;
         if (Date.now() - this.#lastStreamRestart < 1000) return;
@@ -419,10 +424,10 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     return writeCdiSpec(cdi.specDir ?? DEFAULT_CDI_SPEC_DIR, cdi.vendor, cdi.class, this.#state.devices()).then(() => undefined);
   }
 
-  #syncCdi(): void {
-    if (!this.#options.allocate?.cdi?.enabled || !this.#started) return;
-    this.#cdiWrite = this.#cdiWrite
-      .then(() => this.#cdiWriteNow())
-      .catch((err: unknown) => this.#logger.error({ err: PluginError.from(err).message }, 'CDI spec write failed'));
+  /** Writes are chained so the newest device list always lands last. */
+  #syncCdi(): Promise<void> {
+    const next = this.#cdiWrite.catch(() => undefined).then(() => this.#cdiWriteNow());
+    this.#cdiWrite = next;
+    return next;
   }
 }
