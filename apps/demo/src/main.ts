@@ -74,6 +74,7 @@ async function main(): Promise<void> {
   let web: WebServer | null = null;
   let playback: ScenarioPlayback | null = null;
   let stopping: Promise<void> | null = null;
+  const building = new AbortController();
   const shutdown = (signal: string): Promise<void> => {
     stopping ??= (async () => {
       say(`${signal}: stopping…`);
@@ -82,6 +83,7 @@ async function main(): Promise<void> {
         process.exit(1);
       }, 4500);
       force.unref();
+      building.abort();
       await playback?.stop().catch(() => {});
       await web?.stop().catch(() => {});
       await cluster?.stop();
@@ -98,7 +100,7 @@ async function main(): Promise<void> {
   }
 
   try {
-    await ensureWebBuild(join(repoRoot, 'apps/web'), join(stateDir, 'web-build.log'), say);
+    await ensureWebBuild(join(repoRoot, 'apps/web'), join(stateDir, 'web-build.log'), say, building.signal);
     cluster = await startDemoCluster({ demo, stateDir, logger, onProgress: say });
     const gateways = cluster.nodes.map((n) => `${n.name}=${n.gateway.url}`).join(',');
     const webConfig = loadWebConfig({

@@ -33,7 +33,12 @@ export function webBuildNeeded(webDir: string): string | null {
   return changed ? `${changed} changed since the last build` : null;
 }
 
-export async function ensureWebBuild(webDir: string, logFile: string, progress: (line: string) => void): Promise<void> {
+export async function ensureWebBuild(
+  webDir: string,
+  logFile: string,
+  progress: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   const why = webBuildNeeded(webDir);
   if (why === null) {
     progress('dashboard: using the existing production build');
@@ -47,10 +52,12 @@ export async function ensureWebBuild(webDir: string, logFile: string, progress: 
       cwd: webDir,
       env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Ctrl-C during the build must not leave `next build` running.
+      ...(signal ? { signal, killSignal: 'SIGTERM' as const } : {}),
     });
     child.stdout.pipe(out, { end: false });
     child.stderr.pipe(out, { end: false });
-    child.on('error', reject);
+    child.on('error', (err) => reject(signal?.aborted ? new DemoError('build', 'the dashboard build was interrupted') : err));
     child.on('exit', (c) => resolve(c ?? 1));
   });
   out.end();

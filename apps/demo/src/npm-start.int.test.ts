@@ -1,0 +1,140 @@
+// `npm start` as a user runs it: a child process group from the repo root, waited on until it prints
+// its URL; three nodes over HTTP and in the browser; a fault injected through the UI lowers
+// allocatable; SIGINT (what Ctrl-C sends to the foreground group) leaves no process, socket or port.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import type { NodeSnapshot } from '@plugboard/node-gateway';
+import { socketsUnder } from './cluster.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const GPU = 'plugboard.example/gpu';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const srv = createServer();
+    srv.once('error', () => res(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
+  });
+}
+
+describe('npm start', { timeout: 600_000 }, () => {
+  let child: ChildProcess;
+  let output = '';
+  let url = '';
+  let stateDir = '';
+  let browser: Browser | null = null;
+  let exited: Promise<number | null>;
+
+  before(async () => {
+    child = spawn('npm', ['start'], {
+      cwd: repoRoot,
+      env: { ...process.env, PORT: '0', NEXT_TELEMETRY_DISABLED: '1' },
+      detached: true, // its own process group, like a terminal's foreground job
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    exited = new Promise((res) => child.once('exit', (code) => res(code)));
+    const ready = new Promise<void>((res, rej) => {
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        stateDir ||= /state directory (\S+)/.exec(output)?.[1] ?? '';
+        const m = /ready in [\d.]+ s — open (http:\/\/\S+)/.exec(output);
+        if (m) {
+          url = m[1]!;
+          res();
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      void exited.then((code) => rej(new Error(`npm start exited (${code}) before it was ready:\n${output}`)));
+    });
+    await ready;
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (child.exitCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  });
+
+  it('serves three nodes with the expected device counts over HTTP', async () => {
+    const counts: Record<string, Record<string, number>> = {};
+    for (const node of ['gpu-node-a', 'gpu-node-b', 'edge-node']) {
+      const res = await fetch(`${url}/api/nodes/${node}/node`);
+      assert.equal(res.status, 200, `GET /api/nodes/${node}/node`);
+      const snap = (await res.json()) as NodeSnapshot;
+      counts[node] = Object.fromEntries(Object.entries(snap.resources).map(([r, s]) => [r, s.kubelet.capacity]));
+    }
+    assert.deepEqual(counts, {
+      'gpu-node-a': { [GPU]: 8, 'plugboard.example/nic-vf': 16 },
+      'gpu-node-b': { [GPU]: 16 },
+      'edge-node': { 'plugboard.example/serial': 4 },
+    });
+  });
+
+  it('shows the nodes in the browser and a fault injected from the UI lowers allocatable', async () => {
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    const page = await browser.newPage();
+    await page.goto(url);
+    for (const node of ['gpu-node-a', 'gpu-node-b', 'edge-node']) {
+      await page.getByRole('article', { name: node }).waitFor({ timeout: 20_000 });
+    }
+    const snap = (await (await fetch(`${url}/api/nodes/gpu-node-a/node`)).json()) as NodeSnapshot;
+    const target = Object.values(snap.devices).find((d) => d.resource === GPU && d.allocation?.pod === 'batch-spread')!;
+    assert.ok(target, 'ml/batch-spread holds a GPU');
+    await page.goto(`${url}/nodes/gpu-node-a`);
+    const summary = (allocatable: number) =>
+      page.getByRole('region', { name: `${GPU} capacity 8 allocatable ${allocatable}` }).first();
+    await summary(8).waitFor({ timeout: 20_000 });
+    await page.getByRole('switch', { name: `Fault ${target.id}`, exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: `Inject a simulated fault on ${target.id}?` });
+    await dialog.getByRole('button', { name: 'Inject simulated fault' }).click();
+    await summary(7).waitFor({ timeout: 20_000 });
+    const after = (await (await fetch(`${url}/api/nodes/gpu-node-a/node`)).json()) as NodeSnapshot;
+    assert.equal(after.resources[GPU]!.kubelet.allocatable, 7);
+    assert.equal(after.pods['ml/batch-spread']!.affectedByUnhealthyDevice, true);
+  });
+
+  it('stops on SIGINT within 5 s: no process, no socket, the port is free', async () => {
+    const port = Number(new URL(url).port);
+    assert.ok(stateDir && existsSync(stateDir));
+    assert.ok(socketsUnder(stateDir).length > 0);
+    const t0 = Date.now();
+    process.kill(-child.pid!, 'SIGINT');
+    const code = await exited;
+    const stopMs = Date.now() - t0;
+    assert.ok(stopMs < 5000, `stopped in ${stopMs} ms`);
+    assert.equal(code, 0, output);
+    assert.equal(groupAlive(child.pid!), false, 'no process of the demo remains');
+    assert.equal(existsSync(stateDir), false, 'the temporary state directory is removed');
+    assert.equal(await portFree(port), true);
+  });
+});
