@@ -62,6 +62,24 @@ export interface ModelInputs {
   sources: SourcesState;
 }
 
+/**
+ * Objects of the previous build, reused when their inputs did not change so that the next diff
+ * skips them by reference (see diff.ts). Owned by one NodeModel; optional for one-off builds.
+ */
+export class BuildCache {
+  devices = new Map<string, DeviceState>();
+  pods = new Map<string, { pr: unknown; kp: unknown; signature: string; state: PodState }>();
+
+  /** After a diff shared structure with the previous snapshot, remember the objects actually kept. */
+  adopt(snapshot: NodeSnapshot): void {
+    for (const [key, d] of Object.entries(snapshot.devices)) this.devices.set(key, d);
+    for (const [key, entry] of this.pods) {
+      const kept = snapshot.pods[key];
+      if (kept) entry.state = kept;
+    }
+  }
+}
+
 export const deviceKey = (resource: string, id: string): string => `${resource}/${id}`;
 export const podKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
@@ -105,14 +123,34 @@ function indexPodResources(pr: PodResourcesInput | null): AllocationIndex {
   return { byDevice, allocatable };
 }
 
-function buildDevices(inputs: ModelInputs, index: AllocationIndex): Record<string, DeviceState> {
+const sameNumbers = (a: readonly number[], b: readonly number[]): boolean =>
+  a.length === b.length && a.every((v, i) => v === b[i]);
+
+function sameDevice(a: DeviceState, b: DeviceState): boolean {
+  return (
+    a.health === b.health &&
+    a.reason === b.reason &&
+    a.since === b.since &&
+    a.replicaOf === b.replicaOf &&
+    a.faulted === b.faulted &&
+    sameNumbers(a.numaNodes, b.numaNodes) &&
+    (a.allocation === b.allocation ||
+      (a.allocation !== null &&
+        b.allocation !== null &&
+        a.allocation.namespace === b.allocation.namespace &&
+        a.allocation.pod === b.allocation.pod &&
+        a.allocation.container === b.allocation.container))
+  );
+}
+
+function buildDevices(inputs: ModelInputs, index: AllocationIndex, cache: BuildCache | null): Record<string, DeviceState> {
   const faulted = new Set<string>();
   for (const f of inputs.faults) faulted.add(deviceKey(f.resource, f.deviceId));
   const devices: Record<string, DeviceState> = {};
   for (const r of inputs.resources) {
     for (const d of r.devices) {
       const key = deviceKey(r.name, d.id);
-      devices[key] = {
+      const state: DeviceState = {
         key,
         resource: r.name,
         id: d.id,
@@ -124,8 +162,11 @@ function buildDevices(inputs: ModelInputs, index: AllocationIndex): Record<strin
         faulted: faulted.has(key) || (d.replicaOf !== null && faulted.has(deviceKey(r.name, d.replicaOf))),
         allocation: index.byDevice.get(key) ?? null,
       };
+      const cached = cache?.devices.get(key);
+      devices[key] = cached && sameDevice(cached, state) ? cached : state;
     }
   }
+  if (cache) cache.devices = new Map(Object.entries(devices));
   return devices;
 }
 
@@ -222,7 +263,7 @@ function alignment(devNuma: number[], memNuma: number[]): NumaAlignment {
   };
 }
 
-function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>): Record<string, PodState> {
+function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, cache: BuildCache | null): Record<string, PodState> {
   const prPods = new Map<string, podresources.PodResources>();
   for (const p of inputs.podResources?.pods ?? []) prPods.set(podKey(p.namespace, p.name), p);
   const kubePods = new Map<string, V1Pod>();
@@ -231,9 +272,27 @@ function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>): R
   }
   const keys = [...new Set([...prPods.keys(), ...kubePods.keys()])].sort();
   const pods: Record<string, PodState> = {};
+  const nextCache = new Map<string, { pr: unknown; kp: unknown; signature: string; state: PodState }>();
   for (const key of keys) {
     const pr = prPods.get(key);
     const kp = kubePods.get(key);
+    // A pod's state depends on its PodResources entry, its API object and its devices' health and
+    // NUMA nodes; when all of those are the same objects/values, reuse last build's PodState.
+    let signature = '';
+    for (const c of pr?.containers ?? []) {
+      for (const d of c.devices) {
+        for (const id of d.deviceIds) {
+          const dev = devices[deviceKey(d.resourceName, id)];
+          signature += dev ? `${dev.health === 'Healthy' ? 'h' : 'u'}${dev.numaNodes.join('.')};` : 'x;';
+        }
+      }
+    }
+    const hit = cache?.pods.get(key);
+    if (hit && hit.pr === pr && hit.kp === kp && hit.signature === signature) {
+      pods[key] = hit.state;
+      nextCache.set(key, hit);
+      continue;
+    }
     const [namespace, name] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)];
     const statuses = new Map<string, V1ContainerStatus>();
     for (const s of kp?.status?.containerStatuses ?? []) statuses.set(s.name, s);
@@ -311,13 +370,15 @@ function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>): R
       affectedByUnhealthyDevice: affected,
       numaAlignment: alignment(devNuma, memNuma),
     };
+    nextCache.set(key, { pr, kp, signature, state: pods[key] });
   }
+  if (cache) cache.pods = nextCache;
   return pods;
 }
 
-export function buildSnapshot(inputs: ModelInputs): NodeSnapshot {
+export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = null): NodeSnapshot {
   const index = indexPodResources(inputs.podResources);
-  const devices = buildDevices(inputs, index);
+  const devices = buildDevices(inputs, index, cache);
   const faults: Record<string, FaultState> = {};
   for (const f of inputs.faults) faults[f.id] = { ...f };
   return {
@@ -328,7 +389,7 @@ export function buildSnapshot(inputs: ModelInputs): NodeSnapshot {
     resources: buildResources(inputs, devices, index),
     devices,
     numa: buildNuma(inputs, devices),
-    pods: buildPods(inputs, devices),
+    pods: buildPods(inputs, devices, cache),
     faults,
     events: [...inputs.events],
     sources: inputs.sources,

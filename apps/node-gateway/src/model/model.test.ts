@@ -176,3 +176,28 @@ test('NodeModel coalesces updates, emits nothing for unchanged input, bounds the
   assert.equal(model.summary().unhealthyDevices, 1);
   model.close();
 });
+
+test('diffAndShare: ops rebuild the new document, unchanged subtrees keep their identity (property)', async () => {
+  const fc = await import('fast-check');
+  const { diffAndShare } = await import('./diff.js');
+  // Keys of the model's maps always contain a '/' (resource, device and pod keys) or are UUIDs or
+  // numbers, so "__proto__" cannot occur; prototype-like names that can are covered.
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, fc.integer(), fc.string(), fc.boolean(), fc.constant(null), tie('object'), tie('array')),
+    object: fc.dictionary(fc.oneof(fc.string().filter((k) => k !== '__proto__'), fc.constantFrom('a/b', 'x~y', 'constructor', 'toString')), tie('value'), { maxKeys: 5, noNullPrototype: true }),
+    array: fc.array(tie('value'), { maxLength: 4 }),
+  }));
+  fc.assert(
+    fc.property(json.object, json.object, (a, b) => {
+      const { ops, document } = diffAndShare(a, b);
+      assert.deepEqual(document, b);
+      assert.deepEqual(applyPatch(structuredClone(a), ops as never).newDocument, b);
+      if (ops.length === 0) assert.equal(document, a);
+    }),
+    { numRuns: 300 },
+  );
+  const prev = buildSnapshot({ ...base, resources: [gpu(4)] });
+  const { document } = diffAndShare(prev, buildSnapshot({ ...base, resources: [gpu(4, [1])] }));
+  assert.equal(document.devices['plugboard.example/gpu/gpu-0'], prev.devices['plugboard.example/gpu/gpu-0']);
+  assert.notEqual(document.devices['plugboard.example/gpu/gpu-1'], prev.devices['plugboard.example/gpu/gpu-1']);
+});

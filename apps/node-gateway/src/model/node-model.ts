@@ -2,8 +2,8 @@
 // turn of the event loop (coalescing bursts), diffs it against the previous one and emits a `change`
 // with the JSON Patch for the full document and for the summary view. Unchanged inputs emit nothing.
 import { EventEmitter } from 'node:events';
-import { buildSnapshot, type KubeInput, type ModelInputs, type PodResourcesInput, type ResourceInput } from './build.js';
-import { diffDocuments } from './diff.js';
+import { BuildCache, buildSnapshot, type KubeInput, type ModelInputs, type PodResourcesInput, type ResourceInput } from './build.js';
+import { diffAndShare, diffDocuments } from './diff.js';
 import { summarize } from './summary.js';
 import type {
   FaultState,
@@ -49,6 +49,7 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
   private current: NodeSnapshot;
   private currentSummary: NodeSummary;
   private scheduled: NodeJS.Immediate | null = null;
+  private readonly cache = new BuildCache();
 
   constructor(options: NodeModelOptions) {
     super();
@@ -141,8 +142,10 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
       this.scheduled = null;
     }
     const prev = this.current;
-    let next = this.build(prev.updatedAt);
-    let ops = diffDocuments(prev, next);
+    const diff = diffAndShare(prev, this.build(prev.updatedAt));
+    let next = diff.document;
+    let ops = diff.ops;
+    this.cache.adopt(next);
     if (ops.length === 0) return null;
     const updatedAt = this.now().toISOString();
     if (updatedAt !== prev.updatedAt) {
@@ -170,11 +173,14 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
   }
 
   private build(updatedAt: string): NodeSnapshot {
-    return buildSnapshot({
-      ...this.inputs,
-      updatedAt,
-      resources: [...this.resources.values()].sort((a, b) => a.name.localeCompare(b.name)),
-      events: this.events,
-    });
+    return buildSnapshot(
+      {
+        ...this.inputs,
+        updatedAt,
+        resources: [...this.resources.values()].sort((a, b) => a.name.localeCompare(b.name)),
+        events: this.events,
+      },
+      this.cache,
+    );
   }
 }
