@@ -59,8 +59,22 @@ const PROBLEM_STATUS: Record<KubeletSimErrorCode, number> = {
   Internal: 500,
 };
 
-export function statusObject(code: number, reason: string, message: string, details?: Record<string, unknown>): Record<string, unknown> {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code };
+export function statusObject(
+  code: number,
+  reason: string,
+  message: string,
+  details?: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    ...(details ? { details } : {}),
+    code,
+  };
 }
 
 export class ApiServer {
@@ -119,10 +133,17 @@ export class ApiServer {
     if (method === 'GET' && ['healthz', 'livez', 'readyz'].includes(path)) return text(res, 200, 'ok');
     if (method === 'GET' && path === 'version') {
       const [major, minor] = SIMULATED_KUBELET_VERSION.slice(1).split('.');
-      return json(res, 200, { major, minor, gitVersion: `${SIMULATED_KUBELET_VERSION}-plugboard-sim`, platform: `linux/${process.arch}` });
+      return json(res, 200, {
+        major,
+        minor,
+        gitVersion: `${SIMULATED_KUBELET_VERSION}-plugboard-sim`,
+        platform: `linux/${process.arch}`,
+      });
     }
-    if (method === 'GET' && path === 'api') return json(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
-    if (method === 'GET' && path === 'apis') return json(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [] });
+    if (method === 'GET' && path === 'api')
+      return json(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
+    if (method === 'GET' && path === 'apis')
+      return json(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [] });
     if (method === 'GET' && path === 'api/v1') return json(res, 200, apiResourceList());
     if (parts[0] !== 'api' || parts[1] !== 'v1') throw notFound();
 
@@ -133,12 +154,24 @@ export class ApiServer {
       rest.splice(0, 2);
     }
     const [resource, name, ...extra] = rest;
-    const store = resource === 'nodes' ? this.o.backend.nodes : resource === 'pods' ? this.o.backend.pods : resource === 'events' ? this.o.backend.events : null;
+    const store =
+      resource === 'nodes'
+        ? this.o.backend.nodes
+        : resource === 'pods'
+          ? this.o.backend.pods
+          : resource === 'events'
+            ? this.o.backend.events
+            : null;
     if (!store || extra.length > 0 || (resource === 'nodes' && namespace !== undefined)) throw notFound();
 
-    if (method === 'POST' && resource === 'events' && namespace && !name) return this.createEvent(req, res, namespace);
+    if (method === 'POST' && resource === 'events' && namespace && !name)
+      return this.createEvent(req, res, namespace);
     if (method !== 'GET') {
-      throw new HttpError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+      throw new HttpError(
+        405,
+        'MethodNotAllowed',
+        'the server does not allow this method on the requested resource',
+      );
     }
     if (name) {
       const obj = store.get(store.namespaced ? namespace : undefined, name);
@@ -152,7 +185,8 @@ export class ApiServer {
     if (watch) return this.watch(req, res, store, filter, url);
     if (url.searchParams.get('resourceVersionMatch') === 'Exact') {
       const rv = Number(url.searchParams.get('resourceVersion'));
-      if (rv < store.oldestResourceVersion()) throw new HttpError(410, 'Expired', 'The resourceVersion for the provided list is too old.');
+      if (rv < store.oldestResourceVersion())
+        throw new HttpError(410, 'Expired', 'The resourceVersion for the provided list is too old.');
     }
     const list = store.list(filter);
     return json(res, 200, {
@@ -179,13 +213,24 @@ export class ApiServer {
     return (o) => filters.every((f) => f(o));
   }
 
-  private watch(req: IncomingMessage, res: ServerResponse, store: ObjectStore, filter: ObjectFilter, url: URL): void {
+  private watch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    store: ObjectStore,
+    filter: ObjectFilter,
+    url: URL,
+  ): void {
     const rvParam = url.searchParams.get('resourceVersion') ?? '';
-    if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw new HttpError(400, 'BadRequest', `invalid resource version: ${rvParam}`);
+    if (rvParam !== '' && !/^\d+$/.test(rvParam))
+      throw new HttpError(400, 'BadRequest', `invalid resource version: ${rvParam}`);
     const fromRv = rvParam === '' || rvParam === '0' ? null : Number(rvParam);
     const bookmarks = url.searchParams.get('allowWatchBookmarks') === 'true';
     const initialEventsEnd = bookmarks && url.searchParams.get('sendInitialEvents') === 'true';
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Cache-Control': 'no-cache, private',
+      'Transfer-Encoding': 'chunked',
+    });
     res.flushHeaders();
     const send = (event: WatchEvent) => {
       res.write(`${JSON.stringify(event)}\n`);
@@ -199,7 +244,8 @@ export class ApiServer {
     }
     this.watches.add(res);
     const timers: NodeJS.Timeout[] = [];
-    if (bookmarks) timers.push(setInterval(() => send(store.bookmark()), this.o.bookmarkIntervalMs ?? 60_000));
+    if (bookmarks)
+      timers.push(setInterval(() => send(store.bookmark()), this.o.bookmarkIntervalMs ?? 60_000));
     const timeout = Number(url.searchParams.get('timeoutSeconds') ?? 0);
     if (timeout > 0) timers.push(setTimeout(() => res.end(), timeout * 1000));
     const close = () => {
@@ -214,31 +260,48 @@ export class ApiServer {
   private async createEvent(req: IncomingMessage, res: ServerResponse, namespace: string): Promise<void> {
     this.authorize(req);
     const body = await readJson(req);
-    if (!body || typeof body !== 'object') throw new HttpError(400, 'BadRequest', 'the body of the request was in an unknown format');
+    if (!body || typeof body !== 'object')
+      throw new HttpError(400, 'BadRequest', 'the body of the request was in an unknown format');
     const event = body as Record<string, unknown> & { metadata?: Record<string, unknown> };
     const meta = event.metadata ?? {};
     if (meta['namespace'] !== undefined && meta['namespace'] !== namespace) {
-      throw new HttpError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
+      throw new HttpError(
+        400,
+        'BadRequest',
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
     }
     let name = typeof meta['name'] === 'string' ? meta['name'] : '';
-    if (!name && typeof meta['generateName'] === 'string') name = `${meta['generateName']}${randomUUID().slice(0, 5)}`;
-    if (!name) throw new HttpError(422, 'Invalid', 'Event "" is invalid: metadata.name: Required value: name or generateName is required');
+    if (!name && typeof meta['generateName'] === 'string')
+      name = `${meta['generateName']}${randomUUID().slice(0, 5)}`;
+    if (!name)
+      throw new HttpError(
+        422,
+        'Invalid',
+        'Event "" is invalid: metadata.name: Required value: name or generateName is required',
+      );
     if (!event['involvedObject'] || typeof event['involvedObject'] !== 'object') {
       throw new HttpError(422, 'Invalid', `Event "${name}" is invalid: involvedObject: Required value`);
     }
-    if (this.o.backend.events.get(namespace, name)) throw new HttpError(409, 'AlreadyExists', `events "${name}" already exists`);
+    if (this.o.backend.events.get(namespace, name))
+      throw new HttpError(409, 'AlreadyExists', `events "${name}" already exists`);
     const stored = this.o.backend.events.upsert({
       ...event,
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { ...meta, name, namespace, uid: randomUUID(), creationTimestamp: kubeTime() },
-    } as KubeObject);
+    });
     json(res, 201, stored);
   }
 
   // --- Control API --------------------------------------------------------------------------
 
-  private async control(req: IncomingMessage, res: ServerResponse, parts: string[], _url: URL): Promise<void> {
+  private async control(
+    req: IncomingMessage,
+    res: ServerResponse,
+    parts: string[],
+    _url: URL,
+  ): Promise<void> {
     const method = req.method ?? 'GET';
     if (parts[0] !== 'v1') throw new KubeletSimError('NotFound', `no control endpoint ${req.url ?? ''}`);
     const route = parts.slice(1);
@@ -320,7 +383,14 @@ const TITLES: Record<number, string> = {
 };
 
 /** RFC 9457 problem+json; `reason` is the kubelet's reason (e.g. UnexpectedAdmissionError, OutOfcpu). */
-function problem(res: ServerResponse, status: number, code: string, reason: string, detail: string, instance: string | undefined): void {
+function problem(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  reason: string,
+  detail: string,
+  instance: string | undefined,
+): void {
   const body = JSON.stringify({
     type: `urn:plugboard:problem:kubelet-sim:${code}`,
     title: TITLES[status] ?? 'Error',
@@ -329,7 +399,11 @@ function problem(res: ServerResponse, status: number, code: string, reason: stri
     reason,
     ...(instance ? { instance } : {}),
   });
-  res.writeHead(status, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  res.writeHead(status, {
+    'Content-Type': 'application/problem+json',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+  });
   res.end(body);
 }
 
@@ -349,7 +423,13 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 function apiResourceList(): Record<string, unknown> {
-  const r = (name: string, kind: string, namespaced: boolean, verbs: string[]) => ({ name, singularName: kind.toLowerCase(), namespaced, kind, verbs });
+  const r = (name: string, kind: string, namespaced: boolean, verbs: string[]) => ({
+    name,
+    singularName: kind.toLowerCase(),
+    namespaced,
+    kind,
+    verbs,
+  });
   return {
     kind: 'APIResourceList',
     groupVersion: 'v1',

@@ -25,7 +25,13 @@ export interface CheckpointData {
 
 interface CheckpointFile {
   Data: {
-    PodDeviceEntries: { PodUID: string; ContainerName: string; ResourceName: string; DeviceIDs: Record<string, string[]>; AllocResp: string }[];
+    PodDeviceEntries: {
+      PodUID: string;
+      ContainerName: string;
+      ResourceName: string;
+      DeviceIDs: Record<string, string[]>;
+      AllocResp: string;
+    }[];
     RegisteredDevices: Record<string, string[]>;
   };
   Checksum: number;
@@ -48,7 +54,9 @@ export function writeCheckpoint(dir: string, data: CheckpointData): void {
       ContainerName: e.container,
       ResourceName: e.resource,
       DeviceIDs: e.byNuma,
-      AllocResp: Buffer.from(deviceplugin.ContainerAllocateResponse.encode(e.response).finish()).toString('base64'),
+      AllocResp: Buffer.from(deviceplugin.ContainerAllocateResponse.encode(e.response).finish()).toString(
+        'base64',
+      ),
     })),
     RegisteredDevices: data.registeredDevices,
   };
@@ -65,7 +73,8 @@ export function readCheckpoint(dir: string, log: Logger): CheckpointData | null 
   try {
     file = JSON.parse(readFileSync(path, 'utf8')) as CheckpointFile;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') log.error({ path, err: String(err) }, 'failed to read checkpoint file');
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      log.error({ path, err: String(err) }, 'failed to read checkpoint file');
     return null;
   }
   if (!file?.Data || checksum(JSON.stringify(file.Data)) !== file.Checksum) {

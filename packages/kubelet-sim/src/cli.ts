@@ -28,7 +28,14 @@ async function main(): Promise<void> {
     process.exit(e.code === 'Config' ? 2 : 1);
   }
   logger.info(
-    { component: 'cli', url: sim.url, kubeconfig: sim.kubeconfigPath, podResourcesSocket: sim.podResourcesSocket, devicePluginDir: sim.devicePluginDir, node: sim.nodeName },
+    {
+      component: 'cli',
+      url: sim.url,
+      kubeconfig: sim.kubeconfigPath,
+      podResourcesSocket: sim.podResourcesSocket,
+      devicePluginDir: sim.devicePluginDir,
+      node: sim.nodeName,
+    },
     'ready',
   );
   let stopping = false;

@@ -39,7 +39,10 @@ function duration(flag: string) {
   return z.string().transform((v, ctx) => {
     const m = DURATION.exec(v);
     if (!m) {
-      ctx.addIssue({ code: 'custom', message: `${flag}: expected a duration such as 250ms, 30s or 5m, got "${v}"` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `${flag}: expected a duration such as 250ms, 30s or 5m, got "${v}"`,
+      });
       return z.NEVER;
     }
     return Number(m[1]) * UNIT[m[2]!]!;
@@ -58,7 +61,9 @@ function positiveInt(flag: string) {
 }
 
 const flagsSchema = z.object({
-  'device-plugin-dir': z.string({ error: '--device-plugin-dir: required' }).min(1, '--device-plugin-dir: required'),
+  'device-plugin-dir': z
+    .string({ error: '--device-plugin-dir: required' })
+    .min(1, '--device-plugin-dir: required'),
   'state-dir': z.string({ error: '--state-dir: required' }).min(1, '--state-dir: required'),
   'node-name': z
     .string()
@@ -73,7 +78,10 @@ const flagsSchema = z.object({
     .transform((v, ctx) => {
       const n = parseQuantity(v);
       if (n === undefined || n <= 0) {
-        ctx.addIssue({ code: 'custom', message: `--memory-per-numa: expected a quantity such as 16Gi, got "${v}"` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `--memory-per-numa: expected a quantity such as 16Gi, got "${v}"`,
+        });
         return z.NEVER;
       }
       return n;
@@ -87,7 +95,10 @@ const flagsSchema = z.object({
       const initial = DURATION.exec(a ?? '');
       const max = b === undefined ? null : DURATION.exec(b);
       if (!initial || (b !== undefined && !max)) {
-        ctx.addIssue({ code: 'custom', message: `--crash-loop-backoff: expected DURATION[:MAX] such as 1s:10s, got "${v}"` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `--crash-loop-backoff: expected DURATION[:MAX] such as 1s:10s, got "${v}"`,
+        });
         return z.NEVER;
       }
       const initialMs = Number(initial[1]) * UNIT[initial[2]!]!;
@@ -100,16 +111,27 @@ const flagsSchema = z.object({
       if (v === 'off') return false as const;
       const m = /^(\d+(?:\.\d+)?):(\d+)$/.exec(v);
       if (!m || Number(m[1]) <= 0 || Number(m[2]) < 1) {
-        ctx.addIssue({ code: 'custom', message: `--pod-resources-rate-limit: expected QPS:BURST such as 100:10, or "off", got "${v}"` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `--pod-resources-rate-limit: expected QPS:BURST such as 100:10, or "off", got "${v}"`,
+        });
         return z.NEVER;
       }
       return { qps: Number(m[1]), burst: Number(m[2]) };
     })
     .optional(),
-  'cpu-manager-policy': z.enum(['none', 'static'], { error: '--cpu-manager-policy: expected none or static' }).optional(),
-  'memory-manager-policy': z.enum(['None', 'Static'], { error: '--memory-manager-policy: expected None or Static' }).optional(),
+  'cpu-manager-policy': z
+    .enum(['none', 'static'], { error: '--cpu-manager-policy: expected none or static' })
+    .optional(),
+  'memory-manager-policy': z
+    .enum(['None', 'Static'], { error: '--memory-manager-policy: expected None or Static' })
+    .optional(),
   'control-token-file': z.string().optional(),
-  'log-level': z.enum(['trace', 'debug', 'info', 'warn', 'error', 'silent'], { error: '--log-level: expected trace, debug, info, warn, error or silent' }).default('info'),
+  'log-level': z
+    .enum(['trace', 'debug', 'info', 'warn', 'error', 'silent'], {
+      error: '--log-level: expected trace, debug, info, warn, error or silent',
+    })
+    .default('info'),
 });
 
 export interface CliConfig {
@@ -143,23 +165,33 @@ export function parseCliConfig(argv: string[]): Readonly<CliConfig> {
       args: argv,
       strict: true,
       allowPositionals: false,
-      options: { ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])), help: { type: 'boolean', short: 'h' } },
+      options: {
+        ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
+        help: { type: 'boolean', short: 'h' },
+      },
     }));
   } catch (err) {
     throw new KubeletSimError('Config', err instanceof Error ? err.message : String(err), { cause: err });
   }
-  if (values['help']) return Object.freeze({ help: true, logLevel: 'info', options: { devicePluginDir: '', stateDir: '' } });
+  if (values['help'])
+    return Object.freeze({ help: true, logLevel: 'info', options: { devicePluginDir: '', stateDir: '' } });
   const parsed = flagsSchema.safeParse(values);
-  if (!parsed.success) throw new KubeletSimError('Config', parsed.error.issues.map((i) => i.message).join('; '));
+  if (!parsed.success)
+    throw new KubeletSimError('Config', parsed.error.issues.map((i) => i.message).join('; '));
   const v = parsed.data;
   let controlToken: string | undefined;
   if (v['control-token-file']) {
     try {
       controlToken = readFileSync(v['control-token-file'], 'utf8').trim();
     } catch (err) {
-      throw new KubeletSimError('Config', `--control-token-file: cannot read ${v['control-token-file']}: ${(err as Error).message}`, { cause: err });
+      throw new KubeletSimError(
+        'Config',
+        `--control-token-file: cannot read ${v['control-token-file']}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
-    if (!controlToken) throw new KubeletSimError('Config', `--control-token-file: ${v['control-token-file']} is empty`);
+    if (!controlToken)
+      throw new KubeletSimError('Config', `--control-token-file: ${v['control-token-file']} is empty`);
   }
   const options: Omit<KubeletSimOptions, 'logger'> = {
     devicePluginDir: v['device-plugin-dir'],
@@ -172,7 +204,9 @@ export function parseCliConfig(argv: string[]): Readonly<CliConfig> {
     ...(v['memory-per-numa'] !== undefined ? { memoryPerNumaBytes: v['memory-per-numa'] } : {}),
     ...(v['grace-period'] !== undefined ? { gracePeriodMs: v['grace-period'] } : {}),
     ...(v['crash-loop-backoff'] ? { crashLoopBackOff: v['crash-loop-backoff'] } : {}),
-    ...(v['pod-resources-rate-limit'] !== undefined ? { podResourcesRateLimit: v['pod-resources-rate-limit'] } : {}),
+    ...(v['pod-resources-rate-limit'] !== undefined
+      ? { podResourcesRateLimit: v['pod-resources-rate-limit'] }
+      : {}),
     ...(v['cpu-manager-policy'] ? { cpuManagerPolicy: v['cpu-manager-policy'] } : {}),
     ...(v['memory-manager-policy'] ? { memoryManagerPolicy: v['memory-manager-policy'] } : {}),
     ...(controlToken ? { controlToken } : {}),

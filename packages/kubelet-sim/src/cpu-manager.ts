@@ -38,27 +38,42 @@ export class CpuManager {
    * Pins a Guaranteed container. `milliCpu` must be a whole number of CPUs to get exclusive CPUs;
    * `preferredNuma` is where its devices are. Throws the CPU Manager's error text when short.
    */
-  pin(podUid: string, container: string, milliCpu: number, memoryBytes: number, preferredNuma: number | undefined): ContainerPinning {
+  pin(
+    podUid: string,
+    container: string,
+    milliCpu: number,
+    memoryBytes: number,
+    preferredNuma: number | undefined,
+  ): ContainerPinning {
     const key = `${podUid}/${container}`;
     let cpuIds: number[] = [];
     if (this.cpuPolicy === 'static' && milliCpu > 0 && milliCpu % 1000 === 0) {
       const want = milliCpu / 1000;
       const free = this.freeCpus();
       if (free.length < want) {
-        throw new Error(`not enough cpus available to satisfy request: requested=${want}, available=${free.length}`);
+        throw new Error(
+          `not enough cpus available to satisfy request: requested=${want}, available=${free.length}`,
+        );
       }
       const numaOf = (cpu: number) => this.shape.numaNodes.find((n) => n.cpus.includes(cpu))?.id ?? 0;
       const nodes = this.shape.numaNodes.map((n) => n.id);
-      const order = preferredNuma === undefined ? nodes : [preferredNuma, ...nodes.filter((n) => n !== preferredNuma)];
+      const order =
+        preferredNuma === undefined ? nodes : [preferredNuma, ...nodes.filter((n) => n !== preferredNuma)];
       // Whole request from one NUMA node when possible (preferred first), else first-fit in NUMA order.
       const single = order.find((n) => free.filter((c) => numaOf(c) === n).length >= want);
-      const pool = single === undefined ? order.flatMap((n) => free.filter((c) => numaOf(c) === n)) : free.filter((c) => numaOf(c) === single);
+      const pool =
+        single === undefined
+          ? order.flatMap((n) => free.filter((c) => numaOf(c) === n))
+          : free.filter((c) => numaOf(c) === single);
       cpuIds = pool.slice(0, want).sort((a, b) => a - b);
       this.assigned.set(key, cpuIds);
     }
     const memory: { numaNode: number; bytes: number }[] = [];
     if (this.memoryPolicy === 'Static' && memoryBytes > 0) {
-      const numa = cpuIds.length > 0 ? (this.shape.numaNodes.find((n) => n.cpus.includes(cpuIds[0]!))?.id ?? 0) : (preferredNuma ?? 0);
+      const numa =
+        cpuIds.length > 0
+          ? (this.shape.numaNodes.find((n) => n.cpus.includes(cpuIds[0]!))?.id ?? 0)
+          : (preferredNuma ?? 0);
       memory.push({ numaNode: numa, bytes: memoryBytes });
       this.memory.set(key, memory);
     }
@@ -85,6 +100,8 @@ export class CpuManager {
   }
 
   allocatableMemory(): { numaNode: number; bytes: number }[] {
-    return this.memoryPolicy === 'Static' ? this.shape.numaNodes.map((n) => ({ numaNode: n.id, bytes: n.memoryBytes })) : [];
+    return this.memoryPolicy === 'Static'
+      ? this.shape.numaNodes.map((n) => ({ numaNode: n.id, bytes: n.memoryBytes }))
+      : [];
   }
 }

@@ -18,7 +18,13 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { deviceplugin, DEVICE_PLUGIN_API_VERSION, HEALTHY, KUBELET_SOCKET_NAME, type DeviceHealth } from '@plugboard/proto';
+import {
+  deviceplugin,
+  DEVICE_PLUGIN_API_VERSION,
+  HEALTHY,
+  KUBELET_SOCKET_NAME,
+  type DeviceHealth,
+} from '@plugboard/proto';
 import { readCheckpoint, writeCheckpoint, CHECKPOINT_FILE, type CheckpointData } from './checkpoint.js';
 import { KubeletSimError } from './errors.js';
 import { goGrpcErrorText, unknownStatus } from './grpc-errors.js';
@@ -145,9 +151,13 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     this.restoreCheckpoint();
     this.cleanupPluginDirectory();
     const server = new Server();
-    server.addService(deviceplugin.RegistrationService, { register: this.register.bind(this) } satisfies deviceplugin.RegistrationServer);
+    server.addService(deviceplugin.RegistrationService, {
+      register: this.register.bind(this),
+    } satisfies deviceplugin.RegistrationServer);
     await new Promise<void>((resolve, reject) => {
-      server.bindAsync(`unix://${this.socketPath}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+      server.bindAsync(`unix://${this.socketPath}`, ServerCredentials.createInsecure(), (err) =>
+        err ? reject(err) : resolve(),
+      );
     });
     this.server = server;
     this.log.info({ socket: this.socketPath }, 'device plugin registration server listening');
@@ -200,8 +210,12 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       (err: unknown) => {
         const message = err instanceof Error ? err.message : String(err);
         log.warn({ err: message }, 'bad registration request from device plugin');
-        this.emit('registration-rejected', { resource: req.resourceName, endpoint: req.endpoint, error: message });
-        callback(unknownStatus(message) as ServiceError, null);
+        this.emit('registration-rejected', {
+          resource: req.resourceName,
+          endpoint: req.endpoint,
+          error: message,
+        });
+        callback(unknownStatus(message), null);
       },
     );
   }
@@ -222,14 +236,27 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     try {
       await new Promise<void>((resolve, reject) => {
         client.waitForReady(Date.now() + this.dialTimeoutMs, (err) =>
-          err ? reject(new KubeletSimError('RegistrationRejected', `failed to dial device plugin: ${err.message}`)) : resolve(),
+          err
+            ? reject(
+                new KubeletSimError('RegistrationRejected', `failed to dial device plugin: ${err.message}`),
+              )
+            : resolve(),
         );
       });
       options = await new Promise<deviceplugin.DevicePluginOptions>((resolve, reject) => {
-        client.getDevicePluginOptions({}, new Metadata(), { deadline: Date.now() + this.rpcTimeoutMs }, (err, res) =>
-          err
-            ? reject(new KubeletSimError('RegistrationRejected', `failed to get device plugin options: ${goGrpcErrorText(err)}`))
-            : resolve(res),
+        client.getDevicePluginOptions(
+          {},
+          new Metadata(),
+          { deadline: Date.now() + this.rpcTimeoutMs },
+          (err, res) =>
+            err
+              ? reject(
+                  new KubeletSimError(
+                    'RegistrationRejected',
+                    `failed to get device plugin options: ${goGrpcErrorText(err)}`,
+                  ),
+                )
+              : resolve(res),
         );
       });
     } catch (err) {
@@ -251,20 +278,35 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       );
     }
     if (endpoint === KUBELET_SOCKET_NAME) {
-      throw new KubeletSimError('RegistrationRejected', `failed to dial device plugin: endpoint "${endpoint}" is the kubelet's own socket`);
+      throw new KubeletSimError(
+        'RegistrationRejected',
+        `failed to dial device plugin: endpoint "${endpoint}" is the kubelet's own socket`,
+      );
     }
     const path = join(this.devicePluginDir, endpoint);
     let isSocket = false;
     try {
       isSocket = lstatSync(path).isSocket();
     } catch {
-      throw new KubeletSimError('RegistrationRejected', `failed to dial device plugin: ${path}: no such file or directory`);
+      throw new KubeletSimError(
+        'RegistrationRejected',
+        `failed to dial device plugin: ${path}: no such file or directory`,
+      );
     }
-    if (!isSocket) throw new KubeletSimError('RegistrationRejected', `failed to dial device plugin: ${path} is not a Unix socket`);
+    if (!isSocket)
+      throw new KubeletSimError(
+        'RegistrationRejected',
+        `failed to dial device plugin: ${path} is not a Unix socket`,
+      );
     return path;
   }
 
-  private connect(resource: string, socketPath: string, client: deviceplugin.DevicePluginClient, options: PluginOptions): void {
+  private connect(
+    resource: string,
+    socketPath: string,
+    client: deviceplugin.DevicePluginClient,
+    options: PluginOptions,
+  ): void {
     const previous = this.endpoints.get(resource);
     if (previous) {
       // A plugin that registers again replaces its old endpoint (the old stream is closed).
@@ -297,7 +339,10 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     const ended = (err?: ServiceError) => {
       if (ep.closed) return;
       ep.closed = true;
-      this.log.warn({ resource, err: err ? goGrpcErrorText(err) : 'stream ended' }, 'ListAndWatch ended unexpectedly for device plugin');
+      this.log.warn(
+        { resource, err: err ? goGrpcErrorText(err) : 'stream ended' },
+        'ListAndWatch ended unexpectedly for device plugin',
+      );
       client.close();
       this.pluginDisconnected(ep);
     };
@@ -365,7 +410,10 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     this.allDevices.set(resource, all);
     this.healthy.set(resource, healthy);
     this.unhealthy.set(resource, unhealthy);
-    this.log.info({ resource, totalCount: all.size, healthyCount: healthy.size }, 'processed device updates for resource');
+    this.log.info(
+      { resource, totalCount: all.size, healthyCount: healthy.size },
+      'processed device updates for resource',
+    );
     this.persist();
     this.emit('devices', { resource, devices: [...all.values()] });
     this.emit('changed');
@@ -405,9 +453,14 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       options: ep?.options ? { ...ep.options } : null,
       registeredAt: ep?.registeredAt?.toISOString() ?? null,
       disconnectedAt: ep?.stoppedAt?.toISOString() ?? null,
-      graceExpiresAt: ep?.stoppedAt ? new Date(ep.stoppedAt.getTime() + this.gracePeriodMs).toISOString() : null,
+      graceExpiresAt: ep?.stoppedAt
+        ? new Date(ep.stoppedAt.getTime() + this.gracePeriodMs).toISOString()
+        : null,
       removed: this.removed.has(name),
-      devices: [...(this.allDevices.get(name)?.values() ?? [])].map((d) => ({ ...d, numaNodes: [...d.numaNodes] })),
+      devices: [...(this.allDevices.get(name)?.values() ?? [])].map((d) => ({
+        ...d,
+        numaNodes: [...d.numaNodes],
+      })),
       allocated: [...this.allocatedDevices(name)].sort(),
     };
   }
@@ -470,7 +523,8 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   allocatedDevices(resource: string): Set<string> {
     const ids = new Set<string>();
     for (const containers of this.podDevices.values()) {
-      for (const resources of containers.values()) for (const id of resources.get(resource)?.deviceIds ?? []) ids.add(id);
+      for (const resources of containers.values())
+        for (const id of resources.get(resource)?.deviceIds ?? []) ids.add(id);
     }
     return ids;
   }
@@ -491,46 +545,71 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
    * the plugin's preferred allocation when it offers one, then NUMA-aligned first-fit; then
    * Allocate. Throws the kubelet's error text; nothing stays allocated on failure.
    */
-  async allocate(podUid: string, container: string, resource: string, needed: number, reusable: Set<string>): Promise<ContainerAllocation | null> {
+  async allocate(
+    podUid: string,
+    container: string,
+    resource: string,
+    needed: number,
+    reusable: Set<string>,
+  ): Promise<ContainerAllocation | null> {
     const existing = this.podDevices.get(podUid)?.get(container)?.get(resource);
     if (existing) {
       if (existing.deviceIds.length !== needed) {
-        throw new Error(`pod "${podUid}" container "${container}" changed request for resource "${resource}" from ${existing.deviceIds.length} to ${needed}`);
+        throw new Error(
+          `pod "${podUid}" container "${container}" changed request for resource "${resource}" from ${existing.deviceIds.length} to ${needed}`,
+        );
       }
       return null;
     }
     const healthy = this.healthy.get(resource);
     if (!healthy) throw new Error(`cannot allocate unregistered device ${resource}`);
-    if (healthy.size === 0) throw new Error(`no healthy devices present; cannot allocate unhealthy devices ${resource}`);
+    if (healthy.size === 0)
+      throw new Error(`no healthy devices present; cannot allocate unhealthy devices ${resource}`);
 
     const picked = await this.pickDevices(podUid, container, resource, needed, reusable);
     const ep = this.endpoints.get(resource);
     if (!ep) throw new Error(`unknown Device Plugin ${resource}`);
     const client = this.liveClient(ep);
     const resp = await new Promise<deviceplugin.AllocateResponse>((resolve, reject) => {
-      client.allocate({ containerRequests: [{ devicesIds: picked }] }, new Metadata(), { deadline: Date.now() + this.rpcTimeoutMs }, (err, res) =>
-        err ? reject(new Error(goGrpcErrorText(err))) : resolve(res),
+      client.allocate(
+        { containerRequests: [{ devicesIds: picked }] },
+        new Metadata(),
+        { deadline: Date.now() + this.rpcTimeoutMs },
+        (err, res) => (err ? reject(new Error(goGrpcErrorText(err))) : resolve(res)),
       );
     });
     const first = resp.containerResponses[0];
     if (!first) {
-      throw new Error(`no containers return in allocation response &AllocateResponse{ContainerResponses:[]*ContainerAllocateResponse{},}`);
+      throw new Error(
+        `no containers return in allocation response &AllocateResponse{ContainerResponses:[]*ContainerAllocateResponse{},}`,
+      );
     }
     const byNuma = new Map<number, string[]>();
     const devices = this.allDevices.get(resource);
     for (const id of picked) {
       const nodes = devices?.get(id)?.numaNodes ?? [];
-      for (const n of nodes.length > 0 ? nodes : [NODE_WITHOUT_TOPOLOGY]) byNuma.set(n, [...(byNuma.get(n) ?? []), id]);
+      for (const n of nodes.length > 0 ? nodes : [NODE_WITHOUT_TOPOLOGY])
+        byNuma.set(n, [...(byNuma.get(n) ?? []), id]);
     }
     const allocation: ContainerAllocation = { resource, deviceIds: picked, byNuma, response: first };
-    let containers = this.podDevices.get(podUid);
-    if (!containers) this.podDevices.set(podUid, (containers = new Map()));
-    let resources = containers.get(container);
-    if (!resources) containers.set(container, (resources = new Map()));
-    resources.set(resource, allocation);
+    this.setAllocation(podUid, container, allocation);
     this.persist();
     this.emit('changed');
     return allocation;
+  }
+
+  private setAllocation(podUid: string, container: string, allocation: ContainerAllocation): void {
+    let containers = this.podDevices.get(podUid);
+    if (!containers) {
+      containers = new Map<string, Map<string, ContainerAllocation>>();
+      this.podDevices.set(podUid, containers);
+    }
+    let resources = containers.get(container);
+    if (!resources) {
+      resources = new Map<string, ContainerAllocation>();
+      containers.set(container, resources);
+    }
+    resources.set(allocation.resource, allocation);
   }
 
   private liveClient(ep: Endpoint): deviceplugin.DevicePluginClient {
@@ -538,7 +617,13 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     return ep.client;
   }
 
-  private async pickDevices(podUid: string, container: string, resource: string, required: number, reusable: Set<string>): Promise<string[]> {
+  private async pickDevices(
+    podUid: string,
+    container: string,
+    resource: string,
+    required: number,
+    reusable: Set<string>,
+  ): Promise<string[]> {
     const allocated: string[] = [];
     let needed = required;
     const takeFrom = (ids: Iterable<string>): boolean => {
@@ -554,14 +639,25 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
 
     const inUse = this.allocatedDevices(resource);
     const ordered = this.orderedDevices(resource);
-    const available = ordered.filter((id) => this.healthy.get(resource)?.has(id) && !inUse.has(id) && !allocated.includes(id));
+    const available = ordered.filter(
+      (id) => this.healthy.get(resource)?.has(id) && !inUse.has(id) && !allocated.includes(id),
+    );
     if (available.length < needed) {
-      throw new Error(`requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`);
+      throw new Error(
+        `requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`,
+      );
     }
     // Stand-in for a Topology Manager hint: the lowest NUMA node that can hold the whole request.
     const aligned = this.alignedDevices(resource, available, needed);
     const preferred = async (candidates: string[]): Promise<string[]> =>
-      this.preferredAllocation(podUid, container, resource, [...new Set([...candidates, ...allocated])], [...allocated], required);
+      this.preferredAllocation(
+        podUid,
+        container,
+        resource,
+        [...new Set([...candidates, ...allocated])],
+        [...allocated],
+        required,
+      );
 
     if (needed < aligned.length) {
       const pref = await preferred(aligned);
@@ -573,13 +669,16 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       if (takeFrom(pref.filter((id) => available.includes(id)))) return allocated;
       if (takeFrom(available)) return allocated;
     }
-    throw new Error(`unexpectedly allocated less resources than required. Requested: ${required}, Got: ${required - needed}`);
+    throw new Error(
+      `unexpectedly allocated less resources than required. Requested: ${required}, Got: ${required - needed}`,
+    );
   }
 
   /** Devices in first-fit order: by lowest NUMA node, then the plugin's order; no topology last. */
   private orderedDevices(resource: string): string[] {
     const devices = [...(this.allDevices.get(resource)?.values() ?? [])];
-    const rank = (d: DeviceView) => (d.numaNodes.length === 0 ? Number.MAX_SAFE_INTEGER : Math.min(...d.numaNodes));
+    const rank = (d: DeviceView) =>
+      d.numaNodes.length === 0 ? Number.MAX_SAFE_INTEGER : Math.min(...d.numaNodes);
     return devices
       .map((d, i) => ({ d, i }))
       .sort((a, b) => rank(a.d) - rank(b.d) || a.i - b.i)
@@ -592,7 +691,9 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     for (const id of available) {
       for (const n of all?.get(id)?.numaNodes ?? []) perNode.set(n, [...(perNode.get(n) ?? []), id]);
     }
-    const fit = [...perNode.keys()].sort((a, b) => a - b).find((n) => (perNode.get(n)?.length ?? 0) >= needed);
+    const fit = [...perNode.keys()]
+      .sort((a, b) => a - b)
+      .find((n) => (perNode.get(n)?.length ?? 0) >= needed);
     return fit === undefined ? [] : (perNode.get(fit) ?? []);
   }
 
@@ -608,12 +709,27 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     if (!ep) throw new Error(`endpoint not found in cache for a registered resource: ${resource}`);
     if (!ep.options?.getPreferredAllocationAvailable) return [];
     const client = this.liveClient(ep);
-    this.log.debug({ resource, podUid, container, rpc: 'GetPreferredAllocation' }, 'issuing a GetPreferredAllocation call for container');
+    this.log.debug(
+      { resource, podUid, container, rpc: 'GetPreferredAllocation' },
+      'issuing a GetPreferredAllocation call for container',
+    );
     const resp = await new Promise<deviceplugin.PreferredAllocationResponse>((resolve, reject) => {
       client.getPreferredAllocation(
-        { containerRequests: [{ availableDeviceIDs: available, mustIncludeDeviceIDs: mustInclude, allocationSize: size }] },
-        new Metadata(), { deadline: Date.now() + this.rpcTimeoutMs },
-        (err, res) => (err ? reject(new Error(`device plugin GetPreferredAllocation rpc failed with err: ${goGrpcErrorText(err)}`)) : resolve(res)),
+        {
+          containerRequests: [
+            { availableDeviceIDs: available, mustIncludeDeviceIDs: mustInclude, allocationSize: size },
+          ],
+        },
+        new Metadata(),
+        { deadline: Date.now() + this.rpcTimeoutMs },
+        (err, res) =>
+          err
+            ? reject(
+                new Error(
+                  `device plugin GetPreferredAllocation rpc failed with err: ${goGrpcErrorText(err)}`,
+                ),
+              )
+            : resolve(res),
       );
     });
     return resp.containerResponses[0]?.deviceIDs ?? [];
@@ -625,11 +741,22 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     if (!ep) throw new Error(`endpoint not found in cache for a registered resource: ${resource}`);
     if (!ep.options?.preStartRequired) return;
     const allocation = this.podDevices.get(podUid)?.get(container)?.get(resource);
-    if (!allocation) throw new Error(`no devices found allocated in local cache for pod ${podUid}, container ${container}, resource ${resource}`);
+    if (!allocation)
+      throw new Error(
+        `no devices found allocated in local cache for pod ${podUid}, container ${container}, resource ${resource}`,
+      );
     const client = this.liveClient(ep);
     await new Promise<void>((resolve, reject) => {
-      client.preStartContainer({ devicesIds: allocation.deviceIds }, new Metadata(), { deadline: Date.now() + this.rpcTimeoutMs }, (err) =>
-        err ? reject(new Error(`device plugin PreStartContainer rpc failed with err: ${goGrpcErrorText(err)}`)) : resolve(),
+      client.preStartContainer(
+        { devicesIds: allocation.deviceIds },
+        new Metadata(),
+        { deadline: Date.now() + this.rpcTimeoutMs },
+        (err) =>
+          err
+            ? reject(
+                new Error(`device plugin PreStartContainer rpc failed with err: ${goGrpcErrorText(err)}`),
+              )
+            : resolve(),
       );
     });
   }
@@ -641,7 +768,13 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     for (const [podUid, containers] of this.podDevices) {
       for (const [container, resources] of containers) {
         for (const a of resources.values()) {
-          data.podDevices.push({ podUid, container, resource: a.resource, byNuma: Object.fromEntries(a.byNuma), response: a.response });
+          data.podDevices.push({
+            podUid,
+            container,
+            resource: a.resource,
+            byNuma: Object.fromEntries(a.byNuma),
+            response: a.response,
+          });
         }
       }
     }
@@ -660,11 +793,12 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     for (const entry of data.podDevices) {
       const byNuma = new Map(Object.entries(entry.byNuma).map(([n, ids]) => [Number(n), ids] as const));
       const deviceIds = [...new Set([...byNuma.values()].flat())];
-      let containers = this.podDevices.get(entry.podUid);
-      if (!containers) this.podDevices.set(entry.podUid, (containers = new Map()));
-      let resources = containers.get(entry.container);
-      if (!resources) containers.set(entry.container, (resources = new Map()));
-      resources.set(entry.resource, { resource: entry.resource, deviceIds, byNuma, response: entry.response });
+      this.setAllocation(entry.podUid, entry.container, {
+        resource: entry.resource,
+        deviceIds,
+        byNuma,
+        response: entry.response,
+      });
     }
     const now = new Date();
     for (const resource of Object.keys(data.registeredDevices)) {

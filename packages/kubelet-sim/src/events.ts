@@ -24,17 +24,30 @@ export class EventRecorder {
 
   record(involved: InvolvedObject, type: EventType, reason: string, message: string): KubeObject {
     const namespace = involved.namespace ?? 'default';
-    const existing = this.store
-      .list((e) => e.metadata.namespace === namespace && sameInvolved(e, involved) && e['reason'] === reason && e['message'] === message)
-      .items[0];
+    const existing = this.store.list(
+      (e) =>
+        e.metadata.namespace === namespace &&
+        sameInvolved(e, involved) &&
+        e['reason'] === reason &&
+        e['message'] === message,
+    ).items[0];
     const now = kubeTime();
     if (existing) {
-      return this.store.upsert({ ...existing, count: Number(existing['count'] ?? 1) + 1, lastTimestamp: now });
+      return this.store.upsert({
+        ...existing,
+        count: Number(existing['count'] ?? 1) + 1,
+        lastTimestamp: now,
+      });
     }
     return this.store.upsert({
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: `${involved.name}.${randomBytes(8).toString('hex')}`, namespace, uid: randomUUID(), creationTimestamp: now },
+      metadata: {
+        name: `${involved.name}.${randomBytes(8).toString('hex')}`,
+        namespace,
+        uid: randomUUID(),
+        creationTimestamp: now,
+      },
       involvedObject: { apiVersion: 'v1', ...involved, namespace },
       reason,
       message,
@@ -52,5 +65,10 @@ export class EventRecorder {
 
 function sameInvolved(e: KubeObject, involved: InvolvedObject): boolean {
   const o = e['involvedObject'] as InvolvedObject | undefined;
-  return !!o && o.uid === involved.uid && o.kind === involved.kind && (o.fieldPath ?? '') === (involved.fieldPath ?? '');
+  return (
+    !!o &&
+    o.uid === involved.uid &&
+    o.kind === involved.kind &&
+    (o.fieldPath ?? '') === (involved.fieldPath ?? '')
+  );
 }

@@ -25,12 +25,18 @@ const CODE_NAMES: Record<number, string> = {
 };
 
 function isServiceError(err: unknown): err is ServiceError {
-  return typeof err === 'object' && err !== null && typeof (err as ServiceError).code === 'number' && 'details' in err;
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as ServiceError).code === 'number' &&
+    'details' in err
+  );
 }
 
 /** grpc-go's `status.Error(...).Error()` text for an error from a plugin call. */
 export function goGrpcErrorText(err: unknown): string {
-  if (isServiceError(err)) return `rpc error: code = ${CODE_NAMES[err.code] ?? String(err.code)} desc = ${err.details}`;
+  if (isServiceError(err))
+    return `rpc error: code = ${CODE_NAMES[err.code] ?? String(err.code)} desc = ${err.details}`;
   return err instanceof Error ? err.message : String(err);
 }
 

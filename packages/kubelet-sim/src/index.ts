@@ -1,6 +1,12 @@
 // @plugboard/kubelet-sim: an embedded kubelet stand-in for device-plugin development and tests.
 export { startKubeletSim, parseListen } from './kubelet-sim.js';
-export type { KubeletSim, KubeletSimOptions, KubeletSimEvents, DeviceManagerState, PodState } from './kubelet-sim.js';
+export type {
+  KubeletSim,
+  KubeletSimOptions,
+  KubeletSimEvents,
+  DeviceManagerState,
+  PodState,
+} from './kubelet-sim.js';
 export { KubeletSimError } from './errors.js';
 export type { KubeletSimErrorCode } from './errors.js';
 export type { PodSpecInput } from './pod-spec.js';

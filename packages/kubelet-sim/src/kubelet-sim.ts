@@ -9,13 +9,23 @@ import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { ApiServer } from './api-server.js';
 import { CpuManager, type CpuManagerPolicy, type MemoryManagerPolicy } from './cpu-manager.js';
-import { DeviceManager, DEFAULT_GRACE_PERIOD_MS, type PluginOptions, type ResourceView, type DeviceView } from './device-manager.js';
+import {
+  DeviceManager,
+  DEFAULT_GRACE_PERIOD_MS,
+  type PluginOptions,
+  type ResourceView,
+  type DeviceView,
+} from './device-manager.js';
 import { KubeletSimError } from './errors.js';
 import { EventRecorder } from './events.js';
 import { buildNodeShape, totalCpus, totalMemoryBytes, type NodeShape } from './node-shape.js';
 import { renderNode } from './node-object.js';
 import { ObjectStore, ResourceVersionClock, type KubeObject } from './object-store.js';
-import { DEFAULT_POD_RESOURCES_RATE_LIMIT, PodResourcesServer, type RateLimit } from './pod-resources-server.js';
+import {
+  DEFAULT_POD_RESOURCES_RATE_LIMIT,
+  PodResourcesServer,
+  type RateLimit,
+} from './pod-resources-server.js';
 import type { PodSpecInput } from './pod-spec.js';
 import { DEFAULT_BACKOFF, PodManager, type AdmittedPod, type BackoffOptions } from './pods.js';
 
@@ -53,7 +63,12 @@ export interface KubeletSimOptions {
 }
 
 export interface DeviceManagerState {
-  node: { name: string; numaNodes: { id: number; cpus: number[]; memoryBytes: number }[]; cpuManagerPolicy: CpuManagerPolicy; memoryManagerPolicy: MemoryManagerPolicy };
+  node: {
+    name: string;
+    numaNodes: { id: number; cpus: number[]; memoryBytes: number }[];
+    cpuManagerPolicy: CpuManagerPolicy;
+    memoryManagerPolicy: MemoryManagerPolicy;
+  };
   resources: Record<string, ResourceView>;
   pods: PodState[];
 }
@@ -97,8 +112,14 @@ export interface KubeletSim {
   deletePod(namespace: string, name: string): Promise<void>;
   restart(): Promise<void>;
   state(): DeviceManagerState;
-  on<E extends keyof KubeletSimEvents>(event: E, listener: (...args: KubeletSimEvents[E]) => void): KubeletSim;
-  off<E extends keyof KubeletSimEvents>(event: E, listener: (...args: KubeletSimEvents[E]) => void): KubeletSim;
+  on<E extends keyof KubeletSimEvents>(
+    event: E,
+    listener: (...args: KubeletSimEvents[E]) => void,
+  ): KubeletSim;
+  off<E extends keyof KubeletSimEvents>(
+    event: E,
+    listener: (...args: KubeletSimEvents[E]) => void,
+  ): KubeletSim;
   stop(): Promise<void>;
 }
 
@@ -117,7 +138,10 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   const logger = (opts.logger ?? pino({ level: 'silent' })).child({ node: nodeName });
   const { host, port } = parseListen(opts.listen ?? '127.0.0.1:0');
   if (!LOOPBACK.has(host) && !opts.controlToken) {
-    throw new KubeletSimError('Config', `listen: ${host} is not a loopback address; a control token is required to bind beyond loopback`);
+    throw new KubeletSimError(
+      'Config',
+      `listen: ${host} is not a loopback address; a control token is required to bind beyond loopback`,
+    );
   }
   const devicePluginDir = resolve(opts.devicePluginDir);
   const stateDir = resolve(opts.stateDir);
@@ -139,7 +163,11 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     ...(opts.dialTimeoutMs !== undefined ? { dialTimeoutMs: opts.dialTimeoutMs } : {}),
     logger,
   });
-  const cpuManager = new CpuManager(shape, opts.cpuManagerPolicy ?? 'static', opts.memoryManagerPolicy ?? 'Static');
+  const cpuManager = new CpuManager(
+    shape,
+    opts.cpuManagerPolicy ?? 'static',
+    opts.memoryManagerPolicy ?? 'Static',
+  );
   const hostIp = LOOPBACK.has(host) || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const pods = new PodManager({
     nodeName,
@@ -151,7 +179,12 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     backoff: { ...DEFAULT_BACKOFF, ...(opts.crashLoopBackOff ?? {}) },
     nodeAllocatable: () => {
       const { allocatable } = deviceManager.nodeResources();
-      return new Map([...allocatable, ['cpu', totalCpus(shape) * 1000], ['memory', totalMemoryBytes(shape)], ['pods', shape.maxPods]]);
+      return new Map([
+        ...allocatable,
+        ['cpu', totalCpus(shape) * 1000],
+        ['memory', totalMemoryBytes(shape)],
+        ['pods', shape.maxPods],
+      ]);
     },
     logger,
   });
@@ -160,7 +193,10 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     deviceManager,
     cpuManager,
     pods,
-    rateLimit: opts.podResourcesRateLimit === undefined ? DEFAULT_POD_RESOURCES_RATE_LIMIT : opts.podResourcesRateLimit,
+    rateLimit:
+      opts.podResourcesRateLimit === undefined
+        ? DEFAULT_POD_RESOURCES_RATE_LIMIT
+        : opts.podResourcesRateLimit,
     logger,
   });
 
@@ -169,7 +205,19 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   let api: ApiServer | null = null;
   const publishNode = () => {
     const { capacity, allocatable } = deviceManager.nodeResources();
-    const node = nodes.upsert(renderNode({ name: nodeName, uid: nodeUid, createdAt, readySince: createdAt, hostIp, port: api?.port ?? 0, shape, capacity, allocatable }));
+    const node = nodes.upsert(
+      renderNode({
+        name: nodeName,
+        uid: nodeUid,
+        createdAt,
+        readySince: createdAt,
+        hostIp,
+        port: api?.port ?? 0,
+        shape,
+        capacity,
+        allocatable,
+      }),
+    );
     emitter.emit('node', node);
   };
 
@@ -181,7 +229,12 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   deviceManager.on('resource-removed', (e) => emitter.emit('resource-removed', e));
 
   const state = (): DeviceManagerState => ({
-    node: { name: nodeName, numaNodes: shape.numaNodes.map((n) => ({ ...n, cpus: [...n.cpus] })), cpuManagerPolicy: cpuManager.cpuPolicy, memoryManagerPolicy: cpuManager.memoryPolicy },
+    node: {
+      name: nodeName,
+      numaNodes: shape.numaNodes.map((n) => ({ ...n, cpus: [...n.cpus] })),
+      cpuManagerPolicy: cpuManager.cpuPolicy,
+      memoryManagerPolicy: cpuManager.memoryPolicy,
+    },
     resources: Object.fromEntries(deviceManager.resources().map((r) => [r.name, r])),
     pods: pods.allPods().map((p) => {
       const obj = pods.render(p);
@@ -198,7 +251,11 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
           return {
             name: c.name,
             init: c.init,
-            state: runtime ? (runtime.state.kind === 'waiting' ? runtime.state.reason : runtime.state.kind) : 'unknown',
+            state: runtime
+              ? runtime.state.kind === 'waiting'
+                ? runtime.state.reason
+                : runtime.state.kind
+              : 'unknown',
             restartCount: runtime?.restartCount ?? 0,
             devices: Object.fromEntries(allocations.map((a) => [a.resource, [...a.deviceIds]])),
             cpuIds: cpuManager.pinning(p.spec.uid, c.name).cpuIds,
@@ -215,7 +272,10 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     if (stopped) throw new KubeletSimError('Stopped', 'the kubelet simulator is stopped');
     if (restarting) return restarting;
     restarting = (async () => {
-      logger.info({ component: 'kubelet' }, 'kubelet restarting: deleting device-plugin sockets, keeping the checkpoint');
+      logger.info(
+        { component: 'kubelet' },
+        'kubelet restarting: deleting device-plugin sockets, keeping the checkpoint',
+      );
       await podResources.stop();
       await deviceManager.restart();
       pods.reconcileAllocations();
@@ -258,9 +318,13 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     },
   };
 
-  podStore.watch(null, () => true, (e) => {
-    if (e.type !== 'BOOKMARK' && e.type !== 'ERROR') emitter.emit('pod', e.object as KubeObject);
-  });
+  podStore.watch(
+    null,
+    () => true,
+    (e) => {
+      if (e.type !== 'BOOKMARK' && e.type !== 'ERROR') emitter.emit('pod', e.object);
+    },
+  );
 
   try {
     await deviceManager.start();
@@ -285,11 +349,24 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     sim.url = await api.start();
   } catch (err) {
     await sim.stop().catch(() => undefined);
-    throw err instanceof KubeletSimError ? err : new KubeletSimError('Internal', `failed to start the kubelet simulator: ${String(err)}`, { cause: err });
+    throw err instanceof KubeletSimError
+      ? err
+      : new KubeletSimError('Internal', `failed to start the kubelet simulator: ${String(err)}`, {
+          cause: err,
+        });
   }
   publishNode();
   writeKubeconfig(sim.kubeconfigPath, sim.url, opts.controlToken);
-  logger.info({ component: 'kubelet', url: sim.url, kubeconfig: sim.kubeconfigPath, podResources: sim.podResourcesSocket, devicePluginDir }, 'kubelet simulator started');
+  logger.info(
+    {
+      component: 'kubelet',
+      url: sim.url,
+      kubeconfig: sim.kubeconfigPath,
+      podResources: sim.podResourcesSocket,
+      devicePluginDir,
+    },
+    'kubelet simulator started',
+  );
   return sim;
 }
 
@@ -303,7 +380,9 @@ function writeKubeconfig(path: string, server: string, token: string | undefined
     kind: 'Config',
     clusters: [{ name: 'kubelet-sim', cluster: { server, 'insecure-skip-tls-verify': true } }],
     users: [{ name: 'kubelet-sim', user: token ? { token } : {} }],
-    contexts: [{ name: 'kubelet-sim', context: { cluster: 'kubelet-sim', user: 'kubelet-sim', namespace: 'default' } }],
+    contexts: [
+      { name: 'kubelet-sim', context: { cluster: 'kubelet-sim', user: 'kubelet-sim', namespace: 'default' } },
+    ],
     'current-context': 'kubelet-sim',
     preferences: {},
   };

@@ -35,7 +35,8 @@ export function renderNode(n: NodeObjectInput): KubeObject {
     'hugepages-1Gi': '0',
     'hugepages-2Mi': '0',
   };
-  const extended = (m: Map<string, number>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, String(v)]));
+  const extended = (m: Map<string, number>) =>
+    Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, String(v)]));
   const since = kubeTime(n.readySince);
   const condition = (type: string, status: string, reason: string, message: string) => ({
     type,
@@ -67,7 +68,12 @@ export function renderNode(n: NodeObjectInput): KubeObject {
       capacity: { ...base, ...extended(n.capacity) },
       allocatable: { ...base, ...extended(n.allocatable) },
       conditions: [
-        condition('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
+        condition(
+          'MemoryPressure',
+          'False',
+          'KubeletHasSufficientMemory',
+          'kubelet has sufficient memory available',
+        ),
         condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
         condition('PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
         condition('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),

@@ -33,9 +33,13 @@ export function buildNodeShape(opts: NodeShapeOptions = {}): NodeShape {
   const cpus = opts.cpus ?? DEFAULT_CPUS;
   const numa = opts.numaNodes ?? DEFAULT_NUMA_NODES;
   const memory = opts.memoryPerNumaBytes ?? DEFAULT_MEMORY_PER_NUMA_BYTES;
-  if (!Number.isInteger(numa) || numa < 1) throw new KubeletSimError('Config', `numaNodes: must be a positive integer, got ${numa}`);
+  if (!Number.isInteger(numa) || numa < 1)
+    throw new KubeletSimError('Config', `numaNodes: must be a positive integer, got ${numa}`);
   if (!Number.isInteger(cpus) || cpus < numa) {
-    throw new KubeletSimError('Config', `cpus: must be an integer of at least numaNodes (${numa}), got ${cpus}`);
+    throw new KubeletSimError(
+      'Config',
+      `cpus: must be an integer of at least numaNodes (${numa}), got ${cpus}`,
+    );
   }
   if (!Number.isFinite(memory) || memory <= 0) {
     throw new KubeletSimError('Config', `memoryPerNumaBytes: must be positive, got ${memory}`);

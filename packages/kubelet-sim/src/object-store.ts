@@ -50,9 +50,7 @@ export class ResourceVersionClock {
   }
 }
 
-export type WatchStart =
-  | { ok: true; cancel: () => void }
-  | { ok: false; code: 410; message: string };
+export type WatchStart = { ok: true; cancel: () => void } | { ok: false; code: 410; message: string };
 
 const key = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
 
@@ -93,7 +91,10 @@ export class ObjectStore {
     if (!previous) return undefined;
     this.objects.delete(k);
     const rv = this.clock.next();
-    const deleted: KubeObject = { ...previous, metadata: { ...previous.metadata, resourceVersion: String(rv) } };
+    const deleted: KubeObject = {
+      ...previous,
+      metadata: { ...previous.metadata, resourceVersion: String(rv) },
+    };
     this.record({ rv, type: 'DELETED', object: deleted, previous });
     return deleted;
   }
@@ -112,9 +113,18 @@ export class ObjectStore {
    * Starts a watch. `fromRv` null means "current state, then changes" (synthetic ADDED events);
    * a number replays every retained change after it. Too old → 410, as the API server answers.
    */
-  watch(fromRv: number | null, filter: ObjectFilter, send: (event: WatchEvent) => void, opts: { initialEventsEnd?: boolean } = {}): WatchStart {
+  watch(
+    fromRv: number | null,
+    filter: ObjectFilter,
+    send: (event: WatchEvent) => void,
+    opts: { initialEventsEnd?: boolean } = {},
+  ): WatchStart {
     if (fromRv !== null && fromRv < this.compactedRv) {
-      return { ok: false, code: 410, message: `too old resource version: ${fromRv} (${this.compactedRv + 1})` };
+      return {
+        ok: false,
+        code: 410,
+        message: `too old resource version: ${fromRv} (${this.compactedRv + 1})`,
+      };
     }
     if (fromRv === null) {
       for (const obj of this.list(filter).items) send({ type: 'ADDED', object: obj });
@@ -162,10 +172,14 @@ function deliver(entry: HistoryEntry, filter: ObjectFilter, send: (event: WatchE
 }
 
 function sameExceptVersion(a: KubeObject, b: KubeObject): boolean {
-  const strip = (o: KubeObject) => JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  const strip = (o: KubeObject) =>
+    JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
   return strip(a) === strip(b);
 }
 
 function byNamespaceAndName(a: KubeObject, b: KubeObject): number {
-  return (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name);
+  return (
+    (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
+    a.metadata.name.localeCompare(b.metadata.name)
+  );
 }

@@ -5,7 +5,7 @@
 
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall, type ServiceError } from '@grpc/grpc-js';
+import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { podresources } from '@plugboard/proto';
 import type { CpuManager } from './cpu-manager.js';
@@ -76,7 +76,9 @@ export class PodResourcesServer {
     this.limiter = this.o.rateLimit ? new TokenBucket(this.o.rateLimit) : null;
     const server = new Server();
     const impl: podresources.PodResourcesListerServer = {
-      list: this.limited('List', () => ({ podResources: this.o.pods.activePods().map((p) => this.podResources(p.spec, p.containers)) })),
+      list: this.limited('List', () => ({
+        podResources: this.o.pods.activePods().map((p) => this.podResources(p.spec, p.containers)),
+      })),
       getAllocatableResources: this.limited('GetAllocatableResources', () => this.allocatable()),
       get: this.limited('Get', (req: podresources.GetPodResourcesRequest) => {
         const pod = this.o.pods.findPod(req.podNamespace, req.podName);
@@ -87,10 +89,15 @@ export class PodResourcesServer {
     };
     server.addService(podresources.PodResourcesListerService, impl);
     await new Promise<void>((resolve, reject) => {
-      server.bindAsync(`unix://${this.o.socketPath}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+      server.bindAsync(`unix://${this.o.socketPath}`, ServerCredentials.createInsecure(), (err) =>
+        err ? reject(err) : resolve(),
+      );
     });
     this.server = server;
-    this.log.info({ socket: this.o.socketPath, rateLimit: this.o.rateLimit }, 'PodResources server listening');
+    this.log.info(
+      { socket: this.o.socketPath, rateLimit: this.o.rateLimit },
+      'PodResources server listening',
+    );
   }
 
   async stop(): Promise<void> {
@@ -107,7 +114,14 @@ export class PodResourcesServer {
   private limited<Req, Res>(rpc: string, handler: (req: Req) => Res) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
       if (this.limiter && !this.limiter.allow()) {
-        callback({ code: status.RESOURCE_EXHAUSTED, details: 'rejected by rate limit', message: 'rejected by rate limit' } as ServiceError, null);
+        callback(
+          {
+            code: status.RESOURCE_EXHAUSTED,
+            details: 'rejected by rate limit',
+            message: 'rejected by rate limit',
+          },
+          null,
+        );
         return;
       }
       try {
@@ -115,7 +129,7 @@ export class PodResourcesServer {
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         this.log.debug({ rpc, err: message }, 'PodResources call failed');
-        callback(unknownStatus(message) as ServiceError, null);
+        callback(unknownStatus(message), null);
       }
     };
   }
@@ -129,10 +143,18 @@ export class PodResourcesServer {
         return {
           name: c.name,
           devices: this.o.deviceManager.containerAllocations(pod.uid, c.name).flatMap((a) =>
-            [...a.byNuma].map(([numa, ids]) => ({ resourceName: a.resource, deviceIds: ids, topology: topology(numa) })),
+            [...a.byNuma].map(([numa, ids]) => ({
+              resourceName: a.resource,
+              deviceIds: ids,
+              topology: topology(numa),
+            })),
           ),
           cpuIds: pinning.cpuIds,
-          memory: pinning.memory.map((m) => ({ memoryType: 'memory', size: m.bytes, topology: topology(m.numaNode) })),
+          memory: pinning.memory.map((m) => ({
+            memoryType: 'memory',
+            size: m.bytes,
+            topology: topology(m.numaNode),
+          })),
           dynamicResources: [],
         };
       }),
@@ -150,7 +172,9 @@ export class PodResourcesServer {
         })),
       ),
       cpuIds: this.o.cpuManager.allocatableCpus(),
-      memory: this.o.cpuManager.allocatableMemory().map((m) => ({ memoryType: 'memory', size: m.bytes, topology: topology(m.numaNode) })),
+      memory: this.o.cpuManager
+        .allocatableMemory()
+        .map((m) => ({ memoryType: 'memory', size: m.bytes, topology: topology(m.numaNode) })),
     };
   }
 }

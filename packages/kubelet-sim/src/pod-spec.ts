@@ -16,7 +16,10 @@ const containerSchema = z
     name: z.string(),
     image: z.string().optional(),
     restartPolicy: z.literal('Always').optional(),
-    resources: z.object({ requests: resourceList.optional(), limits: resourceList.optional() }).loose().optional(),
+    resources: z
+      .object({ requests: resourceList.optional(), limits: resourceList.optional() })
+      .loose()
+      .optional(),
   })
   .loose();
 
@@ -77,36 +80,55 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 export const DEFAULT_IMAGE = 'registry.k8s.io/pause:3.10';
 
 function invalid(pod: string, field: string, detail: string): KubeletSimError {
-  return new KubeletSimError('Invalid', `Pod "${pod}" is invalid: ${field}: ${detail}`, { reason: 'Invalid' });
+  return new KubeletSimError('Invalid', `Pod "${pod}" is invalid: ${field}: ${detail}`, {
+    reason: 'Invalid',
+  });
 }
 
 function parseResource(pod: string, field: string, name: string, value: string | number): number {
   const text = String(value);
   if (name === 'cpu') {
     const v = parseMilliCpu(value);
-    if (v === undefined || v < 0) throw invalid(pod, field, `Invalid value: "${text}": must be a valid quantity`);
+    if (v === undefined || v < 0)
+      throw invalid(pod, field, `Invalid value: "${text}": must be a valid quantity`);
     return v;
   }
   if (isNativeResourceName(name)) {
     const v = parseQuantity(value);
-    if (v === undefined || v < 0) throw invalid(pod, field, `Invalid value: "${text}": must be a valid quantity`);
+    if (v === undefined || v < 0)
+      throw invalid(pod, field, `Invalid value: "${text}": must be a valid quantity`);
     return Math.ceil(v);
   }
-  if (!isExtendedResourceName(name)) throw invalid(pod, field, `Invalid value: "${name}": must be a standard resource type or fully qualified`);
+  if (!isExtendedResourceName(name))
+    throw invalid(
+      pod,
+      field,
+      `Invalid value: "${name}": must be a standard resource type or fully qualified`,
+    );
   const v = parseInteger(value);
   if (v === undefined || v < 0) throw invalid(pod, field, `Invalid value: "${text}": must be an integer`);
   return v;
 }
 
-function normalizeContainer(pod: string, c: z.infer<typeof containerSchema>, path: string, init: boolean): ContainerSpec {
+function normalizeContainer(
+  pod: string,
+  c: z.infer<typeof containerSchema>,
+  path: string,
+  init: boolean,
+): ContainerSpec {
   if (!DNS1123_LABEL.test(c.name) || c.name.length > 63) {
-    throw invalid(pod, `${path}.name`, `Invalid value: "${c.name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`);
+    throw invalid(
+      pod,
+      `${path}.name`,
+      `Invalid value: "${c.name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`,
+    );
   }
   const rawRequests = { ...(c.resources?.requests ?? {}) };
   const rawLimits = { ...(c.resources?.limits ?? {}) };
   const requests = new Map<string, number>();
   const limits = new Map<string, number>();
-  for (const [name, value] of Object.entries(rawLimits)) limits.set(name, parseResource(pod, `${path}.resources.limits[${name}]`, name, value));
+  for (const [name, value] of Object.entries(rawLimits))
+    limits.set(name, parseResource(pod, `${path}.resources.limits[${name}]`, name, value));
   for (const [name, value] of Object.entries(rawRequests)) {
     requests.set(name, parseResource(pod, `${path}.resources.requests[${name}]`, name, value));
   }
@@ -121,18 +143,35 @@ function normalizeContainer(pod: string, c: z.infer<typeof containerSchema>, pat
     const lim = limits.get(name);
     if (isNativeResourceName(name)) {
       if (lim !== undefined && req > lim) {
-        throw invalid(pod, `${path}.resources.requests`, `Invalid value: "${String(rawRequests[name])}": must be less than or equal to ${name} limit of ${String(rawLimits[name])}`);
+        throw invalid(
+          pod,
+          `${path}.resources.requests`,
+          `Invalid value: "${String(rawRequests[name])}": must be less than or equal to ${name} limit of ${String(rawLimits[name])}`,
+        );
       }
       continue;
     }
     // Extended resources cannot be overcommitted: a limit is required and must equal the request.
-    if (lim === undefined) throw invalid(pod, `${path}.resources.limits[${name}]`, 'Required value: Limit must be set for non overcommitable resources');
-    if (lim !== req) throw invalid(pod, `${path}.resources.requests[${name}]`, `Invalid value: "${String(rawRequests[name])}": must be equal to ${name} limit of ${String(rawLimits[name])}`);
+    if (lim === undefined)
+      throw invalid(
+        pod,
+        `${path}.resources.limits[${name}]`,
+        'Required value: Limit must be set for non overcommitable resources',
+      );
+    if (lim !== req)
+      throw invalid(
+        pod,
+        `${path}.resources.requests[${name}]`,
+        `Invalid value: "${String(rawRequests[name])}": must be equal to ${name} limit of ${String(rawLimits[name])}`,
+      );
   }
   const raw: Record<string, unknown> = {
     ...c,
     image: c.image ?? DEFAULT_IMAGE,
-    resources: { ...(Object.keys(rawLimits).length ? { limits: rawLimits } : {}), ...(Object.keys(rawRequests).length ? { requests: rawRequests } : {}) },
+    resources: {
+      ...(Object.keys(rawLimits).length ? { limits: rawLimits } : {}),
+      ...(Object.keys(rawRequests).length ? { requests: rawRequests } : {}),
+    },
     terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'File',
     imagePullPolicy: 'IfNotPresent',
@@ -156,14 +195,31 @@ export function parsePodSpec(input: unknown, nodeName: string): PodSpec {
   const name = p.metadata.name;
   const namespace = p.metadata.namespace ?? 'default';
   if (!DNS1123_SUBDOMAIN.test(name) || name.length > 253) {
-    throw invalid(name, 'metadata.name', `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`);
+    throw invalid(
+      name,
+      'metadata.name',
+      `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`,
+    );
   }
-  if (!DNS1123_LABEL.test(namespace)) throw invalid(name, 'metadata.namespace', `Invalid value: "${namespace}": a lowercase RFC 1123 label is required`);
+  if (!DNS1123_LABEL.test(namespace))
+    throw invalid(
+      name,
+      'metadata.namespace',
+      `Invalid value: "${namespace}": a lowercase RFC 1123 label is required`,
+    );
   if (p.spec.nodeName && p.spec.nodeName !== nodeName) {
-    throw invalid(name, 'spec.nodeName', `Invalid value: "${p.spec.nodeName}": this kubelet runs node "${nodeName}"`);
+    throw invalid(
+      name,
+      'spec.nodeName',
+      `Invalid value: "${p.spec.nodeName}": this kubelet runs node "${nodeName}"`,
+    );
   }
-  const initContainers = (p.spec.initContainers ?? []).map((c, i) => normalizeContainer(name, c, `spec.initContainers[${i}]`, true));
-  const containers = p.spec.containers.map((c, i) => normalizeContainer(name, c, `spec.containers[${i}]`, false));
+  const initContainers = (p.spec.initContainers ?? []).map((c, i) =>
+    normalizeContainer(name, c, `spec.initContainers[${i}]`, true),
+  );
+  const containers = p.spec.containers.map((c, i) =>
+    normalizeContainer(name, c, `spec.containers[${i}]`, false),
+  );
   const seen = new Set<string>();
   for (const [i, c] of [...initContainers, ...containers].entries()) {
     if (seen.has(c.name)) throw invalid(name, `spec.containers[${i}].name`, `Duplicate value: "${c.name}"`);

@@ -12,7 +12,14 @@ import { KubeletSimError } from './errors.js';
 import type { EventRecorder, EventType } from './events.js';
 import { kubeTime } from './kube-time.js';
 import type { KubeObject, ObjectStore } from './object-store.js';
-import { effectiveRequests, parsePodSpec, qosClass, type ContainerSpec, type PodSpec, type QosClass } from './pod-spec.js';
+import {
+  effectiveRequests,
+  parsePodSpec,
+  qosClass,
+  type ContainerSpec,
+  type PodSpec,
+  type QosClass,
+} from './pod-spec.js';
 
 export interface BackoffOptions {
   /** First back-off after the immediate restart (kubelet: 10 s). */
@@ -109,7 +116,10 @@ export class PodManager {
   activePods(): { spec: PodSpec; containers: ContainerSpec[] }[] {
     return [...this.pods.values()]
       .filter((p) => !isTerminal(p) && !p.gone)
-      .map((p) => ({ spec: p.spec, containers: [...p.init.filter((c) => c.spec.sidecar), ...p.app].map((c) => c.spec) }));
+      .map((p) => ({
+        spec: p.spec,
+        containers: [...p.init.filter((c) => c.spec.sidecar), ...p.app].map((c) => c.spec),
+      }));
   }
 
   findPod(namespace: string, name: string): PodSpec | undefined {
@@ -132,7 +142,9 @@ export class PodManager {
     const spec = parsePodSpec(input, this.o.nodeName);
     const k = `${spec.namespace}/${spec.name}`;
     if (this.pods.has(k)) {
-      throw new KubeletSimError('AlreadyExists', `pods "${spec.name}" already exists`, { reason: 'AlreadyExists' });
+      throw new KubeletSimError('AlreadyExists', `pods "${spec.name}" already exists`, {
+        reason: 'AlreadyExists',
+      });
     }
     const pod: PodRuntime = {
       spec,
@@ -161,9 +173,13 @@ export class PodManager {
       const rejection =
         err instanceof KubeletSimError
           ? err
-          : new KubeletSimError('UnexpectedAdmissionError', `Allocate failed due to ${err instanceof Error ? err.message : String(err)}, which is unexpected`, {
-              cause: err,
-            });
+          : new KubeletSimError(
+              'UnexpectedAdmissionError',
+              `Allocate failed due to ${err instanceof Error ? err.message : String(err)}, which is unexpected`,
+              {
+                cause: err,
+              },
+            );
       pod.rejected = true;
       pod.phase = 'Failed';
       pod.reason = rejection.reason;
@@ -187,7 +203,13 @@ export class PodManager {
     for (const c of [...pod.init, ...pod.app]) {
       for (const [resource, needed] of c.spec.limits) {
         if (needed === 0 || !dm.isDevicePluginResource(resource)) continue;
-        const allocation = await dm.allocate(pod.spec.uid, c.spec.name, resource, needed, reusable.get(resource) ?? new Set());
+        const allocation = await dm.allocate(
+          pod.spec.uid,
+          c.spec.name,
+          resource,
+          needed,
+          reusable.get(resource) ?? new Set(),
+        );
         if (!allocation) continue;
         const reuse = reusable.get(resource) ?? new Set<string>();
         if (c.spec.init && !c.spec.sidecar) for (const id of allocation.deviceIds) reuse.add(id);
@@ -200,8 +222,17 @@ export class PodManager {
   private pinCpus(pod: PodRuntime): void {
     if (pod.qos !== 'Guaranteed') return;
     for (const c of [...pod.init, ...pod.app]) {
-      const numa = this.o.deviceManager.containerAllocations(pod.spec.uid, c.spec.name).flatMap((a) => [...a.byNuma.keys()]).find((n) => n >= 0);
-      this.o.cpuManager.pin(pod.spec.uid, c.spec.name, c.spec.requests.get('cpu') ?? 0, c.spec.requests.get('memory') ?? 0, numa);
+      const numa = this.o.deviceManager
+        .containerAllocations(pod.spec.uid, c.spec.name)
+        .flatMap((a) => [...a.byNuma.keys()])
+        .find((n) => n >= 0);
+      this.o.cpuManager.pin(
+        pod.spec.uid,
+        c.spec.name,
+        c.spec.requests.get('cpu') ?? 0,
+        c.spec.requests.get('memory') ?? 0,
+        numa,
+      );
     }
   }
 
@@ -218,8 +249,11 @@ export class PodManager {
       const capacity = allocatable.get(resource) ?? 0;
       const used = others.reduce((sum, p) => sum + (effectiveRequests(p.spec).get(resource) ?? 0), 0);
       // Devices already handed out count as allocatable even if their plugin is gone (sanitizeNodeAllocatable).
-      const floor = this.o.deviceManager.isDevicePluginResource(resource) ? this.o.deviceManager.allocatedDevices(resource).size : 0;
-      if (amount + used > Math.max(capacity, floor)) throw outOf(resource, amount, used, Math.max(capacity, floor));
+      const floor = this.o.deviceManager.isDevicePluginResource(resource)
+        ? this.o.deviceManager.allocatedDevices(resource).size
+        : 0;
+      if (amount + used > Math.max(capacity, floor))
+        throw outOf(resource, amount, used, Math.max(capacity, floor));
     }
   }
 
@@ -243,12 +277,16 @@ export class PodManager {
 
   /** Frees allocations (e.g. restored from a checkpoint) of pods that are not active (UpdateAllocatedDevices). */
   reconcileAllocations(): void {
-    const active = new Set([...this.pods.values()].filter((p) => !isTerminal(p) && !p.gone).map((p) => p.spec.uid));
+    const active = new Set(
+      [...this.pods.values()].filter((p) => !isTerminal(p) && !p.gone).map((p) => p.spec.uid),
+    );
     for (const uid of this.o.deviceManager.podUids()) if (!active.has(uid)) this.o.deviceManager.freePod(uid);
   }
 
   private release(pod: PodRuntime): void {
-    pod.finalResourceStatus = new Map([...pod.init, ...pod.app].map((c) => [c.spec.name, this.resourceStatus(pod, c)]));
+    pod.finalResourceStatus = new Map(
+      [...pod.init, ...pod.app].map((c) => [c.spec.name, this.resourceStatus(pod, c)]),
+    );
     this.o.deviceManager.freePod(pod.spec.uid);
     this.o.cpuManager.release(pod.spec.uid);
   }
@@ -266,7 +304,14 @@ export class PodManager {
       const after = stateOf(c);
       if (after.kind !== 'running') return this.settle(pod);
       if (!c.spec.sidecar) {
-        c.state = { kind: 'terminated', exitCode: 0, reason: 'Completed', startedAt: after.startedAt, finishedAt: new Date(), containerId: c.containerId ?? '' };
+        c.state = {
+          kind: 'terminated',
+          exitCode: 0,
+          reason: 'Completed',
+          startedAt: after.startedAt,
+          finishedAt: new Date(),
+          containerId: c.containerId ?? '',
+        };
       }
     }
     pod.initDone = true;
@@ -299,7 +344,9 @@ export class PodManager {
 
   private unhealthyDevice(pod: PodRuntime, c: ContainerRuntime): string | null {
     for (const a of this.o.deviceManager.containerAllocations(pod.spec.uid, c.spec.name)) {
-      for (const id of a.deviceIds) if (this.o.deviceManager.deviceHealth(a.resource, id) !== 'Healthy') return `device ${id} of ${a.resource} is unhealthy`;
+      for (const id of a.deviceIds)
+        if (this.o.deviceManager.deviceHealth(a.resource, id) !== 'Healthy')
+          return `device ${id} of ${a.resource} is unhealthy`;
     }
     return null;
   }
@@ -308,8 +355,18 @@ export class PodManager {
   private async fail(pod: PodRuntime, c: ContainerRuntime, why: string): Promise<void> {
     if (c.state.kind !== 'running') return;
     const finishedAt = new Date();
-    const terminated: Terminated = { exitCode: 1, reason: 'Error', message: why, startedAt: c.state.startedAt, finishedAt, containerId: c.containerId ?? '' };
-    this.log.info({ pod: `${pod.spec.namespace}/${pod.spec.name}`, container: c.spec.name, why }, 'container failed');
+    const terminated: Terminated = {
+      exitCode: 1,
+      reason: 'Error',
+      message: why,
+      startedAt: c.state.startedAt,
+      finishedAt,
+      containerId: c.containerId ?? '',
+    };
+    this.log.info(
+      { pod: `${pod.spec.namespace}/${pod.spec.name}`, container: c.spec.name, why },
+      'container failed',
+    );
     // Init containers restart unless the pod's policy is Never; sidecars always; app containers
     // unless Never (OnFailure restarts a non-zero exit, like Always).
     const restarts = c.spec.sidecar || pod.spec.restartPolicy !== 'Never';
@@ -340,7 +397,13 @@ export class PodManager {
         reason: 'CrashLoopBackOff',
         message: `back-off ${formatDuration(delay)} restarting failed container=${c.spec.name} pod=${pod.spec.name}_${pod.spec.namespace}(${pod.spec.uid})`,
       };
-      this.event(pod, c, 'Warning', 'BackOff', `Back-off restarting failed container ${c.spec.name} in pod ${pod.spec.name}_${pod.spec.namespace}(${pod.spec.uid})`);
+      this.event(
+        pod,
+        c,
+        'Warning',
+        'BackOff',
+        `Back-off restarting failed container ${c.spec.name} in pod ${pod.spec.name}_${pod.spec.namespace}(${pod.spec.uid})`,
+      );
     }
     clearTimer(c);
     c.timer = setTimeout(() => {
@@ -388,12 +451,24 @@ export class PodManager {
     if (initFailed) return 'Failed';
     if (!pod.initDone) return 'Pending';
     if (pod.app.every((c) => c.state.kind === 'terminated')) {
-      return pod.app.some((c) => c.state.kind === 'terminated' && c.state.exitCode !== 0) ? 'Failed' : 'Succeeded';
+      return pod.app.some((c) => c.state.kind === 'terminated' && c.state.exitCode !== 0)
+        ? 'Failed'
+        : 'Succeeded';
     }
-    return pod.app.some((c) => c.state.kind === 'running' || c.lastTerminated !== null || c.state.kind === 'terminated') ? 'Running' : 'Pending';
+    return pod.app.some(
+      (c) => c.state.kind === 'running' || c.lastTerminated !== null || c.state.kind === 'terminated',
+    )
+      ? 'Running'
+      : 'Pending';
   }
 
-  private event(pod: PodRuntime, c: ContainerRuntime | undefined, type: EventType, reason: string, message: string): void {
+  private event(
+    pod: PodRuntime,
+    c: ContainerRuntime | undefined,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): void {
     this.o.events.record(
       {
         kind: 'Pod',
@@ -415,29 +490,71 @@ export class PodManager {
     return this.o.store.upsert(this.render(pod));
   }
 
-  private condition(pod: PodRuntime, type: string, ok: boolean, reason?: string, message?: string): Record<string, unknown> {
+  private condition(
+    pod: PodRuntime,
+    type: string,
+    ok: boolean,
+    reason?: string,
+    message?: string,
+  ): Record<string, unknown> {
     const status = ok ? 'True' : 'False';
     const prev = pod.conditions.get(type);
     const time = prev && prev.status === status ? prev.time : new Date();
     pod.conditions.set(type, { status, time });
-    return { type, status, lastProbeTime: null, lastTransitionTime: kubeTime(time), ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+    return {
+      type,
+      status,
+      lastProbeTime: null,
+      lastTransitionTime: kubeTime(time),
+      ...(reason ? { reason } : {}),
+      ...(message ? { message } : {}),
+    };
   }
 
   render(pod: PodRuntime): AdmittedPod {
     const { spec } = pod;
     const status: Record<string, unknown> = { phase: pod.phase };
     if (pod.rejected) {
-      Object.assign(status, { reason: pod.reason, message: pod.message, startTime: kubeTime(pod.createdAt), qosClass: pod.qos });
+      Object.assign(status, {
+        reason: pod.reason,
+        message: pod.message,
+        startTime: kubeTime(pod.createdAt),
+        qosClass: pod.qos,
+      });
     } else {
       const unready = pod.app.filter((c) => c.state.kind !== 'running').map((c) => c.spec.name);
-      const uninit = pod.init.filter((c) => !(c.state.kind === 'terminated' && c.state.exitCode === 0) && !(c.spec.sidecar && c.state.kind === 'running'));
+      const uninit = pod.init.filter(
+        (c) =>
+          !(c.state.kind === 'terminated' && c.state.exitCode === 0) &&
+          !(c.spec.sidecar && c.state.kind === 'running'),
+      );
       const ready = unready.length === 0;
       const done = isTerminal(pod);
       status['conditions'] = [
         this.condition(pod, 'PodReadyToStartContainers', !done),
-        this.condition(pod, 'Initialized', pod.initDone, pod.initDone ? undefined : 'ContainersNotInitialized', pod.initDone ? undefined : `containers with incomplete status: [${uninit.map((c) => c.spec.name).join(' ')}]`),
-        this.condition(pod, 'Ready', ready, ready ? undefined : done ? 'PodCompleted' : 'ContainersNotReady', ready || done ? undefined : `containers with unready status: [${unready.join(' ')}]`),
-        this.condition(pod, 'ContainersReady', ready, ready ? undefined : done ? 'PodCompleted' : 'ContainersNotReady', ready || done ? undefined : `containers with unready status: [${unready.join(' ')}]`),
+        this.condition(
+          pod,
+          'Initialized',
+          pod.initDone,
+          pod.initDone ? undefined : 'ContainersNotInitialized',
+          pod.initDone
+            ? undefined
+            : `containers with incomplete status: [${uninit.map((c) => c.spec.name).join(' ')}]`,
+        ),
+        this.condition(
+          pod,
+          'Ready',
+          ready,
+          ready ? undefined : done ? 'PodCompleted' : 'ContainersNotReady',
+          ready || done ? undefined : `containers with unready status: [${unready.join(' ')}]`,
+        ),
+        this.condition(
+          pod,
+          'ContainersReady',
+          ready,
+          ready ? undefined : done ? 'PodCompleted' : 'ContainersNotReady',
+          ready || done ? undefined : `containers with unready status: [${unready.join(' ')}]`,
+        ),
         this.condition(pod, 'PodScheduled', true),
       ];
       Object.assign(status, {
@@ -446,7 +563,9 @@ export class PodManager {
         podIP: pod.podIp,
         podIPs: [{ ip: pod.podIp }],
         startTime: kubeTime(pod.startTime ?? pod.createdAt),
-        ...(pod.init.length ? { initContainerStatuses: pod.init.map((c) => this.containerStatus(pod, c)) } : {}),
+        ...(pod.init.length
+          ? { initContainerStatuses: pod.init.map((c) => this.containerStatus(pod, c)) }
+          : {}),
         containerStatuses: pod.app.map((c) => this.containerStatus(pod, c)),
         qosClass: pod.qos,
       });
@@ -473,7 +592,10 @@ export class PodManager {
     if (frozen) return frozen;
     return this.o.deviceManager.containerAllocations(pod.spec.uid, c.spec.name).map((a) => ({
       name: a.resource,
-      resources: a.deviceIds.map((id) => ({ resourceID: id, health: this.o.deviceManager.deviceHealth(a.resource, id) })),
+      resources: a.deviceIds.map((id) => ({
+        resourceID: id,
+        health: this.o.deviceManager.deviceHealth(a.resource, id),
+      })),
     }));
   }
 
@@ -530,7 +652,8 @@ function renderTerminated(t: Terminated): Record<string, unknown> {
 
 function renderState(s: ContainerState): Record<string, unknown> {
   if (s.kind === 'running') return { running: { startedAt: kubeTime(s.startedAt) } };
-  if (s.kind === 'waiting') return { waiting: { reason: s.reason, ...(s.message ? { message: s.message } : {}) } };
+  if (s.kind === 'waiting')
+    return { waiting: { reason: s.reason, ...(s.message ? { message: s.message } : {}) } };
   return { terminated: renderTerminated(s) };
 }
 

@@ -15,7 +15,12 @@ export function parseLabelSelector(text: string): ObjectFilter {
     let m: RegExpExecArray | null;
     if ((m = /^([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(s))) {
       const [, k, op, list] = m as unknown as [string, string, string, string];
-      const values = new Set(list.split(',').map((v) => v.trim()).filter(Boolean));
+      const values = new Set(
+        list
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean),
+      );
       reqs.push(op === 'in' ? (l) => k in l && values.has(l[k]!) : (l) => !(k in l) || !values.has(l[k]!));
     } else if ((m = /^([\w./-]+)\s*(==|=|!=)\s*([\w.-]*)$/.exec(s))) {
       const [, k, op, v] = m as unknown as [string, string, string, string];
@@ -51,13 +56,20 @@ function splitTopLevel(text: string): string[] {
 
 export type FieldGetters = Record<string, (obj: KubeObject) => string | undefined>;
 
-const path = (...keys: string[]) => (obj: KubeObject) => {
-  let v: unknown = obj;
-  for (const k of keys) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
-  return v === undefined || v === null ? '' : String(v);
-};
+const path =
+  (...keys: string[]) =>
+  (obj: KubeObject) => {
+    let v: unknown = obj;
+    for (const k of keys) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+    if (v === undefined || v === null) return '';
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+    return JSON.stringify(v);
+  };
 
-const META: FieldGetters = { 'metadata.name': path('metadata', 'name'), 'metadata.namespace': path('metadata', 'namespace') };
+const META: FieldGetters = {
+  'metadata.name': path('metadata', 'name'),
+  'metadata.namespace': path('metadata', 'namespace'),
+};
 
 /** The field labels each kind supports (the API server's per-kind field label conversion). */
 export const FIELDS: Record<string, FieldGetters> = {

@@ -49,7 +49,11 @@ test('extended resource names follow IsExtendedResourceName', () => {
   for (const [name, want] of cases) assert.equal(isExtendedResourceName(name), want, name);
 });
 
-const obj = (name: string, labels: Record<string, string> = {}, extra: Record<string, unknown> = {}): KubeObject => ({
+const obj = (
+  name: string,
+  labels: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): KubeObject => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace: 'default', uid: name, creationTimestamp: '', labels },
@@ -73,7 +77,7 @@ test('label selectors', () => {
   assert.throws(() => parseLabelSelector('app=(x'), SelectorError);
 });
 
-test('field selectors know each kind\'s field labels', () => {
+test("field selectors know each kind's field labels", () => {
   const p = obj('p', {}, { spec: { nodeName: 'n1' }, status: { phase: 'Running' } });
   assert.equal(parseFieldSelector('spec.nodeName=n1', 'Pod')(p), true);
   assert.equal(parseFieldSelector('spec.nodeName=n2', 'Pod')(p), false);
@@ -90,7 +94,11 @@ test('the token bucket allows the burst, then refills at qps', () => {
   now += 50; // 5 tokens at 100/s
   assert.equal(Array.from({ length: 8 }, () => bucket.allow()).filter(Boolean).length, 5);
   now += 10_000;
-  assert.equal(Array.from({ length: 20 }, () => bucket.allow()).filter(Boolean).length, 10, 'never more than the burst');
+  assert.equal(
+    Array.from({ length: 20 }, () => bucket.allow()).filter(Boolean).length,
+    10,
+    'never more than the burst',
+  );
 });
 
 test('back-off durations print like Go', () => {
@@ -105,7 +113,10 @@ test('node shape splits CPUs across NUMA nodes', () => {
     { id: 0, cpus: [0, 1, 2], memoryBytes: 10 },
     { id: 1, cpus: [3, 4], memoryBytes: 10 },
   ]);
-  assert.throws(() => buildNodeShape({ cpus: 1, numaNodes: 2 }), /cpus: must be an integer of at least numaNodes/);
+  assert.throws(
+    () => buildNodeShape({ cpus: 1, numaNodes: 2 }),
+    /cpus: must be an integer of at least numaNodes/,
+  );
 });
 
 test('the object store replays, filters transitions and expires compacted versions', () => {
@@ -119,11 +130,28 @@ test('the object store replays, filters transitions and expires compacted versio
   const seen: WatchEvent[] = [];
   const w = store.watch(1, parseLabelSelector('app=x'), (e) => seen.push(e));
   assert.ok(w.ok);
-  assert.deepEqual(seen.map((e) => [e.type, (e.object as KubeObject).metadata.name]), [['DELETED', 'a'], ['ADDED', 'b']]);
+  assert.deepEqual(
+    seen.map((e) => [e.type, (e.object as KubeObject).metadata.name]),
+    [
+      ['DELETED', 'a'],
+      ['ADDED', 'b'],
+    ],
+  );
   store.delete('default', 'b'); // rv 4 → history keeps 2..4
   assert.deepEqual(seen.at(-1)?.type, 'DELETED');
-  const expired = store.watch(0, () => true, () => undefined);
+  const expired = store.watch(
+    0,
+    () => true,
+    () => undefined,
+  );
   assert.equal(expired.ok, false);
   assert.equal(!expired.ok && expired.code, 410);
-  assert.ok(store.watch(1, () => true, () => undefined).ok, 'rv 1 is still covered (events after it are kept)');
+  assert.ok(
+    store.watch(
+      1,
+      () => true,
+      () => undefined,
+    ).ok,
+    'rv 1 is still covered (events after it are kept)',
+  );
 });

@@ -22,8 +22,16 @@ describe('Kubernetes API slice with @kubernetes/client-node', () => {
   let core: CoreV1Api;
   const informers: ListWatch<V1Node | V1Pod>[] = [];
   before(async () => {
-    f = await startFixture({ watchHistorySize: 8, bookmarkIntervalMs: 50, crashLoopBackOff: { initialMs: 30, maxMs: 60 } });
-    plugin = new TestPlugin({ dir: f.dir, resourceName: GPU, devices: [{ id: 'g0' }, { id: 'g1' }, { id: 'g2' }] });
+    f = await startFixture({
+      watchHistorySize: 8,
+      bookmarkIntervalMs: 50,
+      crashLoopBackOff: { initialMs: 30, maxMs: 60 },
+    });
+    plugin = new TestPlugin({
+      dir: f.dir,
+      resourceName: GPU,
+      devices: [{ id: 'g0' }, { id: 'g1' }, { id: 'g2' }],
+    });
     await plugin.start();
     await plugin.register();
     await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 3, 'devices');
@@ -59,7 +67,7 @@ describe('Kubernetes API slice with @kubernetes/client-node', () => {
       undefined,
       'metadata.name=sim-node',
     );
-    informers.push(lw as ListWatch<V1Node | V1Pod>);
+    informers.push(lw);
     await lw.start();
     assert.equal(lw.get('sim-node')?.status?.allocatable?.[GPU], '3');
     plugin.setHealth('g2', 'Unhealthy');
@@ -71,15 +79,28 @@ describe('Kubernetes API slice with @kubernetes/client-node', () => {
 
   test('a pod informer with spec.nodeName sees adds, status updates and deletes', async () => {
     const selector = 'spec.nodeName=sim-node';
-    const lw = new ListWatch<V1Pod>('/api/v1/pods', new Watch(kc), () => core.listPodForAllNamespaces({ fieldSelector: selector }), false, undefined, selector);
-    informers.push(lw as ListWatch<V1Node | V1Pod>);
+    const lw = new ListWatch<V1Pod>(
+      '/api/v1/pods',
+      new Watch(kc),
+      () => core.listPodForAllNamespaces({ fieldSelector: selector }),
+      false,
+      undefined,
+      selector,
+    );
+    informers.push(lw);
     const deleted: string[] = [];
     lw.on('delete', (p) => deleted.push(p.metadata?.name ?? ''));
     await lw.start();
     await f.sim.admitPod(pod('watched', { [GPU]: 1 }));
-    const running = await waitFor(() => (lw.get('watched', 'default')?.status?.phase === 'Running' ? lw.get('watched', 'default') : undefined), 'pod Running');
+    const running = await waitFor(
+      () =>
+        lw.get('watched', 'default')?.status?.phase === 'Running' ? lw.get('watched', 'default') : undefined,
+      'pod Running',
+    );
     assert.equal(running.spec?.nodeName, 'sim-node');
-    const statuses = running.status?.containerStatuses?.[0] as unknown as { allocatedResourcesStatus?: { name: string }[] };
+    const statuses = running.status?.containerStatuses?.[0] as unknown as {
+      allocatedResourcesStatus?: { name: string }[];
+    };
     assert.equal(statuses.allocatedResourcesStatus?.[0]?.name, GPU);
     await f.sim.deletePod('default', 'watched');
     await waitFor(() => deleted.includes('watched'), 'delete event');
@@ -94,7 +115,12 @@ describe('Kubernetes API slice with @kubernetes/client-node', () => {
     await f.sim.admitPod(pod('resume', {}));
     const seen: { type: string; name?: string }[] = [];
     const watch = new Watch(kc);
-    const req = await watch.watch('/api/v1/namespaces/default/pods', { resourceVersion: from }, (type, obj: V1Pod) => seen.push({ type, name: obj.metadata?.name }), () => undefined);
+    const req = await watch.watch(
+      '/api/v1/namespaces/default/pods',
+      { resourceVersion: from },
+      (type, obj: V1Pod) => seen.push({ type, name: obj.metadata?.name }),
+      () => undefined,
+    );
     await waitFor(() => seen.some((e) => e.type === 'ADDED' && e.name === 'resume'), 'replayed ADDED');
     req.abort();
 
@@ -103,9 +129,17 @@ describe('Kubernetes API slice with @kubernetes/client-node', () => {
       await f.sim.admitPod(pod(`churn-${i}`, {}));
       await f.sim.deletePod('default', `churn-${i}`);
     }
-    const events: { type: string; obj: { code?: number; reason?: string; kind?: string; message?: string } }[] = [];
+    const events: {
+      type: string;
+      obj: { code?: number; reason?: string; kind?: string; message?: string };
+    }[] = [];
     let closed = false;
-    await watch.watch('/api/v1/pods', { resourceVersion: from }, (type, obj: { code?: number }) => events.push({ type, obj }), () => (closed = true));
+    await watch.watch(
+      '/api/v1/pods',
+      { resourceVersion: from },
+      (type, obj: { code?: number }) => events.push({ type, obj }),
+      () => (closed = true),
+    );
     await waitFor(() => closed, 'the server closes an expired watch');
     assert.equal(events.length, 1);
     assert.equal(events[0]!.type, 'ERROR');
@@ -126,23 +160,31 @@ describe('Kubernetes API slice with @kubernetes/client-node', () => {
       },
       false,
     );
-    informers.push(lw as ListWatch<V1Node | V1Pod>);
+    informers.push(lw);
     await lw.start();
     assert.equal(lists, 1);
     const stale = lw.latestResourceVersion();
     await lw.stop();
     for (let i = 0; i < 6; i++) await f.sim.admitPod(pod(`while-away-${i}`, {}));
     await lw.start(); // watches from the stale version → ERROR 410 → relist
-    await waitFor(() => lw.list().filter((p) => p.metadata?.name?.startsWith('while-away-')).length === 6, 'relist after 410');
+    await waitFor(
+      () => lw.list().filter((p) => p.metadata?.name?.startsWith('while-away-')).length === 6,
+      'relist after 410',
+    );
     assert.equal(lists, 2, 'exactly one relist, caused by the 410');
     assert.notEqual(lw.latestResourceVersion(), stale);
   });
 
   test('watches with allowWatchBookmarks receive BOOKMARK events carrying the current version', async () => {
     const bookmarks: string[] = [];
-    const req = await new Watch(kc).watch('/api/v1/nodes', { allowWatchBookmarks: true }, (type, obj: { metadata?: { resourceVersion?: string } }) => {
-      if (type === 'BOOKMARK') bookmarks.push(obj.metadata?.resourceVersion ?? '');
-    }, () => undefined);
+    const req = await new Watch(kc).watch(
+      '/api/v1/nodes',
+      { allowWatchBookmarks: true },
+      (type, obj: { metadata?: { resourceVersion?: string } }) => {
+        if (type === 'BOOKMARK') bookmarks.push(obj.metadata?.resourceVersion ?? '');
+      },
+      () => undefined,
+    );
     await waitFor(() => bookmarks.length >= 2, 'bookmarks');
     req.abort();
     assert.match(bookmarks[0]!, /^\d+$/);
@@ -162,11 +204,25 @@ describe('Kubernetes API slice with @kubernetes/client-node', () => {
     });
     assert.match(created.metadata?.name ?? '', /^sim-node\./);
     assert.ok(created.metadata?.uid);
-    const listed = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.kind=Node,reason=DeviceUnhealthy' });
-    assert.deepEqual(listed.items.map((e) => e.message), ['g2 failed']);
+    const listed = await core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: 'involvedObject.kind=Node,reason=DeviceUnhealthy',
+    });
+    assert.deepEqual(
+      listed.items.map((e) => e.message),
+      ['g2 failed'],
+    );
     const bad = await fetch(`${f.sim.url}/api/v1/pods?fieldSelector=spec.bogus=1`);
     assert.equal(bad.status, 400);
-    assert.deepEqual(await bad.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'field label not supported: spec.bogus', reason: 'BadRequest', code: 400 });
+    assert.deepEqual(await bad.json(), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'field label not supported: spec.bogus',
+      reason: 'BadRequest',
+      code: 400,
+    });
     const put = await fetch(`${f.sim.url}/api/v1/nodes/sim-node`, { method: 'PUT', body: '{}' });
     assert.equal(put.status, 405);
   });
@@ -177,7 +233,11 @@ describe('Control API authentication', () => {
     const root = mkdtempSync(join(tmpdir(), 'pb-ksim-auth-'));
     try {
       await assert.rejects(
-        startKubeletSim({ devicePluginDir: join(root, 'dp'), stateDir: join(root, 'st'), listen: '0.0.0.0:0' }),
+        startKubeletSim({
+          devicePluginDir: join(root, 'dp'),
+          stateDir: join(root, 'st'),
+          listen: '0.0.0.0:0',
+        }),
         (err: KubeletSimError) => err.code === 'Config' && /control token/.test(err.message),
       );
     } finally {
@@ -196,7 +256,11 @@ describe('Control API authentication', () => {
     const denied = await fetch(`${f.sim.url}/control/v1/pods`, { method: 'POST', body });
     assert.equal(denied.status, 401);
     assert.equal(denied.headers.get('content-type'), 'application/problem+json');
-    const ok = await fetch(`${f.sim.url}/control/v1/pods`, { method: 'POST', body, headers: { authorization: 'Bearer s3cret' } });
+    const ok = await fetch(`${f.sim.url}/control/v1/pods`, {
+      method: 'POST',
+      body,
+      headers: { authorization: 'Bearer s3cret' },
+    });
     assert.equal(ok.status, 201);
     const state = await fetch(`${f.sim.url}/control/v1/state`);
     assert.equal(state.status, 200);
@@ -205,8 +269,14 @@ describe('Control API authentication', () => {
     const kc = new KubeConfig();
     kc.loadFromFile(f.sim.kubeconfigPath);
     const core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespacedEvent({ namespace: 'default', body: { metadata: { name: 'e1' }, involvedObject: { kind: 'Node', name: 'sim-node' } } });
-    const restart = await fetch(`${f.sim.url}/control/v1/restart`, { method: 'POST', headers: { authorization: 'Bearer s3cret' } });
+    await core.createNamespacedEvent({
+      namespace: 'default',
+      body: { metadata: { name: 'e1' }, involvedObject: { kind: 'Node', name: 'sim-node' } },
+    });
+    const restart = await fetch(`${f.sim.url}/control/v1/restart`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer s3cret' },
+    });
     assert.equal(restart.status, 200);
   });
 });

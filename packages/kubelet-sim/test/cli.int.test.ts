@@ -13,7 +13,11 @@ import { fileURLToPath } from 'node:url';
 const BIN = fileURLToPath(new URL('../bin/plugboard-kubelet-sim.js', import.meta.url));
 
 test('bad flags exit 2 and name the flag', () => {
-  const res = spawnSync(process.execPath, [BIN, '--device-plugin-dir', '/tmp/x', '--state-dir', '/tmp/y', '--numa-nodes', '0'], { encoding: 'utf8' });
+  const res = spawnSync(
+    process.execPath,
+    [BIN, '--device-plugin-dir', '/tmp/x', '--state-dir', '/tmp/y', '--numa-nodes', '0'],
+    { encoding: 'utf8' },
+  );
   assert.equal(res.status, 2);
   assert.match(res.stderr, /--numa-nodes: expected a positive integer, got "0"/);
   const unknown = spawnSync(process.execPath, [BIN, '--bogus'], { encoding: 'utf8' });
@@ -24,9 +28,25 @@ test('bad flags exit 2 and name the flag', () => {
 test('runs, answers the control API, and removes its sockets on SIGTERM', async () => {
   const root = mkdtempSync(join(tmpdir(), 'pb-ksim-cli-'));
   const dp = join(root, 'dp');
-  const child = spawn(process.execPath, [BIN, '--device-plugin-dir', dp, '--state-dir', join(root, 'st'), '--node-name', 'cli-node', '--cpus', '4', '--numa-nodes', '2'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      '--device-plugin-dir',
+      dp,
+      '--state-dir',
+      join(root, 'st'),
+      '--node-name',
+      'cli-node',
+      '--cpus',
+      '4',
+      '--numa-nodes',
+      '2',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   try {
     const ready = await new Promise<{ url: string; kubeconfig: string }>((resolve, reject) => {
       const lines = createInterface(child.stdout);
@@ -37,9 +57,17 @@ test('runs, answers the control API, and removes its sockets on SIGTERM', async 
       child.once('exit', (code) => reject(new Error(`exited early with ${code}`)));
     });
     assert.ok(existsSync(ready.kubeconfig));
-    const state = (await (await fetch(`${ready.url}/control/v1/state`)).json()) as { node: { name: string; numaNodes: { cpus: number[] }[] } };
+    const state = (await (await fetch(`${ready.url}/control/v1/state`)).json()) as {
+      node: { name: string; numaNodes: { cpus: number[] }[] };
+    };
     assert.equal(state.node.name, 'cli-node');
-    assert.deepEqual(state.node.numaNodes.map((n) => n.cpus), [[0, 1], [2, 3]]);
+    assert.deepEqual(
+      state.node.numaNodes.map((n) => n.cpus),
+      [
+        [0, 1],
+        [2, 3],
+      ],
+    );
     assert.ok(existsSync(join(dp, 'kubelet.sock')));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');

@@ -3,7 +3,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, watch, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { status, type ServiceError } from '@grpc/grpc-js';
@@ -36,10 +36,21 @@ describe('Registration validation', () => {
   };
 
   test('an unsupported API version is refused with the kubelet error text', async () => {
-    await rejects({ version: 'v1alpha' }, 'requested API version "v1alpha" is not supported by kubelet. Supported version is ["v1beta1"]');
+    await rejects(
+      { version: 'v1alpha' },
+      'requested API version "v1alpha" is not supported by kubelet. Supported version is ["v1beta1"]',
+    );
   });
 
-  for (const name of ['gpu', 'kubernetes.io/gpu', 'example.kubernetes.io/gpu', 'requests.example.com/gpu', 'example.com/gp u', 'Example.com/gpu', 'example.com/']) {
+  for (const name of [
+    'gpu',
+    'kubernetes.io/gpu',
+    'example.kubernetes.io/gpu',
+    'requests.example.com/gpu',
+    'example.com/gp u',
+    'Example.com/gpu',
+    'example.com/',
+  ]) {
     test(`resource name ${JSON.stringify(name)} is not a valid extended resource name`, async () => {
       await rejects({ resourceName: name }, `the ResourceName "${name}" is invalid`);
     });
@@ -59,7 +70,10 @@ describe('Registration validation', () => {
     const server = createServer((s) => s.destroy());
     await new Promise<void>((r) => server.listen(path, r));
     try {
-      await rejects({ endpoint: 'not-grpc.sock' }, /^failed to (get device plugin options|dial device plugin)/);
+      await rejects(
+        { endpoint: 'not-grpc.sock' },
+        /^failed to (get device plugin options|dial device plugin)/,
+      );
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }
@@ -79,7 +93,12 @@ describe('Capacity and allocatable', () => {
     plugin = new TestPlugin({
       dir: f.dir,
       resourceName: GPU,
-      devices: [{ id: 'g0', numa: [0] }, { id: 'g1', numa: [0] }, { id: 'g2', numa: [1] }, { id: 'g3', health: 'Unhealthy' }],
+      devices: [
+        { id: 'g0', numa: [0] },
+        { id: 'g1', numa: [0] },
+        { id: 'g2', numa: [1] },
+        { id: 'g3', health: 'Unhealthy' },
+      ],
       getPreferredAllocationAvailable: true,
       preStartRequired: true,
     });
@@ -106,7 +125,12 @@ describe('Capacity and allocatable', () => {
     assert.equal(r.allocatable, 3);
     assert.deepEqual(
       r.devices.map((d) => [d.id, d.health, d.numaNodes]),
-      [['g0', 'Healthy', [0]], ['g1', 'Healthy', [0]], ['g2', 'Healthy', [1]], ['g3', 'Unhealthy', []]],
+      [
+        ['g0', 'Healthy', [0]],
+        ['g1', 'Healthy', [0]],
+        ['g2', 'Healthy', [1]],
+        ['g3', 'Unhealthy', []],
+      ],
     );
   });
 
@@ -134,7 +158,9 @@ describe('Capacity and allocatable', () => {
     assert.equal(node()?.removed, true);
     // The node keeps reporting the resource, at zero.
     const res = await fetch(`${f.sim.url}/api/v1/nodes/sim-node`);
-    const obj = (await res.json()) as { status: { capacity: Record<string, string>; allocatable: Record<string, string> } };
+    const obj = (await res.json()) as {
+      status: { capacity: Record<string, string>; allocatable: Record<string, string> };
+    };
     assert.equal(obj.status.capacity[GPU], '0');
     assert.equal(obj.status.allocatable[GPU], '0');
   });
@@ -152,7 +178,11 @@ describe('Kubelet restart', () => {
   let plugin: TestPlugin;
   before(async () => {
     f = await startFixture();
-    plugin = new TestPlugin({ dir: f.dir, resourceName: GPU, devices: [{ id: 'g0' }, { id: 'g1' }, { id: 'g2' }] });
+    plugin = new TestPlugin({
+      dir: f.dir,
+      resourceName: GPU,
+      devices: [{ id: 'g0' }, { id: 'g1' }, { id: 'g2' }],
+    });
     await plugin.start();
     await plugin.register();
     await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 3, 'devices');
@@ -166,16 +196,26 @@ describe('Kubelet restart', () => {
     await f.sim.admitPod(pod('before-restart', { [GPU]: 2 }));
     const allocated = f.sim.state().pods[0]!.containers[0]!.devices[GPU]!;
     assert.equal(allocated.length, 2);
-    const oldInode = lstatSync(join(f.dir, 'kubelet.sock')).ino;
     writeFileSync(join(f.dir, 'unrelated.txt'), 'kept');
+    // Inode numbers can be reused, so watch the directory: the socket is removed and created again.
+    const changes: string[] = [];
+    const watcher = watch(f.dir, (event, name) => changes.push(`${event}:${name ?? ''}`));
 
     await f.sim.restart();
+    await waitFor(
+      () => changes.filter((c) => c === 'rename:kubelet.sock').length >= 2,
+      'kubelet.sock removed and recreated',
+    );
+    watcher.close();
 
     assert.equal(existsSync(plugin.socketPath), false, 'the plugin socket was deleted');
     assert.ok(existsSync(join(f.dir, KUBELET_CHECKPOINT_FILE)), 'the checkpoint stays');
     assert.ok(existsSync(join(f.dir, 'unrelated.txt')), 'non-socket files stay');
-    assert.notEqual(lstatSync(join(f.dir, 'kubelet.sock')).ino, oldInode, 'a new kubelet.sock');
-    assert.deepEqual(readdirSync(f.dir).filter((n) => n.endsWith('.sock')), ['kubelet.sock']);
+    assert.ok(changes.includes(`rename:${plugin.socketName}`), 'the plugin socket was removed');
+    assert.deepEqual(
+      readdirSync(f.dir).filter((n) => n.endsWith('.sock')),
+      ['kubelet.sock'],
+    );
     const r = f.sim.state().resources[GPU]!;
     assert.equal(r.registered, false);
     assert.equal(r.capacity, 0, 'capacity is zero until the plugin registers again');

@@ -31,7 +31,11 @@ export async function startFixture(opts: Partial<KubeletSimOptions> = {}): Promi
 type Falsy = undefined | null | false | 0 | '';
 
 /** Polls `check` (sync or async) until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(check: () => T | Falsy | Promise<T | Falsy>, what: string, timeoutMs = 5000): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | Falsy | Promise<T | Falsy>,
+  what: string,
+  timeoutMs = 5000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -41,8 +45,14 @@ export async function waitFor<T>(check: () => T | Falsy | Promise<T | Falsy>, wh
   }
 }
 
-export function pod(name: string, resources: Record<string, number>, extra: { restartPolicy?: 'Always' | 'OnFailure' | 'Never'; init?: Record<string, number> } = {}) {
-  const res = (r: Record<string, number>) => ({ limits: Object.fromEntries(Object.entries(r).map(([k, v]) => [k, String(v)])) });
+export function pod(
+  name: string,
+  resources: Record<string, number>,
+  extra: { restartPolicy?: 'Always' | 'OnFailure' | 'Never'; init?: Record<string, number> } = {},
+) {
+  const res = (r: Record<string, number>) => ({
+    limits: Object.fromEntries(Object.entries(r).map(([k, v]) => [k, String(v)])),
+  });
   return {
     metadata: { name, namespace: 'default' },
     spec: {

@@ -4,7 +4,8 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstatSync } from 'node:fs';
+import { watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { credentials, status, type ServiceError } from '@grpc/grpc-js';
 import { podresources } from '@plugboard/proto';
 import { pod, startFixture, waitFor, type SimFixture } from './helpers.js';
@@ -19,14 +20,20 @@ function client(socket: string): podresources.PodResourcesListerClient {
 type Callback<Res> = (err: ServiceError | null, res: Res) => void;
 const promised = <Res>(run: (cb: Callback<Res>) => unknown): Promise<Res> =>
   new Promise((resolve, reject) => run((err, res) => (err ? reject(err) : resolve(res))));
-const listOn = (c: podresources.PodResourcesListerClient) => promised<podresources.ListPodResourcesResponse>((cb) => c.list({}, cb));
+const listOn = (c: podresources.PodResourcesListerClient) =>
+  promised<podresources.ListPodResourcesResponse>((cb) => c.list({}, cb));
 
 describe('PodResources v1', () => {
   let f: SimFixture;
   let plugin: TestPlugin;
   let c: podresources.PodResourcesListerClient;
   before(async () => {
-    f = await startFixture({ numaNodes: 2, cpus: 4, memoryPerNumaBytes: 2 ** 30, podResourcesRateLimit: false });
+    f = await startFixture({
+      numaNodes: 2,
+      cpus: 4,
+      memoryPerNumaBytes: 2 ** 30,
+      podResourcesRateLimit: false,
+    });
     plugin = new TestPlugin({
       dir: f.dir,
       resourceName: GPU,
@@ -44,14 +51,21 @@ describe('PodResources v1', () => {
   });
 
   const list = () => listOn(c);
-  const allocatable = () => promised<podresources.AllocatableResourcesResponse>((cb) => c.getAllocatableResources({}, cb));
-  const get = (podName: string, podNamespace = 'default') => promised<podresources.GetPodResourcesResponse>((cb) => c.get({ podName, podNamespace }, cb));
+  const allocatable = () =>
+    promised<podresources.AllocatableResourcesResponse>((cb) => c.getAllocatableResources({}, cb));
+  const get = (podName: string, podNamespace = 'default') =>
+    promised<podresources.GetPodResourcesResponse>((cb) => c.get({ podName, podNamespace }, cb));
 
   test('List reports every active pod with its devices per NUMA node, exclusive CPUs and memory', async () => {
     await f.sim.admitPod(pod('pair', { [GPU]: 2 }));
     await f.sim.admitPod({
       metadata: { name: 'pinned', namespace: 'team-a' },
-      spec: { containers: [{ name: 'work', resources: { limits: { cpu: '2', memory: '256Mi', [GPU]: '1' } } }, { name: 'side', resources: { limits: { cpu: '500m', memory: '64Mi' } } }] },
+      spec: {
+        containers: [
+          { name: 'work', resources: { limits: { cpu: '2', memory: '256Mi', [GPU]: '1' } } },
+          { name: 'side', resources: { limits: { cpu: '500m', memory: '64Mi' } } },
+        ],
+      },
     });
     const res = await list();
     const byName = new Map(res.podResources.map((p) => [`${p.namespace}/${p.name}`, p]));
@@ -61,21 +75,30 @@ describe('PodResources v1', () => {
     assert.equal(pair.containers.length, 1);
     const pairDevices = f.sim.state().pods.find((p) => p.name === 'pair')!.containers[0]!.devices[GPU]!;
     assert.deepEqual(pairDevices, ['g1', 'g2'], 'both on NUMA node 1');
-    assert.deepEqual(pair.containers[0]!.devices, [{ resourceName: GPU, deviceIds: ['g1', 'g2'], topology: { nodes: [{ ID: 1 }] } }]);
+    assert.deepEqual(pair.containers[0]!.devices, [
+      { resourceName: GPU, deviceIds: ['g1', 'g2'], topology: { nodes: [{ ID: 1 }] } },
+    ]);
     assert.deepEqual(pair.containers[0]!.cpuIds, []);
 
     const pinned = byName.get('team-a/pinned')!;
-    assert.deepEqual(pinned.containers.map((x) => x.name), ['work', 'side']);
+    assert.deepEqual(
+      pinned.containers.map((x) => x.name),
+      ['work', 'side'],
+    );
     const work = pinned.containers[0]!;
-    assert.deepEqual(work.devices, [{ resourceName: GPU, deviceIds: ['g0'], topology: { nodes: [{ ID: 0 }] } }]);
+    assert.deepEqual(work.devices, [
+      { resourceName: GPU, deviceIds: ['g0'], topology: { nodes: [{ ID: 0 }] } },
+    ]);
     assert.deepEqual(work.cpuIds, [0, 1], 'the two CPUs of NUMA node 0, where its device is');
-    assert.deepEqual(work.memory, [{ memoryType: 'memory', size: 256 * 2 ** 20, topology: { nodes: [{ ID: 0 }] } }]);
+    assert.deepEqual(work.memory, [
+      { memoryType: 'memory', size: 256 * 2 ** 20, topology: { nodes: [{ ID: 0 }] } },
+    ]);
     const side = pinned.containers[1]!;
     assert.deepEqual(side.devices, []);
     assert.deepEqual(side.cpuIds, [], 'a fractional CPU request stays in the shared pool');
   });
 
-  test('Get answers one pod, and an unknown pod with the kubelet\'s error', async () => {
+  test("Get answers one pod, and an unknown pod with the kubelet's error", async () => {
     const res = await get('pinned', 'team-a');
     assert.equal(res.podResources?.name, 'pinned');
     assert.deepEqual(res.podResources?.containers[0]?.devices[0]?.deviceIds, ['g0']);
@@ -86,11 +109,16 @@ describe('PodResources v1', () => {
     });
   });
 
-  test('GetAllocatableResources lists healthy devices only, with the node\'s CPUs and memory', async () => {
+  test("GetAllocatableResources lists healthy devices only, with the node's CPUs and memory", async () => {
     const all = await allocatable();
     assert.deepEqual(
       all.devices.map((d) => [d.deviceIds.join(), d.topology?.nodes.map((n) => n.ID) ?? null]).sort(),
-      [['g0', [0]], ['g1', [1]], ['g2', [1]], ['g3', null]],
+      [
+        ['g0', [0]],
+        ['g1', [1]],
+        ['g2', [1]],
+        ['g3', null],
+      ],
     );
     assert.deepEqual(all.cpuIds, [0, 1, 2, 3]);
     assert.deepEqual(all.memory, [
@@ -105,14 +133,29 @@ describe('PodResources v1', () => {
 
   test('deleted pods disappear from List; a kubelet restart recreates the socket', async () => {
     await f.sim.deletePod('default', 'pair');
-    assert.deepEqual((await list()).podResources.map((p) => p.name), ['pinned']);
-    const inode = lstatSync(f.sim.podResourcesSocket).ino;
+    assert.deepEqual(
+      (await list()).podResources.map((p) => p.name),
+      ['pinned'],
+    );
+    const changes: string[] = [];
+    const watcher = watch(dirname(f.sim.podResourcesSocket), (event, name) =>
+      changes.push(`${event}:${name ?? ''}`),
+    );
     await f.sim.restart();
-    assert.notEqual(lstatSync(f.sim.podResourcesSocket).ino, inode);
+    const socket = `rename:${basename(f.sim.podResourcesSocket)}`;
+    await waitFor(
+      () => changes.filter((c) => c === socket).length >= 2,
+      'the socket is removed and created again',
+    );
+    watcher.close();
     c.close();
     c = client(f.sim.podResourcesSocket);
     const res = await list();
-    assert.deepEqual(res.podResources[0]?.containers[0]?.devices[0]?.deviceIds, ['g0'], 'allocations survive the restart');
+    assert.deepEqual(
+      res.podResources[0]?.containers[0]?.devices[0]?.deviceIds,
+      ['g0'],
+      'allocations survive the restart',
+    );
   });
 });
 
@@ -123,7 +166,7 @@ describe('PodResources rate limit', () => {
   });
   after(() => f.cleanup());
 
-  test('the kubelet\'s default token bucket (100 qps, burst 10) rejects a burst with RESOURCE_EXHAUSTED', async () => {
+  test("the kubelet's default token bucket (100 qps, burst 10) rejects a burst with RESOURCE_EXHAUSTED", async () => {
     const c = client(f.sim.podResourcesSocket);
     try {
       const results = await Promise.allSettled(Array.from({ length: 40 }, () => listOn(c)));

@@ -14,7 +14,11 @@ const NIC = 'example.com/nic';
 type ContainerStatus = {
   name: string;
   restartCount: number;
-  state: { running?: unknown; waiting?: { reason: string; message?: string }; terminated?: { exitCode: number; reason: string } };
+  state: {
+    running?: unknown;
+    waiting?: { reason: string; message?: string };
+    terminated?: { exitCode: number; reason: string };
+  };
   lastState: { terminated?: { exitCode: number } };
   allocatedResourcesStatus?: { name: string; resources: { resourceID: string; health: string }[] }[];
 };
@@ -27,7 +31,10 @@ async function getPod(f: SimFixture, name: string): Promise<{ status: PodStatus 
 }
 
 const devicesOf = (f: SimFixture, name: string, resource: string, container = 'main') =>
-  f.sim.state().pods.find((p) => p.name === name)?.containers.find((c) => c.name === container)?.devices[resource] ?? [];
+  f.sim
+    .state()
+    .pods.find((p) => p.name === name)
+    ?.containers.find((c) => c.name === container)?.devices[resource] ?? [];
 
 describe('Admission without GetPreferredAllocation', () => {
   let f: SimFixture;
@@ -54,7 +61,13 @@ describe('Admission without GetPreferredAllocation', () => {
     assert.deepEqual(plugin.calls.allocate.at(-1), ['b', 'c']);
     assert.equal(plugin.calls.preferred.length, 0);
     const main = f.sim.state().pods.find((p) => p.name === 'two')!.containers[0]!;
-    assert.deepEqual(main.allocateResponses[GPU], { envs: { TEST_DEVICES: 'b,c' }, mounts: [], devices: [], annotations: {}, cdiDevices: [] });
+    assert.deepEqual(main.allocateResponses[GPU], {
+      envs: { TEST_DEVICES: 'b,c' },
+      mounts: [],
+      devices: [],
+      annotations: {},
+      cdiDevices: [],
+    });
     await f.sim.admitPod(pod('one', { [GPU]: 1 }));
     assert.deepEqual(devicesOf(f, 'one', GPU), ['a'], 'the lowest NUMA node that fits (node 1)');
   });
@@ -62,13 +75,18 @@ describe('Admission without GetPreferredAllocation', () => {
   test('whole-CPU Guaranteed containers get exclusive CPUs from one NUMA node', async () => {
     await f.sim.admitPod({
       metadata: { name: 'pinned', namespace: 'default' },
-      spec: { containers: [{ name: 'main', resources: { limits: { cpu: '2', memory: '1Gi', [GPU]: '1' } } }] },
+      spec: {
+        containers: [{ name: 'main', resources: { limits: { cpu: '2', memory: '1Gi', [GPU]: '1' } } }],
+      },
     });
     const main = f.sim.state().pods.find((p) => p.name === 'pinned')!.containers[0]!;
     assert.deepEqual(main.devices[GPU], ['d']);
     assert.equal(main.cpuIds.length, 2);
     const numa = f.sim.state().node.numaNodes;
-    assert.ok(numa.some((n) => main.cpuIds.every((c) => n.cpus.includes(c))), `CPUs ${main.cpuIds.join(',')} share a NUMA node`);
+    assert.ok(
+      numa.some((n) => main.cpuIds.every((c) => n.cpus.includes(c))),
+      `CPUs ${main.cpuIds.join(',')} share a NUMA node`,
+    );
     const pinnedPod = await getPod(f, 'pinned');
     assert.equal((pinnedPod.status as { qosClass?: string }).qosClass, 'Guaranteed');
   });
@@ -78,7 +96,10 @@ describe('Admission without GetPreferredAllocation', () => {
       assert.ok(err instanceof KubeletSimError);
       assert.equal(err.code, 'UnexpectedAdmissionError');
       assert.equal(err.reason, 'UnexpectedAdmissionError');
-      assert.equal(err.message, `Allocate failed due to requested number of devices unavailable for ${GPU}. Requested: 2, Available: 0, which is unexpected`);
+      assert.equal(
+        err.message,
+        `Allocate failed due to requested number of devices unavailable for ${GPU}. Requested: 2, Available: 0, which is unexpected`,
+      );
       return true;
     });
     const rejected = await getPod(f, 'greedy');
@@ -97,21 +118,42 @@ describe('Admission without GetPreferredAllocation', () => {
   });
 
   test('a resource without a plugin fails the node-resources predicate (OutOf<resource>)', async () => {
-    await assert.rejects(f.sim.admitPod(pod('no-plugin', { 'example.com/fpga': 1 })), (err: KubeletSimError) => {
-      assert.equal(err.code, 'OutOfResource');
-      assert.equal(err.reason, 'OutOfexample.com/fpga');
-      assert.equal(err.message, "Node didn't have enough resource: example.com/fpga, requested: 1, used: 0, capacity: 0");
-      return true;
-    });
+    await assert.rejects(
+      f.sim.admitPod(pod('no-plugin', { 'example.com/fpga': 1 })),
+      (err: KubeletSimError) => {
+        assert.equal(err.code, 'OutOfResource');
+        assert.equal(err.reason, 'OutOfexample.com/fpga');
+        assert.equal(
+          err.message,
+          "Node didn't have enough resource: example.com/fpga, requested: 1, used: 0, capacity: 0",
+        );
+        return true;
+      },
+    );
   });
 
-  test('the API server\'s validation: integers, requests equal limits, limits required', async () => {
-    const bad = (resources: Record<string, unknown>) => ({ metadata: { name: 'bad' }, spec: { containers: [{ name: 'c', resources }] } });
+  test("the API server's validation: integers, requests equal limits, limits required", async () => {
+    const bad = (resources: Record<string, unknown>) => ({
+      metadata: { name: 'bad' },
+      spec: { containers: [{ name: 'c', resources }] },
+    });
     await assert.rejects(f.sim.admitPod(bad({ limits: { [GPU]: '500m' } })), /must be an integer/);
-    await assert.rejects(f.sim.admitPod(bad({ requests: { [GPU]: '1' }, limits: { [GPU]: '2' } })), /must be equal to example.com\/gpu limit of 2/);
-    await assert.rejects(f.sim.admitPod(bad({ requests: { [GPU]: '1' } })), /Limit must be set for non overcommitable resources/);
-    await assert.rejects(f.sim.admitPod({ metadata: { name: 'Bad_Name' }, spec: { containers: [{ name: 'c' }] } }), (err: KubeletSimError) => err.code === 'Invalid');
-    await assert.rejects(f.sim.admitPod(pod('one', {})), (err: KubeletSimError) => err.code === 'AlreadyExists');
+    await assert.rejects(
+      f.sim.admitPod(bad({ requests: { [GPU]: '1' }, limits: { [GPU]: '2' } })),
+      /must be equal to example.com\/gpu limit of 2/,
+    );
+    await assert.rejects(
+      f.sim.admitPod(bad({ requests: { [GPU]: '1' } })),
+      /Limit must be set for non overcommitable resources/,
+    );
+    await assert.rejects(
+      f.sim.admitPod({ metadata: { name: 'Bad_Name' }, spec: { containers: [{ name: 'c' }] } }),
+      (err: KubeletSimError) => err.code === 'Invalid',
+    );
+    await assert.rejects(
+      f.sim.admitPod(pod('one', {})),
+      (err: KubeletSimError) => err.code === 'AlreadyExists',
+    );
   });
 });
 
@@ -135,7 +177,7 @@ describe('Admission with GetPreferredAllocation', () => {
     await f.cleanup();
   });
 
-  test('the plugin\'s preferred devices are used', async () => {
+  test("the plugin's preferred devices are used", async () => {
     await f.sim.admitPod(pod('preferred', { [GPU]: 2 }));
     const req = plugin.calls.preferred.at(-1)!;
     assert.deepEqual(req.availableDeviceIDs, ['p0', 'p1', 'p2', 'p3', 'p4']);
@@ -168,7 +210,12 @@ describe('Admission failures from the plugin', () => {
   let plugin: TestPlugin;
   before(async () => {
     f = await startFixture();
-    plugin = new TestPlugin({ dir: f.dir, resourceName: GPU, preStartRequired: true, devices: [{ id: 'x0' }, { id: 'x1' }] });
+    plugin = new TestPlugin({
+      dir: f.dir,
+      resourceName: GPU,
+      preStartRequired: true,
+      devices: [{ id: 'x0' }, { id: 'x1' }],
+    });
     await plugin.start();
     await plugin.register();
     await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 2, 'devices');
@@ -182,7 +229,10 @@ describe('Admission failures from the plugin', () => {
     plugin.allocateError = 'device x0 is busy';
     await assert.rejects(f.sim.admitPod(pod('alloc-fails', { [GPU]: 1 })), (err: KubeletSimError) => {
       assert.equal(err.reason, 'UnexpectedAdmissionError');
-      assert.equal(err.message, 'Allocate failed due to rpc error: code = InvalidArgument desc = device x0 is busy, which is unexpected');
+      assert.equal(
+        err.message,
+        'Allocate failed due to rpc error: code = InvalidArgument desc = device x0 is busy, which is unexpected',
+      );
       return true;
     });
     assert.deepEqual(f.sim.state().resources[GPU]!.allocated, []);
@@ -191,14 +241,20 @@ describe('Admission failures from the plugin', () => {
 
   test('an empty container_responses list is an error', async () => {
     plugin.emptyAllocateResponse = true;
-    await assert.rejects(f.sim.admitPod(pod('empty-response', { [GPU]: 1 })), /no containers return in allocation response/);
+    await assert.rejects(
+      f.sim.admitPod(pod('empty-response', { [GPU]: 1 })),
+      /no containers return in allocation response/,
+    );
     assert.deepEqual(f.sim.state().resources[GPU]!.allocated, []);
     plugin.emptyAllocateResponse = false;
   });
 
   test('the control API answers an admission failure with problem+json carrying the reason', async () => {
     plugin.allocateError = 'nope';
-    const res = await fetch(`${f.sim.url}/control/v1/pods`, { method: 'POST', body: JSON.stringify(pod('via-http', { [GPU]: 1 })) });
+    const res = await fetch(`${f.sim.url}/control/v1/pods`, {
+      method: 'POST',
+      body: JSON.stringify(pod('via-http', { [GPU]: 1 })),
+    });
     plugin.allocateError = null;
     assert.equal(res.status, 409);
     assert.equal(res.headers.get('content-type'), 'application/problem+json');
@@ -221,7 +277,10 @@ describe('Admission failures from the plugin', () => {
     const status = admitted['status'] as PodStatus;
     assert.equal(status.phase, 'Pending');
     assert.equal(status.containerStatuses![0]!.state.waiting!.reason, 'CreateContainerConfigError');
-    assert.match(status.containerStatuses![0]!.state.waiting!.message!, /^device plugin PreStartContainer rpc failed with err: rpc error: code = Internal desc = firmware not loaded$/);
+    assert.match(
+      status.containerStatuses![0]!.state.waiting!.message!,
+      /^device plugin PreStartContainer rpc failed with err: rpc error: code = Internal desc = firmware not loaded$/,
+    );
     plugin.preStartError = null;
   });
 });
@@ -231,7 +290,11 @@ describe('Unhealthy devices: CrashLoopBackOff vs Failed, recovery on heal', () =
   let plugin: TestPlugin;
   before(async () => {
     f = await startFixture({ crashLoopBackOff: { initialMs: 40, maxMs: 160 } });
-    plugin = new TestPlugin({ dir: f.dir, resourceName: NIC, devices: [{ id: 'n0' }, { id: 'n1' }, { id: 'n2' }] });
+    plugin = new TestPlugin({
+      dir: f.dir,
+      resourceName: NIC,
+      devices: [{ id: 'n0' }, { id: 'n1' }, { id: 'n2' }],
+    });
     await plugin.start();
     await plugin.register();
     await waitFor(() => f.sim.state().resources[NIC]?.allocatable === 3, 'devices');
@@ -250,7 +313,9 @@ describe('Unhealthy devices: CrashLoopBackOff vs Failed, recovery on heal', () =
       assert.equal(p.status.phase, 'Running');
       const cs = p.status.containerStatuses![0]!;
       assert.ok(cs.state.running);
-      assert.deepEqual(cs.allocatedResourcesStatus, [{ name: NIC, resources: [{ resourceID: devicesOf(f, name, NIC)[0], health: 'Healthy' }] }]);
+      assert.deepEqual(cs.allocatedResourcesStatus, [
+        { name: NIC, resources: [{ resourceID: devicesOf(f, name, NIC)[0], health: 'Healthy' }] },
+      ]);
     }
   });
 
@@ -269,14 +334,19 @@ describe('Unhealthy devices: CrashLoopBackOff vs Failed, recovery on heal', () =
     const cs = never.status.containerStatuses![0]!;
     assert.equal(cs.state.terminated!.exitCode, 1);
     assert.equal(cs.restartCount, 0);
-    assert.deepEqual(cs.allocatedResourcesStatus, [{ name: NIC, resources: [{ resourceID: neverDev, health: 'Unhealthy' }] }]);
+    assert.deepEqual(cs.allocatedResourcesStatus, [
+      { name: NIC, resources: [{ resourceID: neverDev, health: 'Unhealthy' }] },
+    ]);
     // A terminated pod no longer holds its device (the kubelet frees devices of inactive pods).
     assert.ok(!f.sim.state().resources[NIC]!.allocated.includes(neverDev));
 
     const counts: number[] = [];
     for (let i = 0; i < 3; i++) {
       const p = await waitFor(
-        () => f.sim.state().pods.find((x) => x.name === 'always' && x.containers[0]!.restartCount > (counts.at(-1) ?? 0)),
+        () =>
+          f.sim
+            .state()
+            .pods.find((x) => x.name === 'always' && x.containers[0]!.restartCount > (counts.at(-1) ?? 0)),
         'another restart',
       );
       counts.push(p.containers[0]!.restartCount);
@@ -286,11 +356,18 @@ describe('Unhealthy devices: CrashLoopBackOff vs Failed, recovery on heal', () =
     assert.equal(always.status.phase, 'Running');
     const acs = always.status.containerStatuses![0]!;
     assert.equal(acs.lastState.terminated!.exitCode, 1);
-    await waitFor(async () => (await getPod(f, 'always')).status.containerStatuses![0]!.state.waiting?.reason === 'CrashLoopBackOff', 'CrashLoopBackOff');
+    await waitFor(
+      async () =>
+        (await getPod(f, 'always')).status.containerStatuses![0]!.state.waiting?.reason ===
+        'CrashLoopBackOff',
+      'CrashLoopBackOff',
+    );
     const onFailure = await getPod(f, 'on-failure');
     assert.equal(onFailure.status.phase, 'Running', 'OnFailure restarts a failed container too');
     assert.ok(onFailure.status.containerStatuses![0]!.restartCount >= 1);
-    const events = (await (await fetch(`${f.sim.url}/api/v1/namespaces/default/events?fieldSelector=reason=BackOff`)).json()) as { items: { involvedObject: { name: string } }[] };
+    const events = (await (
+      await fetch(`${f.sim.url}/api/v1/namespaces/default/events?fieldSelector=reason=BackOff`)
+    ).json()) as { items: { involvedObject: { name: string } }[] };
     assert.ok(events.items.some((e) => e.involvedObject.name === 'always'));
   });
 
@@ -304,8 +381,9 @@ describe('Unhealthy devices: CrashLoopBackOff vs Failed, recovery on heal', () =
     }, 'recovery');
     const cs = p.status.containerStatuses![0]!;
     assert.ok(cs.restartCount >= before);
-    assert.deepEqual(cs.allocatedResourcesStatus, [{ name: NIC, resources: [{ resourceID: alwaysDev, health: 'Healthy' }] }]);
+    assert.deepEqual(cs.allocatedResourcesStatus, [
+      { name: NIC, resources: [{ resourceID: alwaysDev, health: 'Healthy' }] },
+    ]);
     assert.equal(p.status.phase, 'Running');
   });
 });
-

@@ -3,7 +3,7 @@
 
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Server, ServerCredentials, credentials, status, type ServerWritableStream, type ServiceError } from '@grpc/grpc-js';
+import { Server, ServerCredentials, credentials, status, type ServerWritableStream } from '@grpc/grpc-js';
 import { deviceplugin, KUBELET_SOCKET_NAME } from '@plugboard/proto';
 
 export interface TestPluginOptions {
@@ -36,7 +36,11 @@ export class TestPlugin {
   constructor(private readonly o: TestPluginOptions) {
     this.socketName = o.socketName ?? `${o.resourceName.replace(/[^a-z0-9]+/gi, '-')}.sock`;
     this.socketPath = join(o.dir, this.socketName);
-    this.devices = o.devices.map((d) => ({ ID: d.id, health: d.health ?? 'Healthy', topology: d.numa ? { nodes: d.numa.map((ID) => ({ ID })) } : undefined }));
+    this.devices = o.devices.map((d) => ({
+      ID: d.id,
+      health: d.health ?? 'Healthy',
+      topology: d.numa ? { nodes: d.numa.map((ID) => ({ ID })) } : undefined,
+    }));
   }
 
   async start(): Promise<void> {
@@ -45,7 +49,10 @@ export class TestPlugin {
     const impl: deviceplugin.DevicePluginServer = {
       getDevicePluginOptions: (_call, cb) => {
         this.calls.options++;
-        cb(null, { preStartRequired: !!this.o.preStartRequired, getPreferredAllocationAvailable: !!this.o.getPreferredAllocationAvailable });
+        cb(null, {
+          preStartRequired: !!this.o.preStartRequired,
+          getPreferredAllocationAvailable: !!this.o.getPreferredAllocationAvailable,
+        });
       },
       listAndWatch: (call) => {
         this.streams.add(call);
@@ -55,37 +62,62 @@ export class TestPlugin {
       getPreferredAllocation: (call, cb) => {
         const req = call.request.containerRequests[0]!;
         this.calls.preferred.push(req);
-        const pick = this.o.preferred ?? ((r) => [...r.mustIncludeDeviceIDs, ...r.availableDeviceIDs.filter((id) => !r.mustIncludeDeviceIDs.includes(id)).reverse()].slice(0, r.allocationSize));
+        const pick =
+          this.o.preferred ??
+          ((r) =>
+            [
+              ...r.mustIncludeDeviceIDs,
+              ...r.availableDeviceIDs.filter((id) => !r.mustIncludeDeviceIDs.includes(id)).reverse(),
+            ].slice(0, r.allocationSize));
         cb(null, { containerResponses: [{ deviceIDs: pick(req) }] });
       },
       allocate: (call, cb) => {
         const ids = call.request.containerRequests[0]?.devicesIds ?? [];
         this.calls.allocate.push(ids);
-        if (this.allocateError) return cb({ code: status.INVALID_ARGUMENT, details: this.allocateError } as ServiceError, null);
+        if (this.allocateError)
+          return cb({ code: status.INVALID_ARGUMENT, details: this.allocateError }, null);
         if (this.emptyAllocateResponse) return cb(null, { containerResponses: [] });
-        cb(null, { containerResponses: [{ envs: { TEST_DEVICES: ids.join(',') }, mounts: [], devices: [], annotations: {}, cdiDevices: [] }] });
+        cb(null, {
+          containerResponses: [
+            {
+              envs: { TEST_DEVICES: ids.join(',') },
+              mounts: [],
+              devices: [],
+              annotations: {},
+              cdiDevices: [],
+            },
+          ],
+        });
       },
       preStartContainer: (call, cb) => {
         this.calls.preStart.push(call.request.devicesIds);
-        if (this.preStartError) return cb({ code: status.INTERNAL, details: this.preStartError } as ServiceError, null);
+        if (this.preStartError) return cb({ code: status.INTERNAL, details: this.preStartError }, null);
         cb(null, {});
       },
     };
     server.addService(deviceplugin.DevicePluginService, impl);
     await new Promise<void>((resolve, reject) =>
-      server.bindAsync(`unix://${this.socketPath}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+      server.bindAsync(`unix://${this.socketPath}`, ServerCredentials.createInsecure(), (err) =>
+        err ? reject(err) : resolve(),
+      ),
     );
     this.server = server;
   }
 
   /** Calls the kubelet's Register; overrides let tests send bad requests. */
   register(overrides: Partial<deviceplugin.RegisterRequest> = {}): Promise<void> {
-    const client = new deviceplugin.RegistrationClient(`unix://${join(this.o.dir, KUBELET_SOCKET_NAME)}`, credentials.createInsecure());
+    const client = new deviceplugin.RegistrationClient(
+      `unix://${join(this.o.dir, KUBELET_SOCKET_NAME)}`,
+      credentials.createInsecure(),
+    );
     const req: deviceplugin.RegisterRequest = {
       version: 'v1beta1',
       endpoint: this.socketName,
       resourceName: this.o.resourceName,
-      options: { preStartRequired: !!this.o.preStartRequired, getPreferredAllocationAvailable: !!this.o.getPreferredAllocationAvailable },
+      options: {
+        preStartRequired: !!this.o.preStartRequired,
+        getPreferredAllocationAvailable: !!this.o.getPreferredAllocationAvailable,
+      },
       ...overrides,
     };
     return new Promise<void>((resolve, reject) => {
@@ -103,14 +135,12 @@ export class TestPlugin {
   }
 
   /** Ends ListAndWatch streams and stops serving (the plugin process "dies"). */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     for (const s of this.streams) s.end();
     this.streams.clear();
-    const server = this.server;
+    this.server?.forceShutdown();
     this.server = null;
-    if (server) {
-      server.forceShutdown();
-    }
     rmSync(this.socketPath, { force: true });
+    return Promise.resolve();
   }
 }

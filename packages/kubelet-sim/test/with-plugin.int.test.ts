@@ -27,8 +27,16 @@ describe('kubelet-sim with @plugboard/plugin', () => {
         { name: ACCEL, simulated: { count: 1, idPrefix: 'accel' }, replicas: 2 },
       ],
     });
-    runtime = await startPlugins(config, { devicePluginDir: f.dir, restartPollIntervalMs: 50, registrationRetry: { initialMs: 20, maxMs: 200 } });
-    await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 4 && f.sim.state().resources[ACCEL]?.allocatable === 2, 'both resources');
+    runtime = await startPlugins(config, {
+      devicePluginDir: f.dir,
+      restartPollIntervalMs: 50,
+      registrationRetry: { initialMs: 20, maxMs: 200 },
+    });
+    await waitFor(
+      () =>
+        f.sim.state().resources[GPU]?.allocatable === 4 && f.sim.state().resources[ACCEL]?.allocatable === 2,
+      'both resources',
+    );
   });
   after(async () => {
     await runtime.stop();
@@ -38,11 +46,14 @@ describe('kubelet-sim with @plugboard/plugin', () => {
   test('registers with the options its GetDevicePluginOptions answers, devices with NUMA topology', () => {
     const gpu = f.sim.state().resources[GPU]!;
     assert.deepEqual(gpu.options, { preStartRequired: true, getPreferredAllocationAvailable: true });
-    assert.deepEqual(gpu.devices.map((d) => d.numaNodes), [[0], [0], [1], [1]]);
+    assert.deepEqual(
+      gpu.devices.map((d) => d.numaNodes),
+      [[0], [0], [1], [1]],
+    );
     assert.equal(f.sim.state().resources[ACCEL]!.capacity, 2, 'replicas count as devices');
   });
 
-  test('admission: NUMA-aligned devices, Allocate answer from the plugin\'s templates, PreStart before start', async () => {
+  test("admission: NUMA-aligned devices, Allocate answer from the plugin's templates, PreStart before start", async () => {
     const admitted = await f.sim.admitPod(pod('trainer', { [GPU]: 2 }));
     assert.equal((admitted['status'] as { phase: string }).phase, 'Running');
     const main = f.sim.state().pods.find((p) => p.name === 'trainer')!.containers[0]!;
@@ -61,9 +72,15 @@ describe('kubelet-sim with @plugboard/plugin', () => {
     plugin.injectFault(device, 'ECC errors');
     await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 3, 'allocatable 3');
     assert.equal(f.sim.state().resources[GPU]!.capacity, 4);
-    await waitFor(() => (f.sim.state().pods.find((p) => p.name === 'trainer')!.containers[0]!.restartCount ?? 0) >= 2, 'crash loop');
+    await waitFor(
+      () => (f.sim.state().pods.find((p) => p.name === 'trainer')!.containers[0]!.restartCount ?? 0) >= 2,
+      'crash loop',
+    );
     plugin.clearFault(device);
-    await waitFor(() => f.sim.state().pods.find((p) => p.name === 'trainer')!.containers[0]!.state === 'running', 'recovery');
+    await waitFor(
+      () => f.sim.state().pods.find((p) => p.name === 'trainer')!.containers[0]!.state === 'running',
+      'recovery',
+    );
     assert.equal(f.sim.state().resources[GPU]!.allocatable, 4);
   });
 
@@ -72,11 +89,18 @@ describe('kubelet-sim with @plugboard/plugin', () => {
     const before = plugin.registration().kubeletRestartsSeen;
     await f.sim.restart();
     assert.equal(existsSync(plugin.socketPath), false);
-    await waitFor(() => f.sim.state().resources[GPU]?.registered && f.sim.state().resources[GPU]?.allocatable === 4, 'GPU re-registration', 10_000);
+    await waitFor(
+      () => f.sim.state().resources[GPU]?.registered && f.sim.state().resources[GPU]?.allocatable === 4,
+      'GPU re-registration',
+      10_000,
+    );
     await waitFor(() => f.sim.state().resources[ACCEL]?.registered, 'accel re-registration', 10_000);
     assert.ok(plugin.registration().kubeletRestartsSeen > before);
     assert.equal(f.sim.state().resources[GPU]!.allocated.length, 2, 'the trainer pod keeps its devices');
     await f.sim.admitPod(pod('after-restart', { [ACCEL]: 1 }));
-    assert.equal(f.sim.state().pods.find((p) => p.name === 'after-restart')!.containers[0]!.devices[ACCEL]!.length, 1);
+    assert.equal(
+      f.sim.state().pods.find((p) => p.name === 'after-restart')!.containers[0]!.devices[ACCEL]!.length,
+      1,
+    );
   });
 });
