@@ -11,9 +11,10 @@ class WidgetSource implements DeviceSource {
   #listeners = new Set<() => void>();
   #timer: NodeJS.Timeout | undefined;
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
     this.#probe();
     this.#timer = setInterval(() => this.#probe(), 200);
+    return Promise.resolve();
   }
   list(): readonly SourceDevice[] {
     return this.#devices;
@@ -22,13 +23,20 @@ class WidgetSource implements DeviceSource {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     clearInterval(this.#timer);
+    return Promise.resolve();
   }
   #probe(): void {
     const next = [0, 1, 2, 3].map((i): SourceDevice => {
       const broken = existsSync(`${flagDir}/widget-${i}.broken`);
-      return { id: `widget-${i}`, health: broken ? 'Unhealthy' : 'Healthy', reason: broken ? 'marked broken' : null, numaNodes: [i % 2], deviceNodes: [] };
+      return {
+        id: `widget-${i}`,
+        health: broken ? 'Unhealthy' : 'Healthy',
+        reason: broken ? 'marked broken' : null,
+        numaNodes: [i % 2],
+        deviceNodes: [],
+      };
     });
     const changed = JSON.stringify(next) !== JSON.stringify(this.#devices);
     this.#devices = next;

@@ -7,7 +7,14 @@ import { once } from 'node:events';
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { credentials, Server, ServerCredentials, makeGenericClientConstructor, type Client, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  Server,
+  ServerCredentials,
+  makeGenericClientConstructor,
+  type Client,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { deviceplugin } from '@plugboard/proto';
 import { pino } from 'pino';
 import { ResourcePlugin, SimulatedSource } from '../src/index.js';
@@ -27,11 +34,22 @@ interface Stats {
 function stats(samples: number[], elapsedMs: number): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1)!, perSecond: (samples.length / elapsedMs) * 1000, n: samples.length };
+  return {
+    p50: at(0.5),
+    p99: at(0.99),
+    max: sorted.at(-1)!,
+    perSecond: (samples.length / elapsedMs) * 1000,
+    n: samples.length,
+  };
 }
 
 /** Runs `call` with `inFlight` concurrent callers until `total` calls (or the time cap) are done. */
-async function load(call: () => Promise<void>, inFlight: number, total: number, samples: number[]): Promise<number> {
+async function load(
+  call: () => Promise<void>,
+  inFlight: number,
+  total: number,
+  samples: number[],
+): Promise<number> {
   const deadline = performance.now() + MAX_SECONDS_PER_RUN * 1000;
   const started = performance.now();
   let issued = 0;
@@ -52,7 +70,13 @@ async function load(call: () => Promise<void>, inFlight: number, total: number, 
  * Measures two calls in alternating rounds so that background load on a shared machine hits
  * both alike; returns stats over all rounds.
  */
-async function compare(a: () => Promise<void>, b: () => Promise<void>, inFlight: number, total: number, rounds = 4): Promise<[Stats, Stats]> {
+async function compare(
+  a: () => Promise<void>,
+  b: () => Promise<void>,
+  inFlight: number,
+  total: number,
+  rounds = 4,
+): Promise<[Stats, Stats]> {
   for (let i = 0; i < 300; i++) {
     await a(); // warm-up (JIT, HTTP/2 windows)
     await b();
@@ -78,7 +102,9 @@ const echoService = {
     responseDeserialize: (b: Buffer) => b,
   },
 } as const;
-type EchoClient = Client & { echo: (req: Buffer, cb: (err: ServiceError | null, res: Buffer) => void) => void };
+type EchoClient = Client & {
+  echo: (req: Buffer, cb: (err: ServiceError | null, res: Buffer) => void) => void;
+};
 
 async function main(): Promise<void> {
   const loadAtStart = loadavg();
@@ -100,23 +126,41 @@ async function main(): Promise<void> {
 
   // --- Allocate vs echo ---------------------------------------------------------------------
   const echoServer = new Server();
-  echoServer.addService(echoService, { echo: (call: { request: Buffer }, cb: (e: null, r: Buffer) => void) => cb(null, call.request) });
+  echoServer.addService(echoService, {
+    echo: (call: { request: Buffer }, cb: (e: null, r: Buffer) => void) => cb(null, call.request),
+  });
   const echoSocket = join(dir, 'echo.sock');
   await new Promise<void>((resolve, reject) =>
-    echoServer.bindAsync(`unix://${echoSocket}`, ServerCredentials.createInsecure(), (e) => (e ? reject(e) : resolve())),
+    echoServer.bindAsync(`unix://${echoSocket}`, ServerCredentials.createInsecure(), (e) =>
+      e ? reject(e) : resolve(),
+    ),
   );
   const EchoClientCtor = makeGenericClientConstructor(echoService, 'bench.Echo');
-  const echo = new EchoClientCtor(`unix://${echoSocket}`, credentials.createInsecure()) as unknown as EchoClient;
-  const allocateClient = new deviceplugin.DevicePluginClient(`unix://${plugin.socketPath}`, credentials.createInsecure());
+  const echo = new EchoClientCtor(
+    `unix://${echoSocket}`,
+    credentials.createInsecure(),
+  ) as unknown as EchoClient;
+  const allocateClient = new deviceplugin.DevicePluginClient(
+    `unix://${plugin.socketPath}`,
+    credentials.createInsecure(),
+  );
 
-  const pairs = [['gpu-0', 'gpu-1'], ['gpu-2', 'gpu-3'], ['gpu-4', 'gpu-5'], ['gpu-6', 'gpu-7']];
+  const pairs = [
+    ['gpu-0', 'gpu-1'],
+    ['gpu-2', 'gpu-3'],
+    ['gpu-4', 'gpu-5'],
+    ['gpu-6', 'gpu-7'],
+  ];
   const requests = pairs.map((p) => ({ containerRequests: [{ devicesIds: p }] }));
   // The echo carries a payload the size of an encoded Allocate request.
   const payload = Buffer.from(deviceplugin.AllocateRequest.encode(requests[0]!).finish());
   let k = 0;
   const callAllocate = (): Promise<void> =>
-    new Promise((resolve, reject) => allocateClient.allocate(requests[k++ % requests.length]!, (e) => (e ? reject(e) : resolve())));
-  const callEcho = (): Promise<void> => new Promise((resolve, reject) => echo.echo(payload, (e) => (e ? reject(e) : resolve())));
+    new Promise((resolve, reject) =>
+      allocateClient.allocate(requests[k++ % requests.length]!, (e) => (e ? reject(e) : resolve())),
+    );
+  const callEcho = (): Promise<void> =>
+    new Promise((resolve, reject) => echo.echo(payload, (e) => (e ? reject(e) : resolve())));
 
   const rows: string[] = [];
   const ratios: Record<string, number> = {};
@@ -180,10 +224,18 @@ async function main(): Promise<void> {
   );
   console.log('| what | p50 ms | p99 ms | calls/s | calls |\n| --- | --- | --- | --- | --- |');
   console.log(rows.join('\n'));
-  console.log('\n| what | p50 ms | p99 ms | max ms | samples | target |\n| --- | --- | --- | --- | --- | --- |');
-  console.log(`| fault → ListAndWatch update | ${fault.p50.toFixed(3)} | ${fault.p99.toFixed(3)} | ${fault.max.toFixed(3)} | ${fault.n} | p99 ≤ 5 ms: ${verdict(fault.p99 <= 5)} |`);
-  console.log(`| socket deletion → re-registration | ${rereg.p50.toFixed(1)} | ${rereg.p99.toFixed(1)} | ${rereg.max.toFixed(1)} | ${rereg.n} | ≤ 200 ms: ${verdict(rereg.max <= 200)} |`);
-  console.log(`\nAllocate p99 / echo p99: ${ratios['p99@1']!.toFixed(2)}× at 1 in flight, ${ratios['p99@16']!.toFixed(2)}× at 16 (target ≤ 1.5×: ${verdict(worstRatio <= 1.5)})`);
+  console.log(
+    '\n| what | p50 ms | p99 ms | max ms | samples | target |\n| --- | --- | --- | --- | --- | --- |',
+  );
+  console.log(
+    `| fault → ListAndWatch update | ${fault.p50.toFixed(3)} | ${fault.p99.toFixed(3)} | ${fault.max.toFixed(3)} | ${fault.n} | p99 ≤ 5 ms: ${verdict(fault.p99 <= 5)} |`,
+  );
+  console.log(
+    `| socket deletion → re-registration | ${rereg.p50.toFixed(1)} | ${rereg.p99.toFixed(1)} | ${rereg.max.toFixed(1)} | ${rereg.n} | ≤ 200 ms: ${verdict(rereg.max <= 200)} |`,
+  );
+  console.log(
+    `\nAllocate p99 / echo p99: ${ratios['p99@1']!.toFixed(2)}× at 1 in flight, ${ratios['p99@16']!.toFixed(2)}× at 16 (target ≤ 1.5×: ${verdict(worstRatio <= 1.5)})`,
+  );
 }
 
 await main();

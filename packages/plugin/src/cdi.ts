@@ -36,7 +36,12 @@ export function cdiSpecPath(specDir: string, vendor: string, klass: string): str
   return join(specDir, `${vendor}-${klass}.json`);
 }
 
-export async function writeCdiSpec(specDir: string, vendor: string, klass: string, devices: readonly PluginDevice[]): Promise<string> {
+export async function writeCdiSpec(
+  specDir: string,
+  vendor: string,
+  klass: string,
+  devices: readonly PluginDevice[],
+): Promise<string> {
   const path = cdiSpecPath(specDir, vendor, klass);
   const tmp = `${path}.${randomUUID()}.tmp`;
   try {
@@ -44,7 +49,9 @@ export async function writeCdiSpec(specDir: string, vendor: string, klass: strin
     await writeFile(tmp, JSON.stringify(cdiSpec(vendor, klass, devices), null, 2) + '\n', { mode: 0o644 });
     await rename(tmp, path);
   } catch (err) {
-    throw new PluginError('internal', `cannot write CDI spec ${path}: ${(err as Error).message}`, { cause: err });
+    throw new PluginError('internal', `cannot write CDI spec ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return path;
 }

@@ -66,11 +66,14 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
   const configFile = values.config ?? env.PLUGBOARD_CONFIG;
   if (!configFile) throw new UsageError('--config FILE (or PLUGBOARD_CONFIG) is required');
   const mode = values['registration-mode'] ?? 'kubelet';
-  if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--registration-mode must be one of ${MODES.join(', ')}, got "${mode}"`);
+  if (!(MODES as readonly string[]).includes(mode))
+    throw new UsageError(`--registration-mode must be one of ${MODES.join(', ')}, got "${mode}"`);
   const logLevel = values['log-level'] ?? env.PLUGBOARD_LOG_LEVEL ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   const start: StartPluginsOptions = {
-    devicePluginDir: values['device-plugin-dir'] ?? env.PLUGBOARD_DEVICE_PLUGIN_DIR ?? DEVICE_PLUGIN_PATH.replace(/\/$/, ''),
+    devicePluginDir:
+      values['device-plugin-dir'] ?? env.PLUGBOARD_DEVICE_PLUGIN_DIR ?? DEVICE_PLUGIN_PATH.replace(/\/$/, ''),
     registrationMode: mode as RegistrationMode,
     ...(values['kubelet-socket'] ? { kubeletSocket: values['kubelet-socket'] } : {}),
     ...(values['plugins-registry-dir'] ? { pluginsRegistryDir: values['plugins-registry-dir'] } : {}),
@@ -102,7 +105,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     logger.error({ code: e.code, err: e.message }, 'start failed');
     return 1;
   }
-  logger.info({ resources: [...runtime.resources.keys()], devicePluginDir: options.start.devicePluginDir }, 'running');
+  logger.info(
+    { resources: [...runtime.resources.keys()], devicePluginDir: options.start.devicePluginDir },
+    'running',
+  );
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));

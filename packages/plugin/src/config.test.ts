@@ -12,44 +12,126 @@ const gpu = { name: 'plugboard.example/gpu', simulated: { count: 2 } };
 const invalid: { name: string; config: unknown; message: RegExp }[] = [
   { name: 'empty document', config: null, message: /\(root\)|resources: .*expected array/ },
   { name: 'no resources', config: { resources: [] }, message: /resources: needs at least one resource/ },
-  { name: 'unknown top-level key', config: { resources: [gpu], extra: 1 }, message: /cfg: \(root\): unknown key "extra"/ },
-  { name: 'unknown resource key', config: { resources: [{ ...gpu, replica: 2 }] }, message: /resources\[0\]: unknown key "replica"/ },
-  { name: 'name without domain', config: { resources: [{ ...gpu, name: 'gpu' }] }, message: /resources\[0\]\.name: must be domain-prefixed/ },
-  { name: 'kubernetes.io namespace', config: { resources: [{ ...gpu, name: 'kubernetes.io/gpu' }] }, message: /resources\[0\]\.name: the kubernetes\.io namespace/ },
-  { name: 'requests. prefix', config: { resources: [{ ...gpu, name: 'requests.example.com/gpu' }] }, message: /reserved for quota/ },
-  { name: 'duplicate names', config: { resources: [gpu, gpu] }, message: /resources\[1\]\.name: duplicates resources\[0\]\.name/ },
-  { name: 'no source', config: { resources: [{ name: 'a.example/x' }] }, message: /resources\[0\]: needs exactly one device source.*found none/ },
-  { name: 'two sources', config: { resources: [{ ...gpu, paths: { patterns: ['/dev/fuse'] } }] }, message: /resources\[0\]\.paths: needs exactly one device source.*simulated and paths/ },
-  { name: 'negative count', config: { resources: [{ ...gpu, simulated: { count: -1 } }] }, message: /resources\[0\]\.simulated\.count:/ },
-  { name: 'relative path pattern', config: { resources: [{ name: 'a.example/tty', paths: { patterns: ['dev/tty*'] } }] }, message: /resources\[0\]\.paths\.patterns\[0\]: must be an absolute path/ },
-  { name: 'bad vendor ID', config: { resources: [{ name: 'a.example/nic', sysfsPci: { vendor: '8086' } }] }, message: /sysfsPci\.vendor: must be a hex ID/ },
-  { name: 'replicas zero', config: { resources: [{ ...gpu, replicas: 0 }] }, message: /resources\[0\]\.replicas:/ },
-  { name: 'failRequestsGreaterThanOne without replicas', config: { resources: [{ ...gpu, failRequestsGreaterThanOne: true }] }, message: /failRequestsGreaterThanOne: only applies to shared resources/ },
-  { name: 'unknown template variable', config: { resources: [{ ...gpu, allocate: { env: { X: '{{idz}}' } } }] }, message: /resources\[0\]\.allocate\.env\.X: unknown template variable\(s\) \{\{idz\}\}/ },
-  { name: 'bad env name', config: { resources: [{ ...gpu, allocate: { env: { 'A-B': 'x' } } }] }, message: /allocate\.env.*environment variable name/ },
-  { name: 'bad permissions', config: { resources: [{ ...gpu, allocate: { devices: [{ hostPath: '/dev/x', permissions: 'rwx' }] } }] }, message: /allocate\.devices\[0\]\.permissions: must be one or more of r, w, m/ },
-  { name: 'CDI without vendor', config: { resources: [{ ...gpu, allocate: { cdi: { class: 'gpu' } } }] }, message: /allocate\.cdi\.vendor:/ },
-  { name: 'empty preStart', config: { resources: [{ ...gpu, preStart: {} }] }, message: /resources\[0\]\.preStart: needs "command"/ },
-  { name: 'bad socket name', config: { resources: [{ ...gpu, socketName: '../x.sock' }] }, message: /socketName: must be a file name ending in \.sock/ },
+  {
+    name: 'unknown top-level key',
+    config: { resources: [gpu], extra: 1 },
+    message: /cfg: \(root\): unknown key "extra"/,
+  },
+  {
+    name: 'unknown resource key',
+    config: { resources: [{ ...gpu, replica: 2 }] },
+    message: /resources\[0\]: unknown key "replica"/,
+  },
+  {
+    name: 'name without domain',
+    config: { resources: [{ ...gpu, name: 'gpu' }] },
+    message: /resources\[0\]\.name: must be domain-prefixed/,
+  },
+  {
+    name: 'kubernetes.io namespace',
+    config: { resources: [{ ...gpu, name: 'kubernetes.io/gpu' }] },
+    message: /resources\[0\]\.name: the kubernetes\.io namespace/,
+  },
+  {
+    name: 'requests. prefix',
+    config: { resources: [{ ...gpu, name: 'requests.example.com/gpu' }] },
+    message: /reserved for quota/,
+  },
+  {
+    name: 'duplicate names',
+    config: { resources: [gpu, gpu] },
+    message: /resources\[1\]\.name: duplicates resources\[0\]\.name/,
+  },
+  {
+    name: 'no source',
+    config: { resources: [{ name: 'a.example/x' }] },
+    message: /resources\[0\]: needs exactly one device source.*found none/,
+  },
+  {
+    name: 'two sources',
+    config: { resources: [{ ...gpu, paths: { patterns: ['/dev/fuse'] } }] },
+    message: /resources\[0\]\.paths: needs exactly one device source.*simulated and paths/,
+  },
+  {
+    name: 'negative count',
+    config: { resources: [{ ...gpu, simulated: { count: -1 } }] },
+    message: /resources\[0\]\.simulated\.count:/,
+  },
+  {
+    name: 'relative path pattern',
+    config: { resources: [{ name: 'a.example/tty', paths: { patterns: ['dev/tty*'] } }] },
+    message: /resources\[0\]\.paths\.patterns\[0\]: must be an absolute path/,
+  },
+  {
+    name: 'bad vendor ID',
+    config: { resources: [{ name: 'a.example/nic', sysfsPci: { vendor: '8086' } }] },
+    message: /sysfsPci\.vendor: must be a hex ID/,
+  },
+  {
+    name: 'replicas zero',
+    config: { resources: [{ ...gpu, replicas: 0 }] },
+    message: /resources\[0\]\.replicas:/,
+  },
+  {
+    name: 'failRequestsGreaterThanOne without replicas',
+    config: { resources: [{ ...gpu, failRequestsGreaterThanOne: true }] },
+    message: /failRequestsGreaterThanOne: only applies to shared resources/,
+  },
+  {
+    name: 'unknown template variable',
+    config: { resources: [{ ...gpu, allocate: { env: { X: '{{idz}}' } } }] },
+    message: /resources\[0\]\.allocate\.env\.X: unknown template variable\(s\) \{\{idz\}\}/,
+  },
+  {
+    name: 'bad env name',
+    config: { resources: [{ ...gpu, allocate: { env: { 'A-B': 'x' } } }] },
+    message: /allocate\.env.*environment variable name/,
+  },
+  {
+    name: 'bad permissions',
+    config: { resources: [{ ...gpu, allocate: { devices: [{ hostPath: '/dev/x', permissions: 'rwx' }] } }] },
+    message: /allocate\.devices\[0\]\.permissions: must be one or more of r, w, m/,
+  },
+  {
+    name: 'CDI without vendor',
+    config: { resources: [{ ...gpu, allocate: { cdi: { class: 'gpu' } } }] },
+    message: /allocate\.cdi\.vendor:/,
+  },
+  {
+    name: 'empty preStart',
+    config: { resources: [{ ...gpu, preStart: {} }] },
+    message: /resources\[0\]\.preStart: needs "command"/,
+  },
+  {
+    name: 'bad socket name',
+    config: { resources: [{ ...gpu, socketName: '../x.sock' }] },
+    message: /socketName: must be a file name ending in \.sock/,
+  },
 ];
 
 describe('plugin config', () => {
   for (const row of invalid) {
     it(`rejects ${row.name}`, () => {
-      assert.throws(() => parsePluginConfig(row.config, 'cfg'), (err: PluginError) => {
-        assert.ok(err instanceof PluginError);
-        assert.equal(err.code, 'config-invalid');
-        assert.match(err.message, /^cfg/);
-        assert.match(err.message, row.message);
-        return true;
-      });
+      assert.throws(
+        () => parsePluginConfig(row.config, 'cfg'),
+        (err: PluginError) => {
+          assert.ok(err instanceof PluginError);
+          assert.equal(err.code, 'config-invalid');
+          assert.match(err.message, /^cfg/);
+          assert.match(err.message, row.message);
+          return true;
+        },
+      );
     });
   }
 
   it('fills defaults and freezes the result', () => {
     const config = parsePluginConfig({ resources: [gpu] });
     const r = config.resources[0]!;
-    assert.deepEqual([r.replicas, r.failRequestsGreaterThanOne, r.preferredAllocation, r.exclude], [1, false, true, []]);
+    assert.deepEqual(
+      [r.replicas, r.failRequestsGreaterThanOne, r.preferredAllocation, r.exclude],
+      [1, false, true, []],
+    );
     assert.ok(Object.isFrozen(config) && Object.isFrozen(r));
   });
 
@@ -59,14 +141,22 @@ describe('plugin config', () => {
   });
 
   it('can be extended by the gateway, keeping the strict unknown-key check', () => {
-    const extended = pluginConfigSchema.extend({ gateway: z.strictObject({ listen: z.string() }).optional() });
+    const extended = pluginConfigSchema.extend({
+      gateway: z.strictObject({ listen: z.string() }).optional(),
+    });
     const parsed = parseConfigWith(extended, { resources: [gpu], gateway: { listen: ':9400' } }, 'gw.yaml');
     assert.equal(parsed.gateway?.listen, ':9400');
-    assert.throws(() => parseConfigWith(extended, { resources: [gpu], gateway: { port: 1 } }, 'gw.yaml'), /gw\.yaml: gateway: unknown key "port"/);
+    assert.throws(
+      () => parseConfigWith(extended, { resources: [gpu], gateway: { port: 1 } }, 'gw.yaml'),
+      /gw\.yaml: gateway: unknown key "port"/,
+    );
   });
 
   it('reports YAML syntax errors with file and line', () => {
-    assert.throws(() => parsePluginConfig('resources:\n  - name: [unclosed\n', 'bad.yaml'), /bad\.yaml \(line \d+\): invalid YAML/);
+    assert.throws(
+      () => parsePluginConfig('resources:\n  - name: [unclosed\n', 'bad.yaml'),
+      /bad\.yaml \(line \d+\): invalid YAML/,
+    );
   });
 
   describe('files', () => {
@@ -77,7 +167,10 @@ describe('plugin config', () => {
       dir = await mkdtemp(join(tmpdir(), 'pb-config-'));
       const file = join(dir, 'plugin.yaml');
       await writeFile(file, 'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: many }\n');
-      await assert.rejects(loadPluginConfig(file), new RegExp(`${file}: resources\\[0\\]\\.simulated\\.count:`));
+      await assert.rejects(
+        loadPluginConfig(file),
+        new RegExp(`${file}: resources\\[0\\]\\.simulated\\.count:`),
+      );
       await assert.rejects(loadPluginConfig(join(dir, 'missing.yaml')), /missing\.yaml: cannot read config/);
     });
 

@@ -19,9 +19,15 @@ function setup(options: { replicas?: number; exclude?: string[] } = {}) {
 describe('DeviceState (fault overlay, exclude, replicas)', () => {
   it('excludes IDs and refuses faults on them', () => {
     const { state } = setup({ exclude: ['gpu-1'] });
-    assert.deepEqual(state.devices().map((d) => d.id), ['gpu-0', 'gpu-2']);
+    assert.deepEqual(
+      state.devices().map((d) => d.id),
+      ['gpu-0', 'gpu-2'],
+    );
     assert.throws(() => state.injectFault('gpu-1', 'x'), { code: 'not-found' });
-    assert.throws(() => state.injectFault('nope', 'x'), { code: 'not-found', message: /"nope" is not advertised/ });
+    assert.throws(() => state.injectFault('nope', 'x'), {
+      code: 'not-found',
+      message: /"nope" is not advertised/,
+    });
   });
 
   it('a fault turns a device Unhealthy with reason and transition time; clearing heals it', () => {
@@ -35,8 +41,14 @@ describe('DeviceState (fault overlay, exclude, replicas)', () => {
     assert.equal(d.since, '2026-01-01T00:00:01.000Z');
     tick(1000);
     state.clearFault('gpu-0');
-    assert.deepEqual([state.get('gpu-0')!.health, state.get('gpu-0')!.reason, state.get('gpu-0')!.since], ['Healthy', null, '2026-01-01T00:00:02.000Z']);
-    assert.deepEqual(health, [{ deviceId: 'gpu-0', health: 'Unhealthy' }, { deviceId: 'gpu-0', health: 'Healthy' }]);
+    assert.deepEqual(
+      [state.get('gpu-0')!.health, state.get('gpu-0')!.reason, state.get('gpu-0')!.since],
+      ['Healthy', null, '2026-01-01T00:00:02.000Z'],
+    );
+    assert.deepEqual(health, [
+      { deviceId: 'gpu-0', health: 'Unhealthy' },
+      { deviceId: 'gpu-0', health: 'Healthy' },
+    ]);
     assert.equal(lists.length, 3); // initial + 2 changes
   });
 
@@ -52,13 +64,28 @@ describe('DeviceState (fault overlay, exclude, replicas)', () => {
 
   it('replicas: <id>::<k>, a physical fault marks every replica, a replica fault only itself', () => {
     const { state } = setup({ replicas: 2 });
-    assert.deepEqual(state.devices().map((d) => d.id), ['gpu-0::0', 'gpu-0::1', 'gpu-1::0', 'gpu-1::1', 'gpu-2::0', 'gpu-2::1']);
+    assert.deepEqual(
+      state.devices().map((d) => d.id),
+      ['gpu-0::0', 'gpu-0::1', 'gpu-1::0', 'gpu-1::1', 'gpu-2::0', 'gpu-2::1'],
+    );
     assert.equal(state.get('gpu-1::1')!.replicaOf, 'gpu-1');
     state.injectFault('gpu-1', 'thermal');
-    assert.deepEqual(state.devices().filter((d) => d.health === 'Unhealthy').map((d) => d.id), ['gpu-1::0', 'gpu-1::1']);
+    assert.deepEqual(
+      state
+        .devices()
+        .filter((d) => d.health === 'Unhealthy')
+        .map((d) => d.id),
+      ['gpu-1::0', 'gpu-1::1'],
+    );
     state.clearFault('gpu-1');
     state.injectFault('gpu-2::1', 'one share');
-    assert.deepEqual(state.devices().filter((d) => d.health === 'Unhealthy').map((d) => d.id), ['gpu-2::1']);
+    assert.deepEqual(
+      state
+        .devices()
+        .filter((d) => d.health === 'Unhealthy')
+        .map((d) => d.id),
+      ['gpu-2::1'],
+    );
     assert.equal(state.physicalId('gpu-2::1'), 'gpu-2');
   });
 

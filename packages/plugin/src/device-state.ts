@@ -124,8 +124,12 @@ export class DeviceState extends EventEmitter<DeviceStateEvents> {
       if (this.#exclude.has(device.id)) continue;
       // Source health wins over a cleared fault: clearing never heals broken hardware.
       const physicalFault = this.#faults.get(device.id);
-      const health: DeviceHealth = device.health === 'Unhealthy' || physicalFault !== undefined ? 'Unhealthy' : 'Healthy';
-      const reason = device.health === 'Unhealthy' ? (device.reason ?? 'reported unhealthy by source') : (physicalFault ?? null);
+      const health: DeviceHealth =
+        device.health === 'Unhealthy' || physicalFault !== undefined ? 'Unhealthy' : 'Healthy';
+      const reason =
+        device.health === 'Unhealthy'
+          ? (device.reason ?? 'reported unhealthy by source')
+          : (physicalFault ?? null);
       if (this.#replicas === 1) {
         push(device.id, null, health, reason, device.numaNodes, device.deviceNodes);
         continue;
@@ -133,8 +137,16 @@ export class DeviceState extends EventEmitter<DeviceStateEvents> {
       for (let k = 0; k < this.#replicas; k++) {
         const id = `${device.id}${REPLICA_SEPARATOR}${k}`;
         const replicaFault = this.#faults.get(id);
-        const replicaHealth: DeviceHealth = health === 'Unhealthy' || replicaFault !== undefined ? 'Unhealthy' : 'Healthy';
-        push(id, device.id, replicaHealth, reason ?? replicaFault ?? null, device.numaNodes, device.deviceNodes);
+        const replicaHealth: DeviceHealth =
+          health === 'Unhealthy' || replicaFault !== undefined ? 'Unhealthy' : 'Healthy';
+        push(
+          id,
+          device.id,
+          replicaHealth,
+          reason ?? replicaFault ?? null,
+          device.numaNodes,
+          device.deviceNodes,
+        );
       }
     }
     // Forget devices that are gone, and faults on them, so a re-added device starts clean.

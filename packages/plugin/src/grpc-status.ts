@@ -33,7 +33,9 @@ async function removeStale(path: string): Promise<void> {
 export async function bindUnixServer(server: Server, socketPath: string): Promise<void> {
   await removeStale(socketPath);
   await new Promise<void>((resolve, reject) => {
-    server.bindAsync(`unix://${socketPath}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve()));
+    server.bindAsync(`unix://${socketPath}`, ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    );
   });
 }
 

@@ -12,7 +12,11 @@ export {
 export { startPlugins, sourceFromConfig, type PluginRuntime, type StartPluginsOptions } from './runtime.js';
 export { ResourcePlugin, defaultSocketName, type ResourcePluginOptions } from './resource-plugin.js';
 export { resourceNameProblem, assertResourceName } from './resource-name.js';
-export { preferredAllocation, type PreferredAllocationInput, type PreferredAllocationResult } from './allocation/preferred.js';
+export {
+  preferredAllocation,
+  type PreferredAllocationInput,
+  type PreferredAllocationResult,
+} from './allocation/preferred.js';
 export { validateAllocation } from './allocation/validate.js';
 export {
   allocateResponseBuilder,

@@ -5,7 +5,12 @@
 //    the kubelet finds the socket, calls GetInfo, then NotifyRegistrationStatus.
 import { access } from 'node:fs/promises';
 import { credentials, Metadata, type Server, type ServiceError } from '@grpc/grpc-js';
-import { DEVICE_PLUGIN_API_VERSION, DEVICE_PLUGIN_TYPE, deviceplugin, pluginregistration } from '@plugboard/proto';
+import {
+  DEVICE_PLUGIN_API_VERSION,
+  DEVICE_PLUGIN_TYPE,
+  deviceplugin,
+  pluginregistration,
+} from '@plugboard/proto';
 import { PluginError } from './errors.js';
 import { newServer } from './grpc-status.js';
 
@@ -27,13 +32,20 @@ export async function registerWithKubelet(
   const client = new deviceplugin.RegistrationClient(`unix://${kubeletSocket}`, credentials.createInsecure());
   try {
     await new Promise<void>((resolve, reject) => {
-      client.register(request, new Metadata(), { deadline: Date.now() + timeoutMs }, (err: ServiceError | null) =>
-        err ? reject(err) : resolve(),
+      client.register(
+        request,
+        new Metadata(),
+        { deadline: Date.now() + timeoutMs },
+        (err: ServiceError | null) => (err ? reject(err) : resolve()),
       );
     });
   } catch (err) {
     const e = err as ServiceError;
-    throw new PluginError('registration-failed', `Register on ${kubeletSocket} failed: ${e.details || e.message}`, { cause: err });
+    throw new PluginError(
+      'registration-failed',
+      `Register on ${kubeletSocket} failed: ${e.details || e.message}`,
+      { cause: err },
+    );
   } finally {
     client.close();
   }
@@ -53,7 +65,11 @@ export interface PluginWatcherHandlers {
 }
 
 /** A pluginregistration.Registration server describing one device plugin. */
-export function pluginWatcherServer(resourceName: string, endpoint: string, handlers: PluginWatcherHandlers): Server {
+export function pluginWatcherServer(
+  resourceName: string,
+  endpoint: string,
+  handlers: PluginWatcherHandlers,
+): Server {
   const server = newServer();
   const impl: pluginregistration.RegistrationServer = {
     getInfo: (_call, callback) => {

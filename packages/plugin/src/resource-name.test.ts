@@ -27,6 +27,9 @@ describe('resource names (kubelet rules)', () => {
   }
 
   it('assertResourceName throws a PluginError naming the resource', () => {
-    assert.throws(() => assertResourceName('gpu'), { code: 'invalid-resource-name', message: /invalid resource name "gpu"/ });
+    assert.throws(() => assertResourceName('gpu'), {
+      code: 'invalid-resource-name',
+      message: /invalid resource name "gpu"/,
+    });
   });
 });

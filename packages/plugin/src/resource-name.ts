@@ -10,7 +10,8 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 /** Returns why `name` is not a valid extended resource name, or null when it is. */
 export function resourceNameProblem(name: string): string | null {
   const slash = name.indexOf('/');
-  if (slash < 0) return 'must be domain-prefixed (e.g. "example.com/gpu"); names without a domain are native resources';
+  if (slash < 0)
+    return 'must be domain-prefixed (e.g. "example.com/gpu"); names without a domain are native resources';
   const domain = name.slice(0, slash);
   const short = name.slice(slash + 1);
   if (short.includes('/')) return 'must contain exactly one "/"';

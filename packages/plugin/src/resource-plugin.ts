@@ -65,7 +65,10 @@ export function defaultSocketName(resourceName: string): string {
 }
 
 async function inodeOf(path: string): Promise<number | null> {
-  return stat(path).then((s) => s.ino, () => null);
+  return stat(path).then(
+    (s) => s.ino,
+    () => null,
+  );
 }
 
 export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
@@ -114,14 +117,24 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#kubeletSocket = options.kubeletSocket ?? join(options.devicePluginDir, KUBELET_SOCKET_NAME);
     this.registrationSocketPath =
       options.registrationMode === 'plugin-watcher'
-        ? join(options.pluginsRegistryDir ?? PLUGINS_REGISTRY_PATH, socketName.replace(/\.sock$/, '-registration.sock'))
+        ? join(
+            options.pluginsRegistryDir ?? PLUGINS_REGISTRY_PATH,
+            socketName.replace(/\.sock$/, '-registration.sock'),
+          )
         : null;
-    this.#logger = (options.logger ?? pino({ level: 'silent' })).child({ component: 'plugin', resource: options.resourceName });
+    this.#logger = (options.logger ?? pino({ level: 'silent' })).child({
+      component: 'plugin',
+      resource: options.resourceName,
+    });
     this.#pluginOptions = {
       preStartRequired: options.preStart !== undefined,
       getPreferredAllocationAvailable: options.preferredAllocation ?? true,
     };
-    this.#state = new DeviceState({ source: options.source, exclude: options.exclude ?? [], replicas: options.replicas ?? 1 });
+    this.#state = new DeviceState({
+      source: options.source,
+      exclude: options.exclude ?? [],
+      replicas: options.replicas ?? 1,
+    });
     this.#streams = new ListAndWatchStreams(
       this.#state,
       () => {
@@ -132,16 +145,24 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#state.on('devices', (devices) => {
       this.#streams.schedule();
       if (this.#options.allocate?.cdi?.enabled) {
-        this.#syncCdi().catch((err: unknown) => this.#logger.error({ err: PluginError.from(err).message }, 'CDI spec write failed'));
+        this.#syncCdi().catch((err: unknown) =>
+          this.#logger.error({ err: PluginError.from(err).message }, 'CDI spec write failed'),
+        );
       }
       this.emit('devices', devices);
     });
     this.#state.on('health', (event) => {
-      this.#logger.info({ device: event.deviceId, health: event.health, reason: event.reason }, 'device health changed');
+      this.#logger.info(
+        { device: event.deviceId, health: event.health, reason: event.reason },
+        'device health changed',
+      );
       this.emit('health', event);
     });
     this.#watcher = new RestartWatcher({
-      ownSockets: () => [this.socketPath, ...(this.registrationSocketPath ? [this.registrationSocketPath] : [])],
+      ownSockets: () => [
+        this.socketPath,
+        ...(this.registrationSocketPath ? [this.registrationSocketPath] : []),
+      ],
       kubeletSocket: this.registrationSocketPath ? null : this.#kubeletSocket,
       pollIntervalMs: options.restartPollIntervalMs ?? 1000,
       onSignal: (signal) => this.#onRestartSignal(signal),
@@ -155,14 +176,25 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     try {
       await this.#options.source.start();
     } catch (err) {
-      throw new PluginError('source-failed', `${this.resourceName}: ${this.#options.source.kind} source failed to start: ${PluginError.from(err).message}`, { cause: err });
+      throw new PluginError(
+        'source-failed',
+        `${this.resourceName}: ${this.#options.source.kind} source failed to start: ${PluginError.from(err).message}`,
+        { cause: err },
+      );
     }
     this.#state.attach();
     // The spec must exist before a kubelet can call Allocate and hand out its names.
     if (this.#options.allocate?.cdi?.enabled) await this.#syncCdi();
     await this.#serve();
     await this.#watcher.start();
-    this.#logger.info({ socket: this.socketPath, mode: this.registrationSocketPath ? 'plugin-watcher' : 'kubelet', devices: this.#state.devices().length }, 'serving');
+    this.#logger.info(
+      {
+        socket: this.socketPath,
+        mode: this.registrationSocketPath ? 'plugin-watcher' : 'kubelet',
+        devices: this.#state.devices().length,
+      },
+      'serving',
+    );
     if (this.registrationSocketPath === null) this.#registerLoop();
     else this.#registration.phase = 'registering';
   }
@@ -236,7 +268,10 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
         this.#decisions.push(decision);
         const max = this.#options.preferredAllocationLogSize ?? 100;
         if (this.#decisions.length > max) this.#decisions.splice(0, this.#decisions.length - max);
-        this.#logger.info({ chosen: decision.chosen, size: decision.size, reason: decision.reason }, 'preferred allocation');
+        this.#logger.info(
+          { chosen: decision.chosen, size: decision.size, reason: decision.reason },
+          'preferred allocation',
+        );
         this.emit('preferred-allocation', decision);
       },
       onAllocate: (event) => this.emit('allocate', event),
@@ -246,7 +281,9 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       await bindUnixServer(server, this.socketPath);
     } catch (err) {
       server.forceShutdown();
-      throw new PluginError('internal', `cannot serve on ${this.socketPath}: ${(err as Error).message}`, { cause: err });
+      throw new PluginError('internal', `cannot serve on ${this.socketPath}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     this.#server = server;
     if (this.registrationSocketPath !== null) {
@@ -261,7 +298,11 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
         await bindUnixServer(registrationServer, this.registrationSocketPath);
       } catch (err) {
         registrationServer.forceShutdown();
-        throw new PluginError('internal', `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`, { cause: err });
+        throw new PluginError(
+          'internal',
+          `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
       this.#registrationServer = registrationServer;
     }
@@ -269,7 +310,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
 
   async #closeServers(): Promise<void> {
     if (this.#server) await closeUnixServer(this.#server, this.socketPath);
-    if (this.#registrationServer) await closeUnixServer(this.#registrationServer, this.registrationSocketPath);
+    if (this.#registrationServer)
+      await closeUnixServer(this.#registrationServer, this.registrationSocketPath);
     this.#server = null;
     this.#registrationServer = null;
   }
@@ -301,7 +343,11 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     const loopId = ++this.#loopId;
     const initial = this.#options.registrationRetry?.initialMs ?? 100;
     const max = this.#options.registrationRetry?.maxMs ?? 5000;
-    const request = registerRequest(this.socketPath.slice(this.#options.devicePluginDir.length).replace(/^\/+/, ''), this.resourceName, this.#pluginOptions);
+    const request = registerRequest(
+      this.socketPath.slice(this.#options.devicePluginDir.length).replace(/^\/+/, ''),
+      this.resourceName,
+      this.#pluginOptions,
+    );
     const current = (): boolean => !this.#stopping && loopId === this.#loopId;
     this.#registration.phase = 'registering';
     void (async () => {
@@ -386,12 +432,17 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
         if (this.#stopping) return;
         const at = new Date().toISOString();
         if (countAsRestart) {
-          this.#registration = { ...this.#registration, phase: 'registering', kubeletRestartsSeen: this.#registration.kubeletRestartsSeen + 1 };
+          this.#registration = {
+            ...this.#registration,
+            phase: 'registering',
+            kubeletRestartsSeen: this.#registration.kubeletRestartsSeen + 1,
+          };
           this.#logger.warn({ detectedBy }, 'kubelet restart detected');
           this.emit('kubelet-restart', { at, detectedBy });
         }
         const socketGone = (await inodeOf(this.socketPath)) === null;
-        const registrationGone = this.registrationSocketPath !== null && (await inodeOf(this.registrationSocketPath)) === null;
+        const registrationGone =
+          this.registrationSocketPath !== null && (await inodeOf(this.registrationSocketPath)) === null;
         if (detectedBy === 'socket-deleted' || socketGone || registrationGone) {
           this.#watcher.pause();
           try {
@@ -421,7 +472,12 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   #cdiWriteNow(): Promise<void> {
     const cdi = this.#options.allocate?.cdi;
     if (!cdi?.enabled) return Promise.resolve();
-    return writeCdiSpec(cdi.specDir ?? DEFAULT_CDI_SPEC_DIR, cdi.vendor, cdi.class, this.#state.devices()).then(() => undefined);
+    return writeCdiSpec(
+      cdi.specDir ?? DEFAULT_CDI_SPEC_DIR,
+      cdi.vendor,
+      cdi.class,
+      this.#state.devices(),
+    ).then(() => undefined);
   }
 
   /** Writes are chained so the newest device list always lands last. */

@@ -44,7 +44,12 @@ export class RestartWatcher {
   async start(): Promise<void> {
     await this.rememberOwnSockets();
     if (this.#options.kubeletSocket) this.#kubeletIno = await inode(this.#options.kubeletSocket);
-    const dirs = new Set([...this.#options.ownSockets(), ...(this.#options.kubeletSocket ? [this.#options.kubeletSocket] : [])].map((p) => dirname(p)));
+    const dirs = new Set(
+      [
+        ...this.#options.ownSockets(),
+        ...(this.#options.kubeletSocket ? [this.#options.kubeletSocket] : []),
+      ].map((p) => dirname(p)),
+    );
     for (const dir of this.#options.fsWatch === false ? [] : dirs) {
       try {
         const watcher = watch(dir, { persistent: false }, () => void this.check());

@@ -67,18 +67,32 @@ export function preStartHook(resource: ResourceConfig): ((deviceIds: string[]) =
         command.slice(1),
         {
           timeout: preStart.timeoutMs,
-          env: { ...process.env, PLUGBOARD_RESOURCE: resource.name, PLUGBOARD_DEVICE_IDS: deviceIds.join(',') },
+          env: {
+            ...process.env,
+            PLUGBOARD_RESOURCE: resource.name,
+            PLUGBOARD_DEVICE_IDS: deviceIds.join(','),
+          },
         },
         (err, _stdout, stderr) =>
           err
-            ? reject(new PluginError('pre-start-failed', `pre-start hook for ${deviceIds.join(', ')} failed: ${stderr.trim() || err.message}`, { cause: err }))
+            ? reject(
+                new PluginError(
+                  'pre-start-failed',
+                  `pre-start hook for ${deviceIds.join(', ')} failed: ${stderr.trim() || err.message}`,
+                  { cause: err },
+                ),
+              )
             : resolve(),
       );
     });
   };
 }
 
-export function resourcePluginFromConfig(resource: ResourceConfig, options: StartPluginsOptions, source = sourceFromConfig(resource)): ResourcePlugin {
+export function resourcePluginFromConfig(
+  resource: ResourceConfig,
+  options: StartPluginsOptions,
+  source = sourceFromConfig(resource),
+): ResourcePlugin {
   const cdi = resource.allocate?.cdi;
   const preStart = preStartHook(resource);
   return new ResourcePlugin({
@@ -92,7 +106,12 @@ export function resourcePluginFromConfig(resource: ResourceConfig, options: Star
     failRequestsGreaterThanOne: resource.failRequestsGreaterThanOne,
     preferredAllocation: resource.preferredAllocation,
     ...(resource.allocate
-      ? { allocate: { ...resource.allocate, ...(cdi ? { cdi: { ...cdi, specDir: cdi.specDir ?? options.cdiDir } } : {}) } }
+      ? {
+          allocate: {
+            ...resource.allocate,
+            ...(cdi ? { cdi: { ...cdi, specDir: cdi.specDir ?? options.cdiDir } } : {}),
+          },
+        }
       : {}),
     ...(preStart ? { preStart } : {}),
     registrationMode: options.registrationMode ?? 'kubelet',
@@ -103,7 +122,10 @@ export function resourcePluginFromConfig(resource: ResourceConfig, options: Star
   });
 }
 
-export async function startPlugins(config: PluginConfig, options: StartPluginsOptions): Promise<PluginRuntime> {
+export async function startPlugins(
+  config: PluginConfig,
+  options: StartPluginsOptions,
+): Promise<PluginRuntime> {
   const logger = options.logger ?? pino({ level: 'silent' });
   const resources = new Map<string, ResourcePlugin>();
   const sources = new Map<string, DeviceSource>();

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { sendUnaryData, ServerUnaryCall, ServerWritableStream } from '@grpc/grpc-js';
 import { deviceplugin } from '@plugboard/proto';
 import { toServiceError, newServer } from './grpc-status.js';
+import { PluginError } from './errors.js';
 import type { DeviceState } from './device-state.js';
 import { preferredAllocation } from './allocation/preferred.js';
 import { validateAllocation } from './allocation/validate.js';
@@ -14,11 +15,18 @@ import type { Server } from '@grpc/grpc-js';
 /** ListAndWatch answers are encoded once per device-list version and written as bytes to every stream. */
 const preEncodedService = {
   ...deviceplugin.DevicePluginService,
-  listAndWatch: { ...deviceplugin.DevicePluginService.listAndWatch, responseSerialize: (value: Buffer): Buffer => value },
+  listAndWatch: {
+    ...deviceplugin.DevicePluginService.listAndWatch,
+    responseSerialize: (value: Buffer): Buffer => value,
+  },
 };
 
 function toProtoDevice(d: PluginDevice): deviceplugin.Device {
-  return { ID: d.id, health: d.health, topology: d.numaNodes.length ? { nodes: d.numaNodes.map((ID) => ({ ID })) } : undefined };
+  return {
+    ID: d.id,
+    health: d.health,
+    topology: d.numaNodes.length ? { nodes: d.numaNodes.map((ID) => ({ ID })) } : undefined,
+  };
 }
 
 interface Stream {
@@ -38,7 +46,11 @@ export class ListAndWatchStreams {
   #encoded: { version: number; bytes: Buffer } | null = null;
   #scheduled = false;
 
-  constructor(state: DeviceState, onSend: () => void, onClosed: (generation: number, remaining: number) => void) {
+  constructor(
+    state: DeviceState,
+    onSend: () => void,
+    onClosed: (generation: number, remaining: number) => void,
+  ) {
     this.#state = state;
     this.#onSend = onSend;
     this.#onClosed = onClosed;
@@ -52,7 +64,10 @@ export class ListAndWatchStreams {
     const version = this.#state.version;
     if (this.#encoded?.version !== version) {
       const message = { devices: this.#state.devices().map(toProtoDevice) };
-      this.#encoded = { version, bytes: Buffer.from(deviceplugin.ListAndWatchResponse.encode(message).finish()) };
+      this.#encoded = {
+        version,
+        bytes: Buffer.from(deviceplugin.ListAndWatchResponse.encode(message).finish()),
+      };
     }
     return this.#encoded.bytes;
   }
@@ -123,7 +138,11 @@ export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
 
   // Runs a unary handler, logs it with its duration and maps errors to a status once.
   const unary =
-    <Req, Res>(rpc: string, handle: (request: Req) => Res | Promise<Res>, after?: (request: Req, ms: number, err: unknown) => void): Unary<Req, Res> =>
+    <Req, Res>(
+      rpc: string,
+      handle: (request: Req) => Res | Promise<Res>,
+      after?: (request: Req, ms: number, err: unknown) => void,
+    ): Unary<Req, Res> =>
     (call, callback) => {
       const started = performance.now();
       const finish = (err: unknown, res?: Res): void => {
@@ -140,7 +159,11 @@ export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
       };
       try {
         const result = handle(call.request);
-        if (result instanceof Promise) result.then((r) => finish(null, r), (e: unknown) => finish(e));
+        if (result instanceof Promise)
+          result.then(
+            (r) => finish(null, r),
+            (e: unknown) => finish(e),
+          );
         else finish(null, result);
       } catch (err) {
         finish(err);
@@ -152,29 +175,35 @@ export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
 
     listAndWatch: (call) => {
       logger.info({ rpc: 'ListAndWatch', streams: deps.streams.size + 1 }, 'stream opened');
-      deps.streams.add(call as unknown as ServerWritableStream<deviceplugin.Empty, Buffer>, deps.generation());
+      deps.streams.add(
+        call as unknown as ServerWritableStream<deviceplugin.Empty, Buffer>,
+        deps.generation(),
+      );
     },
 
-    getPreferredAllocation: unary('GetPreferredAllocation', (request: deviceplugin.PreferredAllocationRequest) => ({
-      containerResponses: request.containerRequests.map((c) => {
-        const numaNodesOf = (id: string): readonly number[] => state.get(id)?.numaNodes ?? [];
-        const { chosen, reason } = preferredAllocation({
-          available: c.availableDeviceIDs,
-          mustInclude: c.mustIncludeDeviceIDs,
-          size: c.allocationSize,
-          numaNodesOf,
-        });
-        deps.onPreferred({
-          at: new Date().toISOString(),
-          available: c.availableDeviceIDs,
-          mustInclude: c.mustIncludeDeviceIDs,
-          size: c.allocationSize,
-          chosen,
-          reason,
-        });
-        return { deviceIDs: chosen };
+    getPreferredAllocation: unary(
+      'GetPreferredAllocation',
+      (request: deviceplugin.PreferredAllocationRequest) => ({
+        containerResponses: request.containerRequests.map((c) => {
+          const numaNodesOf = (id: string): readonly number[] => state.get(id)?.numaNodes ?? [];
+          const { chosen, reason } = preferredAllocation({
+            available: c.availableDeviceIDs,
+            mustInclude: c.mustIncludeDeviceIDs,
+            size: c.allocationSize,
+            numaNodesOf,
+          });
+          deps.onPreferred({
+            at: new Date().toISOString(),
+            available: c.availableDeviceIDs,
+            mustInclude: c.mustIncludeDeviceIDs,
+            size: c.allocationSize,
+            chosen,
+            reason,
+          });
+          return { deviceIDs: chosen };
+        }),
       }),
-    })),
+    ),
 
     allocate: unary(
       'Allocate',
@@ -190,7 +219,7 @@ export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
           deviceIds: request.containerRequests.map((c) => c.devicesIds),
           durationMs,
           ok: err === null,
-          ...(err === null ? {} : { error: toServiceError(err).details ?? String(err) }),
+          ...(err === null ? {} : { error: PluginError.from(err).message }),
         }),
     ),
 

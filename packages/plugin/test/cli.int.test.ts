@@ -19,11 +19,15 @@ interface Result {
 }
 
 function run(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<Result> } {
-  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
-  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const done = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }));
   return { child, done };
 }
@@ -38,7 +42,18 @@ describe('plugboard-plugin CLI', () => {
   it('--help documents every flag and exits 0', async () => {
     const { code, stdout } = await run([...CLI, '--help']).done;
     assert.equal(code, 0);
-    for (const flag of ['--config', '--device-plugin-dir', '--kubelet-socket', '--registration-mode', '--plugins-registry-dir', '--cdi-dir', '--log-level', '--help', 'PLUGBOARD_CONFIG', 'PLUGBOARD_DEVICE_PLUGIN_DIR']) {
+    for (const flag of [
+      '--config',
+      '--device-plugin-dir',
+      '--kubelet-socket',
+      '--registration-mode',
+      '--plugins-registry-dir',
+      '--cdi-dir',
+      '--log-level',
+      '--help',
+      'PLUGBOARD_CONFIG',
+      'PLUGBOARD_DEVICE_PLUGIN_DIR',
+    ]) {
       assert.ok(stdout.includes(flag), flag);
     }
   });
@@ -69,8 +84,14 @@ describe('plugboard-plugin CLI', () => {
 
   it('serves, registers, and on SIGTERM removes its sockets and exits 0 within 5 s', async () => {
     const file = join(kubelet.dir, 'plugin.yaml');
-    await writeFile(file, 'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 2 }\n  - name: plugboard.example/fpga\n    simulated: { count: 1 }\n');
-    const registered = Promise.all([kubelet.nextRegistration('plugboard.example/gpu', 15_000), kubelet.nextRegistration('plugboard.example/fpga', 15_000)]);
+    await writeFile(
+      file,
+      'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 2 }\n  - name: plugboard.example/fpga\n    simulated: { count: 1 }\n',
+    );
+    const registered = Promise.all([
+      kubelet.nextRegistration('plugboard.example/gpu', 15_000),
+      kubelet.nextRegistration('plugboard.example/fpga', 15_000),
+    ]);
     // Config and directory from the environment this time.
     const { child, done } = run(CLI, { PLUGBOARD_CONFIG: file, PLUGBOARD_DEVICE_PLUGIN_DIR: kubelet.dir });
     await registered;
@@ -85,10 +106,18 @@ describe('plugboard-plugin CLI', () => {
     const { code, stdout } = await done;
     assert.equal(code, 0);
     assert.ok(Date.now() - signalled < 5000);
-    assert.deepEqual((await readdir(kubelet.dir)).filter((n) => n.endsWith('.sock')), ['kubelet.sock']);
+    assert.deepEqual(
+      (await readdir(kubelet.dir)).filter((n) => n.endsWith('.sock')),
+      ['kubelet.sock'],
+    );
     // JSON logs: registration and the stop are logged as lines of JSON.
-    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; resource?: string });
-    assert.ok(lines.some((l) => l.msg === 'registered with kubelet' && l.resource === 'plugboard.example/gpu'));
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; resource?: string });
+    assert.ok(
+      lines.some((l) => l.msg === 'registered with kubelet' && l.resource === 'plugboard.example/gpu'),
+    );
     assert.ok(lines.some((l) => l.msg === 'stopped'));
   });
 });

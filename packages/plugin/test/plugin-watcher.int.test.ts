@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
 import { deviceplugin, pluginregistration } from '@plugboard/proto';
-import { parsePluginConfig, startPlugins, type PluginRuntime, type ResourcePluginEvents } from '../src/index.js';
+import {
+  parsePluginConfig,
+  startPlugins,
+  type PluginRuntime,
+  type ResourcePluginEvents,
+} from '../src/index.js';
 
 const NIC = 'plugboard.example/nic-vf';
 
@@ -25,12 +30,15 @@ describe('plugin-watcher registration', () => {
   before(async () => {
     devicePluginDir = await mkdtemp(join(tmpdir(), 'pb-dp-'));
     registryDir = await mkdtemp(join(tmpdir(), 'pb-reg-'));
-    runtime = await startPlugins(parsePluginConfig({ resources: [{ name: NIC, simulated: { count: 2, idPrefix: 'vf' } }] }), {
-      devicePluginDir,
-      registrationMode: 'plugin-watcher',
-      pluginsRegistryDir: registryDir,
-      restartPollIntervalMs: 100,
-    });
+    runtime = await startPlugins(
+      parsePluginConfig({ resources: [{ name: NIC, simulated: { count: 2, idPrefix: 'vf' } }] }),
+      {
+        devicePluginDir,
+        registrationMode: 'plugin-watcher',
+        pluginsRegistryDir: registryDir,
+        restartPollIntervalMs: 100,
+      },
+    );
   });
 
   after(async () => {
@@ -42,16 +50,24 @@ describe('plugin-watcher registration', () => {
   async function discover(): Promise<pluginregistration.PluginInfo> {
     const [socket] = await readdir(registryDir);
     assert.ok(socket, 'a registration socket in the registry directory');
-    const client = new pluginregistration.RegistrationClient(`unix://${join(registryDir, socket)}`, credentials.createInsecure());
+    const client = new pluginregistration.RegistrationClient(
+      `unix://${join(registryDir, socket)}`,
+      credentials.createInsecure(),
+    );
     try {
       const info = await unary<pluginregistration.PluginInfo>((cb) => client.getInfo({}, cb));
       // Dial the advertised endpoint as the device manager does, then report the result.
       const dp = new deviceplugin.DevicePluginClient(`unix://${info.endpoint}`, credentials.createInsecure());
-      const options = await unary<deviceplugin.DevicePluginOptions>((cb) => dp.getDevicePluginOptions({}, cb));
+      const options = await unary<deviceplugin.DevicePluginOptions>((cb) =>
+        dp.getDevicePluginOptions({}, cb),
+      );
       assert.equal(options.getPreferredAllocationAvailable, true);
       const stream = dp.listAndWatch({}).on('error', () => undefined);
       const [first] = (await once(stream, 'data')) as [deviceplugin.ListAndWatchResponse];
-      assert.deepEqual(first.devices.map((d) => d.ID), ['vf-0', 'vf-1']);
+      assert.deepEqual(
+        first.devices.map((d) => d.ID),
+        ['vf-0', 'vf-1'],
+      );
       stream.cancel();
       dp.close();
       await unary((cb) => client.notifyRegistrationStatus({ pluginRegistered: true, error: '' }, cb));
@@ -66,7 +82,12 @@ describe('plugin-watcher registration', () => {
     assert.equal(nic.registration().phase, 'registering');
     const registered = once(nic, 'registered');
     const info = await discover();
-    assert.deepEqual(info, { type: 'DevicePlugin', name: NIC, endpoint: nic.socketPath, supportedVersions: ['v1beta1'] });
+    assert.deepEqual(info, {
+      type: 'DevicePlugin',
+      name: NIC,
+      endpoint: nic.socketPath,
+      supportedVersions: ['v1beta1'],
+    });
     await registered;
     assert.equal(nic.registration().phase, 'registered');
   });
@@ -74,13 +95,21 @@ describe('plugin-watcher registration', () => {
   it('a refused registration is reported with the kubelet error', async () => {
     const nic = runtime.resources.get(NIC)!;
     const [socket] = await readdir(registryDir);
-    const client = new pluginregistration.RegistrationClient(`unix://${join(registryDir, socket!)}`, credentials.createInsecure());
+    const client = new pluginregistration.RegistrationClient(
+      `unix://${join(registryDir, socket!)}`,
+      credentials.createInsecure(),
+    );
     const failed = once(nic, 'registration-error');
-    await unary((cb) => client.notifyRegistrationStatus({ pluginRegistered: false, error: 'resource name conflict' }, cb));
+    await unary((cb) =>
+      client.notifyRegistrationStatus({ pluginRegistered: false, error: 'resource name conflict' }, cb),
+    );
     client.close();
     const [event] = (await failed) as ResourcePluginEvents['registration-error'];
     assert.equal(event.error, 'resource name conflict');
-    assert.deepEqual([nic.registration().phase, nic.registration().error], ['failed', 'resource name conflict']);
+    assert.deepEqual(
+      [nic.registration().phase, nic.registration().error],
+      ['failed', 'resource name conflict'],
+    );
   });
 
   it('sockets deleted (kubelet restart) are served again and discovery works again', async () => {

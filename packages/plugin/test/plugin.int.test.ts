@@ -40,7 +40,12 @@ describe('plugin against a test kubelet', () => {
               cdi: { vendor: 'plugboard.example', class: 'gpu' },
             },
           },
-          { name: SHARED, simulated: { count: 2, numaNodes: [0] }, replicas: 3, failRequestsGreaterThanOne: true },
+          {
+            name: SHARED,
+            simulated: { count: 2, numaNodes: [0] },
+            replicas: 3,
+            failRequestsGreaterThanOne: true,
+          },
           { name: RESET, simulated: { count: 2 }, preStart: { delayMs: 1 }, preferredAllocation: false },
         ],
       },
@@ -91,7 +96,14 @@ describe('plugin against a test kubelet', () => {
     assert.deepEqual(first.find((d) => d.ID === 'gpu-1')?.topology?.nodes, [{ ID: 0 }]);
     assert.deepEqual(first.find((d) => d.ID === 'gpu-5')?.topology?.nodes, [{ ID: 1 }]);
     const shared = await kubelet.waitForDevices(SHARED, () => true);
-    assert.deepEqual(ids(shared), ['shared-gpu-0::0', 'shared-gpu-0::1', 'shared-gpu-0::2', 'shared-gpu-1::0', 'shared-gpu-1::1', 'shared-gpu-1::2']);
+    assert.deepEqual(ids(shared), [
+      'shared-gpu-0::0',
+      'shared-gpu-0::1',
+      'shared-gpu-0::2',
+      'shared-gpu-1::0',
+      'shared-gpu-1::1',
+      'shared-gpu-1::2',
+    ]);
   });
 
   it('an injected fault goes out as Unhealthy and heals back, with reason and transition time', async () => {
@@ -102,7 +114,10 @@ describe('plugin against a test kubelet', () => {
     assert.equal(unhealthy.length, 7);
     assert.equal(healthOf(unhealthy, 'gpu-3'), 'Healthy');
     const [event] = (await healthEvent) as [{ deviceId: string; health: string; reason: string }];
-    assert.deepEqual([event.deviceId, event.health, event.reason], ['gpu-2', 'Unhealthy', 'XID 79: fell off the bus']);
+    assert.deepEqual(
+      [event.deviceId, event.health, event.reason],
+      ['gpu-2', 'Unhealthy', 'XID 79: fell off the bus'],
+    );
     const device = gpu.devices().find((d) => d.id === 'gpu-2')!;
     assert.equal(device.reason, 'XID 79: fell off the bus');
     assert.equal(device.since, (event as unknown as { at: string }).at);
@@ -127,7 +142,10 @@ describe('plugin against a test kubelet', () => {
   it('faulting a physical device marks all its replicas Unhealthy', async () => {
     const shared = runtime.resources.get(SHARED)!;
     shared.injectFault('shared-gpu-1', 'thermal');
-    const devices = await kubelet.waitForDevices(SHARED, (d) => healthOf(d, 'shared-gpu-1::0') === 'Unhealthy');
+    const devices = await kubelet.waitForDevices(
+      SHARED,
+      (d) => healthOf(d, 'shared-gpu-1::0') === 'Unhealthy',
+    );
     assert.deepEqual(
       devices.filter((d) => d.health === 'Unhealthy').map((d) => d.ID),
       ['shared-gpu-1::0', 'shared-gpu-1::1', 'shared-gpu-1::2'],
@@ -138,17 +156,28 @@ describe('plugin against a test kubelet', () => {
 
   it('Allocate builds one response per container from the template', async () => {
     const allocated = once(runtime.resources.get(GPU)!, 'allocate');
-    const res = await kubelet.call<deviceplugin.AllocateRequest, deviceplugin.AllocateResponse>(GPU, 'allocate', {
-      containerRequests: [{ devicesIds: ['gpu-0', 'gpu-1'] }, { devicesIds: ['gpu-5'] }],
-    });
+    const res = await kubelet.call<deviceplugin.AllocateRequest, deviceplugin.AllocateResponse>(
+      GPU,
+      'allocate',
+      {
+        containerRequests: [{ devicesIds: ['gpu-0', 'gpu-1'] }, { devicesIds: ['gpu-5'] }],
+      },
+    );
     assert.equal(res.containerResponses.length, 2);
     const [a, b] = res.containerResponses;
     assert.deepEqual(a!.envs, { PLUGBOARD_VISIBLE_DEVICES: 'gpu-0,gpu-1', GPU_COUNT: '2' });
     assert.deepEqual(b!.envs, { PLUGBOARD_VISIBLE_DEVICES: 'gpu-5', GPU_COUNT: '1' });
-    assert.deepEqual(a!.devices, [{ hostPath: '/dev/null', containerPath: '/dev/plugboard-ctl', permissions: 'r' }]);
-    assert.deepEqual(a!.mounts, [{ hostPath: '/opt/driver', containerPath: '/usr/local/driver', readOnly: true }]);
+    assert.deepEqual(a!.devices, [
+      { hostPath: '/dev/null', containerPath: '/dev/plugboard-ctl', permissions: 'r' },
+    ]);
+    assert.deepEqual(a!.mounts, [
+      { hostPath: '/opt/driver', containerPath: '/usr/local/driver', readOnly: true },
+    ]);
     assert.deepEqual(a!.annotations, { 'plugboard.example/devices': 'gpu-0,gpu-1' });
-    assert.deepEqual(a!.cdiDevices, [{ name: 'plugboard.example/gpu=gpu-0' }, { name: 'plugboard.example/gpu=gpu-1' }]);
+    assert.deepEqual(a!.cdiDevices, [
+      { name: 'plugboard.example/gpu=gpu-0' },
+      { name: 'plugboard.example/gpu=gpu-1' },
+    ]);
     const [event] = (await allocated) as [{ deviceIds: string[][]; ok: boolean }];
     assert.deepEqual(event.deviceIds, [['gpu-0', 'gpu-1'], ['gpu-5']]);
     assert.equal(event.ok, true);
@@ -160,11 +189,17 @@ describe('plugin against a test kubelet', () => {
       devices: { name: string; containerEdits: { deviceNodes?: { path: string }[] } }[];
     };
     assert.equal(spec.kind, 'plugboard.example/gpu');
-    assert.deepEqual(spec.devices.map((d) => d.name), ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3', 'gpu-4', 'gpu-5', 'gpu-6']);
+    assert.deepEqual(
+      spec.devices.map((d) => d.name),
+      ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3', 'gpu-4', 'gpu-5', 'gpu-6'],
+    );
     assert.deepEqual(spec.devices[0]!.containerEdits.deviceNodes, [{ path: '/dev/null' }]);
   });
 
-  const allocateError = async (resource: string, containerRequests: deviceplugin.ContainerAllocateRequest[]): Promise<ServiceError> => {
+  const allocateError = async (
+    resource: string,
+    containerRequests: deviceplugin.ContainerAllocateRequest[],
+  ): Promise<ServiceError> => {
     const err = await kubelet.call(resource, 'allocate', { containerRequests }).then(
       () => assert.fail('Allocate should fail'),
       (e: ServiceError) => e,
@@ -174,41 +209,71 @@ describe('plugin against a test kubelet', () => {
   };
 
   it('Allocate rejects unknown, excluded, unhealthy and duplicated IDs with INVALID_ARGUMENT naming them', async () => {
-    assert.match((await allocateError(GPU, [{ devicesIds: ['gpu-0', 'gpu-99'] }])).details, /unknown device IDs: gpu-99$/);
-    assert.match((await allocateError(GPU, [{ devicesIds: ['gpu-7'] }])).details, /unknown device IDs: gpu-7/);
+    assert.match(
+      (await allocateError(GPU, [{ devicesIds: ['gpu-0', 'gpu-99'] }])).details,
+      /unknown device IDs: gpu-99$/,
+    );
+    assert.match(
+      (await allocateError(GPU, [{ devicesIds: ['gpu-7'] }])).details,
+      /unknown device IDs: gpu-7/,
+    );
     const gpu = runtime.resources.get(GPU)!;
     gpu.injectFault('gpu-3', 'test');
     try {
-      assert.match((await allocateError(GPU, [{ devicesIds: ['gpu-3'] }])).details, /unhealthy device IDs: gpu-3/);
+      assert.match(
+        (await allocateError(GPU, [{ devicesIds: ['gpu-3'] }])).details,
+        /unhealthy device IDs: gpu-3/,
+      );
     } finally {
       gpu.clearFault('gpu-3');
     }
     const dup = await allocateError(GPU, [{ devicesIds: ['gpu-1'] }, { devicesIds: ['gpu-1', 'gpu-2'] }]);
     assert.match(dup.details, /duplicated device IDs: gpu-1/);
     assert.match((await allocateError(GPU, [])).details, /no container requests/);
-    assert.match((await allocateError(GPU, [{ devicesIds: [] }])).details, /container request 0 has no device IDs/);
+    assert.match(
+      (await allocateError(GPU, [{ devicesIds: [] }])).details,
+      /container request 0 has no device IDs/,
+    );
   });
 
   it('a shared resource with failRequestsGreaterThanOne refuses two replicas in one container', async () => {
     const err = await allocateError(SHARED, [{ devicesIds: ['shared-gpu-0::0', 'shared-gpu-1::0'] }]);
     assert.match(err.details, /asks for 2 shared devices/);
-    const ok = await kubelet.call<deviceplugin.AllocateRequest, deviceplugin.AllocateResponse>(SHARED, 'allocate', {
-      containerRequests: [{ devicesIds: ['shared-gpu-1::2'] }],
-    });
+    const ok = await kubelet.call<deviceplugin.AllocateRequest, deviceplugin.AllocateResponse>(
+      SHARED,
+      'allocate',
+      {
+        containerRequests: [{ devicesIds: ['shared-gpu-1::2'] }],
+      },
+    );
     assert.deepEqual(ok.containerResponses[0]!.envs, { PLUGBOARD_VISIBLE_DEVICES: 'shared-gpu-1' });
   });
 
   it('GetPreferredAllocation prefers one NUMA node and logs the decision', async () => {
-    const res = await kubelet.call<deviceplugin.PreferredAllocationRequest, deviceplugin.PreferredAllocationResponse>(GPU, 'getPreferredAllocation', {
-      containerRequests: [{ availableDeviceIDs: ['gpu-0', 'gpu-2', 'gpu-4', 'gpu-5', 'gpu-6'], mustIncludeDeviceIDs: [], allocationSize: 2 }],
+    const res = await kubelet.call<
+      deviceplugin.PreferredAllocationRequest,
+      deviceplugin.PreferredAllocationResponse
+    >(GPU, 'getPreferredAllocation', {
+      containerRequests: [
+        {
+          availableDeviceIDs: ['gpu-0', 'gpu-2', 'gpu-4', 'gpu-5', 'gpu-6'],
+          mustIncludeDeviceIDs: [],
+          allocationSize: 2,
+        },
+      ],
     });
     assert.deepEqual(res.containerResponses[0]!.deviceIDs, ['gpu-4', 'gpu-5']);
     const log = runtime.resources.get(GPU)!.preferredAllocationLog();
     assert.deepEqual(log.at(-1)!.chosen, ['gpu-4', 'gpu-5']);
     assert.match(log.at(-1)!.reason, /single NUMA node 1/);
-    const bad = await kubelet.call(GPU, 'getPreferredAllocation', {
-      containerRequests: [{ availableDeviceIDs: ['gpu-0'], mustIncludeDeviceIDs: [], allocationSize: 3 }],
-    }).then(() => assert.fail('should fail'), (e: ServiceError) => e);
+    const bad = await kubelet
+      .call(GPU, 'getPreferredAllocation', {
+        containerRequests: [{ availableDeviceIDs: ['gpu-0'], mustIncludeDeviceIDs: [], allocationSize: 3 }],
+      })
+      .then(
+        () => assert.fail('should fail'),
+        (e: ServiceError) => e,
+      );
     assert.equal(bad.code, status.INVALID_ARGUMENT);
   });
 
@@ -226,9 +291,13 @@ describe('plugin against a test kubelet', () => {
     const { client } = kubelet.endpoint(GPU);
     const streams = Array.from({ length: 5 }, () => client.listAndWatch({}).on('error', () => undefined));
     try {
-      const firsts = await Promise.all(streams.map(async (s) => ((await once(s, 'data')) as [deviceplugin.ListAndWatchResponse])[0]));
+      const firsts = await Promise.all(
+        streams.map(async (s) => ((await once(s, 'data')) as [deviceplugin.ListAndWatchResponse])[0]),
+      );
       assert.ok(firsts.every((m) => m.devices.length === 7));
-      const next = streams.map(async (s) => ((await once(s, 'data')) as [deviceplugin.ListAndWatchResponse])[0]);
+      const next = streams.map(
+        async (s) => ((await once(s, 'data')) as [deviceplugin.ListAndWatchResponse])[0],
+      );
       runtime.resources.get(GPU)!.injectFault('gpu-6', 'burst');
       for (const m of await Promise.all(next)) assert.equal(healthOf(m.devices, 'gpu-6'), 'Unhealthy');
     } finally {

@@ -25,7 +25,10 @@ describe('README minimal device plugin', () => {
   it('the README shows the example file verbatim', async () => {
     const readme = await readFile(join(root, 'packages/plugin/README.md'), 'utf8');
     const code = await readFile(example, 'utf8');
-    assert.ok(readme.includes('```ts\n' + code + '```'), 'README code block equals examples/plugins/minimal-plugin.ts');
+    assert.ok(
+      readme.includes('```ts\n' + code + '```'),
+      'README code block equals examples/plugins/minimal-plugin.ts',
+    );
   });
 
   it('registers, advertises, turns a device Unhealthy and back, answers Allocate, exits 0 on SIGTERM', async () => {
@@ -45,14 +48,18 @@ describe('README minimal device plugin', () => {
       await kubelet.waitForDevices(RESOURCE, (d) => healthOf(d, 'widget-2') === 'Unhealthy');
       await rm(flag);
       await kubelet.waitForDevices(RESOURCE, (d) => healthOf(d, 'widget-2') === 'Healthy');
-      const res = await kubelet.call<deviceplugin.AllocateRequest, deviceplugin.AllocateResponse>(RESOURCE, 'allocate', {
-        containerRequests: [{ devicesIds: ['widget-0', 'widget-3'] }],
-      });
+      const res = await kubelet.call<deviceplugin.AllocateRequest, deviceplugin.AllocateResponse>(
+        RESOURCE,
+        'allocate',
+        {
+          containerRequests: [{ devicesIds: ['widget-0', 'widget-3'] }],
+        },
+      );
       assert.deepEqual(res.containerResponses[0]!.envs, { WIDGETS: 'widget-0,widget-3' });
     } finally {
       child.kill('SIGTERM');
     }
-    const [code] = await exited;
+    const [code] = (await exited) as [number | null];
     assert.equal(code, 0);
   });
 });

@@ -5,7 +5,13 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readdir } from 'node:fs/promises';
-import { parsePluginConfig, startPlugins, type PluginRuntime, type ResourcePlugin, type ResourcePluginEvents } from '../src/index.js';
+import {
+  parsePluginConfig,
+  startPlugins,
+  type PluginRuntime,
+  type ResourcePlugin,
+  type ResourcePluginEvents,
+} from '../src/index.js';
 import { healthOf, TestKubelet } from './test-kubelet.js';
 
 const GPU = 'plugboard.example/gpu';
@@ -22,7 +28,9 @@ describe('kubelet restarts', () => {
     kubelet = undefined;
   });
 
-  async function start(options: { kubeletUp?: boolean } = {}): Promise<{ k: TestKubelet; gpu: ResourcePlugin }> {
+  async function start(
+    options: { kubeletUp?: boolean } = {},
+  ): Promise<{ k: TestKubelet; gpu: ResourcePlugin }> {
     kubelet = await TestKubelet.create({ start: options.kubeletUp ?? true });
     const registered = options.kubeletUp === false ? null : kubelet.nextRegistration(GPU);
     runtime = await startPlugins(config, {
@@ -54,7 +62,10 @@ describe('kubelet restarts', () => {
   it('keeps retrying after the kubelet rejects Register, and reports the reason', async () => {
     kubelet = await TestKubelet.create();
     kubelet.rejectWith = 'Unsupported API version';
-    runtime = await startPlugins(config, { devicePluginDir: kubelet.dir, registrationRetry: { initialMs: 20, maxMs: 50 } });
+    runtime = await startPlugins(config, {
+      devicePluginDir: kubelet.dir,
+      registrationRetry: { initialMs: 20, maxMs: 50 },
+    });
     const gpu = runtime.resources.get(GPU)!;
     const [failure] = (await once(gpu, 'registration-error')) as ResourcePluginEvents['registration-error'];
     assert.match(failure.error, /Unsupported API version/);

@@ -7,7 +7,14 @@ import { EventEmitter, once } from 'node:events';
 import { mkdtemp, readdir, rm, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { credentials, Server, ServerCredentials, status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  Server,
+  ServerCredentials,
+  status,
+  type ClientReadableStream,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { deviceplugin, DEVICE_PLUGIN_API_VERSION, KUBELET_CHECKPOINT_FILE } from '@plugboard/proto';
 
 export interface Registration {
@@ -65,19 +72,26 @@ export class TestKubelet extends EventEmitter<TestKubeletEvents> {
     };
     server.addService(deviceplugin.RegistrationService, impl);
     await new Promise<void>((resolve, reject) =>
-      server.bindAsync(`unix://${this.socket}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+      server.bindAsync(`unix://${this.socket}`, ServerCredentials.createInsecure(), (err) =>
+        err ? reject(err) : resolve(),
+      ),
     );
     this.#server = server;
   }
 
   async #register(request: deviceplugin.RegisterRequest): Promise<void> {
     const socketPath = join(this.dir, request.endpoint);
-    const socketExistedAtRegister = await stat(socketPath).then(() => true, () => false);
+    const socketExistedAtRegister = await stat(socketPath).then(
+      () => true,
+      () => false,
+    );
     if (this.rejectWith) throw new Error(this.rejectWith);
     if (request.version !== DEVICE_PLUGIN_API_VERSION) throw new Error(`invalid version ${request.version}`);
     const client = new deviceplugin.DevicePluginClient(`unix://${socketPath}`, credentials.createInsecure());
     const options = await new Promise<deviceplugin.DevicePluginOptions>((resolve, reject) =>
-      client.getDevicePluginOptions({}, (err: ServiceError | null, res) => (err ? reject(err) : resolve(res))),
+      client.getDevicePluginOptions({}, (err: ServiceError | null, res) =>
+        err ? reject(err) : resolve(res),
+      ),
     ).catch((err: Error) => {
       client.close();
       throw new Error(`failed to dial device plugin: ${err.message}`);
@@ -128,7 +142,11 @@ export class TestKubelet extends EventEmitter<TestKubeletEvents> {
     return devices;
   }
 
-  async #nextUpdate(resourceName: string, predicate: (d: deviceplugin.Device[]) => boolean, timeoutMs: number): Promise<[string, deviceplugin.Device[]]> {
+  async #nextUpdate(
+    resourceName: string,
+    predicate: (d: deviceplugin.Device[]) => boolean,
+    timeoutMs: number,
+  ): Promise<[string, deviceplugin.Device[]]> {
     const signal = AbortSignal.timeout(timeoutMs);
     for (;;) {
       const [name, devices] = (await once(this, 'update', { signal })) as [string, deviceplugin.Device[]];
@@ -136,7 +154,11 @@ export class TestKubelet extends EventEmitter<TestKubeletEvents> {
     }
   }
 
-  async #next(event: 'register', predicate: (r: Registration) => boolean, timeoutMs: number): Promise<Registration> {
+  async #next(
+    event: 'register',
+    predicate: (r: Registration) => boolean,
+    timeoutMs: number,
+  ): Promise<Registration> {
     const signal = AbortSignal.timeout(timeoutMs);
     for (;;) {
       const [registration] = (await once(this, event, { signal })) as [Registration];
@@ -145,9 +167,18 @@ export class TestKubelet extends EventEmitter<TestKubeletEvents> {
   }
 
   /** Unary call on a registered plugin's endpoint. */
-  call<Req, Res>(resourceName: string, method: 'allocate' | 'getPreferredAllocation' | 'preStartContainer' | 'getDevicePluginOptions', request: Req): Promise<Res> {
-    const client = this.endpoint(resourceName).client as unknown as Record<string, (req: Req, cb: (err: ServiceError | null, res: Res) => void) => void>;
-    return new Promise((resolve, reject) => client[method]!.call(client, request, (err, res) => (err ? reject(err) : resolve(res))));
+  call<Req, Res>(
+    resourceName: string,
+    method: 'allocate' | 'getPreferredAllocation' | 'preStartContainer' | 'getDevicePluginOptions',
+    request: Req,
+  ): Promise<Res> {
+    const client = this.endpoint(resourceName).client as unknown as Record<
+      string,
+      (req: Req, cb: (err: ServiceError | null, res: Res) => void) => void
+    >;
+    return new Promise((resolve, reject) =>
+      client[method]!.call(client, request, (err, res) => (err ? reject(err) : resolve(res))),
+    );
   }
 
   /** What a kubelet does when it starts again: delete every socket, then a new kubelet.sock. */
@@ -171,4 +202,5 @@ export class TestKubelet extends EventEmitter<TestKubeletEvents> {
 }
 
 export const ids = (devices: readonly deviceplugin.Device[]): string[] => devices.map((d) => d.ID);
-export const healthOf = (devices: readonly deviceplugin.Device[], id: string): string | undefined => devices.find((d) => d.ID === id)?.health;
+export const healthOf = (devices: readonly deviceplugin.Device[], id: string): string | undefined =>
+  devices.find((d) => d.ID === id)?.health;

@@ -74,7 +74,9 @@ export function preferredAllocation(input: PreferredAllocationInput): PreferredA
 
   // 1. One NUMA node holds everything (must-include devices included).
   if (mustNodes.size <= 1) {
-    const fits = numaNodes.filter((n) => free(n) >= needed && (mustNodes.size === 0 || mustNodes.has(n))).sort(byFree);
+    const fits = numaNodes
+      .filter((n) => free(n) >= needed && (mustNodes.size === 0 || mustNodes.has(n)))
+      .sort(byFree);
     const node = fits[0];
     if (node !== undefined) {
       return {

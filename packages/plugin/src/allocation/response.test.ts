@@ -6,13 +6,22 @@ import { validateAllocation } from './validate.js';
 import type { PluginDevice } from '../types.js';
 
 const dev = (id: string, replicaOf: string | null = null, nodes: string[] = []): PluginDevice => ({
-  id, health: 'Healthy', reason: null, since: '', numaNodes: [], replicaOf, deviceNodes: nodes,
+  id,
+  health: 'Healthy',
+  reason: null,
+  since: '',
+  numaNodes: [],
+  replicaOf,
+  deviceNodes: nodes,
 });
 
 describe('Allocate response template', () => {
   it('defaults: PLUGBOARD_VISIBLE_DEVICES with physical IDs and each device node rw', () => {
     const build = allocateResponseBuilder('example.com/tty');
-    const res = build([dev('ttyUSB0', null, ['/dev/ttyUSB0']), dev('ttyUSB1', null, ['/dev/ttyUSB1', '/dev/shared'])]);
+    const res = build([
+      dev('ttyUSB0', null, ['/dev/ttyUSB0']),
+      dev('ttyUSB1', null, ['/dev/ttyUSB1', '/dev/shared']),
+    ]);
     assert.deepEqual(res.envs, { PLUGBOARD_VISIBLE_DEVICES: 'ttyUSB0,ttyUSB1' });
     assert.deepEqual(res.devices, [
       { hostPath: '/dev/ttyUSB0', containerPath: '/dev/ttyUSB0', permissions: 'rw' },
@@ -42,7 +51,9 @@ describe('Allocate response template', () => {
 });
 
 describe('validateAllocation', () => {
-  const devices = new Map([dev('a'), dev('b'), { ...dev('c'), health: 'Unhealthy' as const }].map((d) => [d.id, d]));
+  const devices = new Map(
+    [dev('a'), dev('b'), { ...dev('c'), health: 'Unhealthy' as const }].map((d) => [d.id, d]),
+  );
   const lookup = (id: string): PluginDevice | undefined => devices.get(id);
   const table: [name: string, requests: string[][], error: RegExp | null][] = [
     ['valid', [['a'], ['b']], null],
@@ -50,13 +61,25 @@ describe('validateAllocation', () => {
     ['unhealthy', [['c']], /unhealthy device IDs: c/],
     ['duplicated in one container', [['a', 'a']], /duplicated device IDs: a/],
     ['duplicated across containers', [['a'], ['a']], /duplicated device IDs: a/],
-    ['all at once', [['x', 'c', 'a', 'a']], /unknown device IDs: x; unhealthy device IDs: c; duplicated device IDs: a/],
+    [
+      'all at once',
+      [['x', 'c', 'a', 'a']],
+      /unknown device IDs: x; unhealthy device IDs: c; duplicated device IDs: a/,
+    ],
     ['no containers', [], /no container requests/],
   ];
   for (const [name, requests, error] of table) {
     it(name, () => {
-      if (error === null) assert.deepEqual(validateAllocation(requests, { lookup }).map((c) => c.map((d) => d.id)), requests);
-      else assert.throws(() => validateAllocation(requests, { lookup }), { code: 'invalid-argument', message: error });
+      if (error === null)
+        assert.deepEqual(
+          validateAllocation(requests, { lookup }).map((c) => c.map((d) => d.id)),
+          requests,
+        );
+      else
+        assert.throws(() => validateAllocation(requests, { lookup }), {
+          code: 'invalid-argument',
+          message: error,
+        });
     });
   }
 });

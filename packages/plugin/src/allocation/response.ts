@@ -47,10 +47,15 @@ function compileMap(map: Record<string, string>): [string, CompiledTemplate][] {
   return Object.entries(map).map(([k, v]) => [k, compileTemplate(v)]);
 }
 
-export type AllocateResponseBuilder = (devices: readonly PluginDevice[]) => deviceplugin.ContainerAllocateResponse;
+export type AllocateResponseBuilder = (
+  devices: readonly PluginDevice[],
+) => deviceplugin.ContainerAllocateResponse;
 
 /** Compiles the template once; the returned function builds a response per container request. */
-export function allocateResponseBuilder(resourceName: string, template: AllocateTemplate = {}): AllocateResponseBuilder {
+export function allocateResponseBuilder(
+  resourceName: string,
+  template: AllocateTemplate = {},
+): AllocateResponseBuilder {
   const env = compileMap(template.env ?? DEFAULT_ENV);
   const annotations = compileMap(template.annotations ?? {});
   const devices: Compiled<Required<DeviceSpecTemplate>>[] = (template.devices ?? []).map((d) => ({
@@ -79,10 +84,20 @@ export function allocateResponseBuilder(resourceName: string, template: Allocate
     };
     const response: deviceplugin.ContainerAllocateResponse = {
       envs: {},
-      mounts: mounts.map((m) => ({ hostPath: m.hostPath(values), containerPath: m.containerPath(values), readOnly: m.readOnly })),
+      mounts: mounts.map((m) => ({
+        hostPath: m.hostPath(values),
+        containerPath: m.containerPath(values),
+        readOnly: m.readOnly,
+      })),
       devices: [
-        ...(withDeviceNodes ? nodes.map((path) => ({ hostPath: path, containerPath: path, permissions: nodePermissions })) : []),
-        ...devices.map((d) => ({ hostPath: d.hostPath(values), containerPath: d.containerPath(values), permissions: d.permissions(values) })),
+        ...(withDeviceNodes
+          ? nodes.map((path) => ({ hostPath: path, containerPath: path, permissions: nodePermissions }))
+          : []),
+        ...devices.map((d) => ({
+          hostPath: d.hostPath(values),
+          containerPath: d.containerPath(values),
+          permissions: d.permissions(values),
+        })),
       ],
       annotations: {},
       cdiDevices: cdi === null ? [] : physical.map((id) => ({ name: cdi + id })),

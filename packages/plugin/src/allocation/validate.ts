@@ -12,7 +12,10 @@ export interface AllocateValidationOptions {
 }
 
 /** Returns the devices of every container request, or throws `invalid-argument` naming bad IDs. */
-export function validateAllocation(requests: readonly (readonly string[])[], options: AllocateValidationOptions): PluginDevice[][] {
+export function validateAllocation(
+  requests: readonly (readonly string[])[],
+  options: AllocateValidationOptions,
+): PluginDevice[][] {
   if (requests.length === 0) throw new PluginError('invalid-argument', 'Allocate: no container requests');
   const unknown: string[] = [];
   const unhealthy: string[] = [];

@@ -20,7 +20,10 @@ export function segmentRegExp(segment: string): RegExp {
       const end = segment.indexOf(']', i + 1);
       if (end < 0) out += '\\[';
       else {
-        out += `[${segment.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        out += `[${segment
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\')}]`;
         i = end;
       }
     } else if (c === '{') {
@@ -52,13 +55,19 @@ export async function globPaths(pattern: string): Promise<string[]> {
     for (const dir of current) {
       const names = await readdir(dir).catch(() => [] as string[]);
       // Hidden entries only match a pattern that starts with a dot, like shells do.
-      for (const name of names) if (re.test(name) && (name[0] !== '.' || segment[0] === '.')) next.push(join(dir, name));
+      for (const name of names)
+        if (re.test(name) && (name[0] !== '.' || segment[0] === '.')) next.push(join(dir, name));
     }
     current = next;
   }
   // The last non-glob segments may not exist.
   const existing = await Promise.all(
-    current.map((path) => lstat(path).then(() => path, () => null)),
+    current.map((path) =>
+      lstat(path).then(
+        () => path,
+        () => null,
+      ),
+    ),
   );
   return existing.filter((p): p is string => p !== null);
 }

@@ -18,7 +18,13 @@ export const naturalCompare = new Intl.Collator('en', { numeric: true }).compare
 
 /** True when two device lists are the same as far as the kubelet and the dashboard can tell. */
 export function sameDevices(
-  a: readonly { id: string; health: string; reason: string | null; numaNodes: number[]; deviceNodes: string[] }[],
+  a: readonly {
+    id: string;
+    health: string;
+    reason: string | null;
+    numaNodes: number[];
+    deviceNodes: string[];
+  }[],
   b: typeof a,
 ): boolean {
   if (a.length !== b.length) return false;

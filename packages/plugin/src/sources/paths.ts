@@ -29,15 +29,13 @@ export class PathsSource extends ScanningSource {
   protected async scan(): Promise<SourceDevice[]> {
     const matches = (await Promise.all(this.#options.patterns.map(globPaths))).flat();
     const shared = this.#options.sharedDeviceNodes ?? [];
-    return [...new Set(matches)]
-      .sort(naturalCompare)
-      .map((path) => ({
-        id: basename(path),
-        health: 'Healthy' as const,
-        reason: null,
-        numaNodes: this.#options.numaNodes ?? [],
-        deviceNodes: [path, ...shared],
-      }));
+    return [...new Set(matches)].sort(naturalCompare).map((path) => ({
+      id: basename(path),
+      health: 'Healthy' as const,
+      reason: null,
+      numaNodes: this.#options.numaNodes ?? [],
+      deviceNodes: [path, ...shared],
+    }));
   }
 
   protected watchedDirs(): string[] {

@@ -12,8 +12,14 @@ describe('SimulatedSource', () => {
   for (const [count, numa, expected] of table) {
     it(`spreads ${count} devices evenly over NUMA [${numa.join(', ')}]`, () => {
       const source = new SimulatedSource({ count, numaNodes: numa, idPrefix: 'gpu' });
-      assert.deepEqual(source.list().map((d) => d.numaNodes), expected);
-      assert.deepEqual(source.list().map((d) => d.id), Array.from({ length: count }, (_, i) => `gpu-${i}`));
+      assert.deepEqual(
+        source.list().map((d) => d.numaNodes),
+        expected,
+      );
+      assert.deepEqual(
+        source.list().map((d) => d.id),
+        Array.from({ length: count }, (_, i) => `gpu-${i}`),
+      );
     });
   }
 
@@ -23,7 +29,10 @@ describe('SimulatedSource', () => {
     source.subscribe(() => changes++);
     source.markUnhealthy('d-1', 'overheated');
     source.markUnhealthy('d-1', 'overheated');
-    assert.deepEqual([source.list()[1]!.health, source.list()[1]!.reason, changes], ['Unhealthy', 'overheated', 1]);
+    assert.deepEqual(
+      [source.list()[1]!.health, source.list()[1]!.reason, changes],
+      ['Unhealthy', 'overheated', 1],
+    );
     source.heal('d-1');
     assert.deepEqual([source.list()[1]!.health, source.list()[1]!.reason, changes], ['Healthy', null, 2]);
     assert.throws(() => source.heal('d-9'), { code: 'not-found' });
@@ -40,6 +49,9 @@ describe('SimulatedSource', () => {
 
   it('device node pattern', () => {
     const source = new SimulatedSource({ count: 2, idPrefix: 'fpga', deviceNodePattern: '/dev/fpga{index}' });
-    assert.deepEqual(source.list().map((d) => d.deviceNodes), [['/dev/fpga0'], ['/dev/fpga1']]);
+    assert.deepEqual(
+      source.list().map((d) => d.deviceNodes),
+      [['/dev/fpga0'], ['/dev/fpga1']],
+    );
   });
 });

@@ -96,8 +96,9 @@ export class SimulatedSource implements DeviceSource {
     });
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     for (const timer of this.#flapTimers) clearTimeout(timer);
     this.#flapTimers.clear();
+    return Promise.resolve();
   }
 }

@@ -7,7 +7,11 @@ import { SysfsPciSource, type SysfsPciSourceOptions } from './sysfs-pci.js';
 // without NUMA information, one Intel NIC VF bound to vfio-pci.
 const root = fileURLToPath(new URL('../../test/fixtures/sys', import.meta.url));
 
-const table: { name: string; options: Omit<SysfsPciSourceOptions, 'root'>; expect: { id: string; numaNodes: number[]; deviceNodes: string[] }[] }[] = [
+const table: {
+  name: string;
+  options: Omit<SysfsPciSourceOptions, 'root'>;
+  expect: { id: string; numaNodes: number[]; deviceNodes: string[] }[];
+}[] = [
   {
     name: 'vendor + class prefix, NUMA from numa_node, nodes from the IOMMU group',
     options: { vendor: '0x10de', class: '0x0302', deviceNodePattern: '/dev/vfio/{iommuGroup}' },
