@@ -11,6 +11,7 @@ import {
   fixture,
   helm,
   chartDir,
+  installNotes,
   isObject,
   k8sSchemaError,
   KUBE_VERSION,
@@ -576,4 +577,25 @@ describe('values the schema cannot judge fail the render with a reason', () => {
       assert.match(res.stderr, expected);
     });
   }
+});
+
+describe('NOTES.txt', () => {
+  it('tells how to open the dashboard, check the gateways and get the token', () => {
+    const notes = installNotes({ release: 'plugboard' });
+    assert.match(notes, /kubectl -n plugboard port-forward service\/plugboard-web 8080:80/);
+    assert.match(notes, /helm test plugboard -n plugboard/);
+    assert.match(notes, /rollout status daemonset\/plugboard-gateway/);
+    assert.match(notes, /Fault injection: disabled/);
+    assert.match(notes, /get secret plugboard-auth -o jsonpath='\{\.data\.token\}' \| base64 -d/);
+    assert.match(notes, /set networkPolicy\.metricsFrom/);
+  });
+
+  it('names the Ingress URL, warns that faults are live and names the fault-operator role', () => {
+    const notes = installNotes({ release: 'plugboard', valuesFiles: [ALL_FEATURES] });
+    assert.match(notes, /https:\/\/plugboard\.example\.com\//);
+    assert.doesNotMatch(notes, /port-forward/);
+    assert.match(notes, /Fault injection: ENABLED/);
+    assert.match(notes, /"create" on "faults\.plugboard\.io" \(ClusterRole plugboard-fault-operator\)/);
+    assert.doesNotMatch(notes, /metricsFrom/);
+  });
 });

@@ -74,16 +74,10 @@ export interface RenderOptions {
   includeTests?: boolean;
 }
 
-function templateArgs(opts: RenderOptions, dir: string): string[] {
-  const args = [
-    'template',
-    opts.release ?? 'pb',
-    chartDir,
-    '--namespace',
-    opts.namespace ?? 'plugboard',
-    '--kube-version',
-    KUBE_VERSION,
-  ];
+function chartArgs(command: 'template' | 'install', opts: RenderOptions, dir: string): string[] {
+  const args = [command, opts.release ?? 'pb', chartDir, '--namespace', opts.namespace ?? 'plugboard'];
+  // `install --dry-run=client` has no --kube-version; it renders for helm's built-in default.
+  if (command === 'template') args.push('--kube-version', KUBE_VERSION);
   for (const file of opts.valuesFiles ?? []) args.push('--values', file);
   if (opts.values) {
     const file = join(dir, 'values.json');
@@ -92,18 +86,32 @@ function templateArgs(opts: RenderOptions, dir: string): string[] {
     args.push('--values', file);
   }
   for (const s of opts.set ?? []) args.push('--set', s);
-  if (opts.includeTests === false) args.push('--skip-tests');
+  if (command === 'template' && opts.includeTests === false) args.push('--skip-tests');
+  if (command === 'install') args.push('--dry-run=client');
   return args;
+}
+
+function inTempDir<T>(fn: (dir: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), 'plugboard-chart-'));
+  try {
+    return fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** `helm template` with the given values; returns helm's raw result. */
 export function template(opts: RenderOptions = {}): HelmResult {
-  const dir = mkdtempSync(join(tmpdir(), 'plugboard-chart-'));
-  try {
-    return helm(templateArgs(opts, dir));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return inTempDir((dir) => helm(chartArgs('template', opts, dir)));
+}
+
+/** The NOTES.txt an install would print (`helm install --dry-run=client`, no cluster needed). */
+export function installNotes(opts: RenderOptions = {}): string {
+  const res = inTempDir((dir) => helm(chartArgs('install', opts, dir)));
+  if (res.status !== 0) throw new Error(`helm install --dry-run failed (${res.status}):\n${res.stderr}`);
+  const start = res.stdout.indexOf('\nNOTES:\n');
+  if (start < 0) throw new Error('helm printed no NOTES');
+  return res.stdout.slice(start + '\nNOTES:\n'.length);
 }
 
 /** Renders the chart and parses every object; throws with helm's stderr when rendering fails. */
