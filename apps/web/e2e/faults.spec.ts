@@ -51,8 +51,8 @@ test('injecting a fault drops allocatable by one and flags the affected pod; cle
   await overview.goto(webUrl('/'));
   const card = overview.getByRole('article', { name: 'gpu-node-a' });
   await expect(card.getByRole('region', { name: `${GPU} capacity ${capacity} allocatable ${capacity - 1}` })).toBeVisible();
-  await expect(card).toContainText('1 unhealthy devices');
-  await expect(card).toContainText('1 simulated faults');
+  await expect(card).toContainText('1 unhealthy device');
+  await expect(card).toContainText('1 simulated fault');
   await saveScreenshot(overview, 'overview-with-fault');
   await overview.close();
 

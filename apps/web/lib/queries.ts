@@ -5,6 +5,7 @@ import type { FaultState, NodeSnapshot } from '@plugboard/node-gateway/model';
 import type { ClusterDocument } from './cluster-types';
 import type { LiveDocument } from './live-document';
 import { apiFetch, nodeApiPath } from './api';
+import { markOnce } from './perf-marks';
 
 export const queryKeys = {
   cluster: ['cluster'] as const,
@@ -48,6 +49,7 @@ export const nodeQuery = (client: QueryClient, name: string) =>
     queryKey: queryKeys.node(name),
     queryFn: async (): Promise<LiveDocument<NodeSnapshot>> => {
       const node = await apiFetch<NodeSnapshot>(nodeApiPath(name, 'node'));
+      markOnce('plugboard:node-data');
       const cached = client.getQueryData<LiveDocument<NodeSnapshot>>(queryKeys.node(name));
       if (cached?.seq != null) return cached;
       return { seq: null, data: node, receivedAt: Date.now() };

@@ -6,6 +6,7 @@ import { useQueryClient, type QueryKey } from '@tanstack/react-query';
 import { applyLiveMessage, type LiveDocument, type LiveMessage } from './live-document';
 import { LiveStream, type LinkStatus } from './live-stream';
 import { streamUrl } from './api';
+import { markOnce } from './perf-marks';
 
 export function useLiveQuery<T>(queryKey: QueryKey, path: string | null): LinkStatus {
   const client = useQueryClient();
@@ -23,6 +24,7 @@ export function useLiveQuery<T>(queryKey: QueryKey, path: string | null): LinkSt
       onMessage: (msg: LiveMessage<T>) => {
         const r = applyLiveMessage(client.getQueryData<LiveDocument<T>>(key), msg);
         if (r.kind === 'applied') {
+          if (msg.type === 'snapshot') markOnce(`plugboard:${String(key[0])}-data`);
           client.setQueryData<LiveDocument<T>>(key, r.doc);
           return 'ok';
         }

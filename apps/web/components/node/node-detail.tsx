@@ -12,6 +12,7 @@ import { useLiveQuery } from '../../lib/use-live-query';
 import { tileDevices } from '../../lib/node-view';
 import { formatTime } from '../../lib/format';
 import { useToken } from '../../lib/token';
+import { markAfterPaint } from '../../lib/perf-marks';
 import { LiveIndicator } from '../live-indicator';
 import { ProblemNotice } from '../problem-notice';
 import { FaultDialog, type FaultRequest } from '../faults/fault-dialog';
@@ -138,6 +139,11 @@ export function NodeDetail({ name }: { name: string }) {
     }, Math.max(0, oldest + AWAIT_STREAM_MS - Date.now()));
     return () => clearTimeout(t);
   }, [awaiting]);
+
+  const hasNode = node !== undefined;
+  useEffect(() => {
+    if (hasNode) markAfterPaint('plugboard:node-rendered');
+  }, [hasNode]);
 
   const pendingTiles = useMemo(() => {
     const s = new Set(awaiting.keys());

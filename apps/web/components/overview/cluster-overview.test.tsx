@@ -56,7 +56,7 @@ describe('NodeCard', () => {
     assert.match(gpu.textContent ?? '', /capacity 8/);
     assert.match(gpu.textContent ?? '', /allocatable 7/);
     assert.match(gpu.textContent ?? '', /1 unhealthy/);
-    assert.ok(screen.getByText(/1 unhealthy devices/));
+    assert.ok(screen.getByText(/1 unhealthy device$/));
     assert.ok(screen.getByRole('link', { name: 'gpu-node-a' }));
   });
 

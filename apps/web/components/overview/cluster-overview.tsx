@@ -1,11 +1,12 @@
 'use client';
 // Cluster overview: every node with per-resource numbers, live from the web server's aggregated
 // summary stream (one socket for the whole cluster), with sort and filter.
-import { useDeferredValue, useMemo, useState } from 'react';
+import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import type { ClusterDocument, ClusterNode } from '../../lib/cluster-types';
 import { clusterQuery, queryKeys } from '../../lib/queries';
 import { useLiveQuery } from '../../lib/use-live-query';
+import { markAfterPaint, markOnce } from '../../lib/perf-marks';
 import { LiveIndicator } from '../live-indicator';
 import { ProblemNotice } from '../problem-notice';
 import { NodeCard } from './node-card';
@@ -62,6 +63,7 @@ export function ClusterOverview() {
   const [sort, setSort] = useState<SortKey>('name');
   const deferredText = useDeferredValue(text);
   const doc = query.data?.data;
+  if (doc) markOnce('plugboard:cluster-data');
 
   const resourceNames = useMemo(() => {
     const names = new Set<string>();
@@ -73,6 +75,9 @@ export function ClusterOverview() {
     [doc, deferredText, resource, health, sort],
   );
   const total = doc ? Object.keys(doc.nodes).length : 0;
+  useEffect(() => {
+    if (total > 0) markAfterPaint('plugboard:overview-rendered');
+  }, [total]);
   const unhealthyNodes = doc ? Object.values(doc.nodes).filter((n) => (n.summary?.unhealthyDevices ?? 0) > 0).length : 0;
   const unreachable = doc ? Object.values(doc.nodes).filter((n) => n.status !== 'live').length : 0;
 

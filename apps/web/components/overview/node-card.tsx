@@ -44,11 +44,17 @@ export const NodeCard = memo(function NodeCard({ node, resourceFilter }: { node:
       {s && (
         <p className="row" style={{ margin: '0.3rem 0' }}>
           {s.unhealthyDevices > 0 ? (
-            <span className="badge bad">✕ {s.unhealthyDevices} unhealthy devices</span>
+            <span className="badge bad">
+              ✕ {s.unhealthyDevices} unhealthy {s.unhealthyDevices === 1 ? 'device' : 'devices'}
+            </span>
           ) : (
             <span className="badge ok">✓ all devices healthy</span>
           )}
-          {s.activeFaults > 0 && <span className="badge warn">{s.activeFaults} simulated faults</span>}
+          {s.activeFaults > 0 && (
+            <span className="badge warn">
+              {s.activeFaults} simulated {s.activeFaults === 1 ? 'fault' : 'faults'}
+            </span>
+          )}
           {sourceIssues.map(([label, st]) => (
             <span key={label} className="badge warn" title={st.reason ?? undefined}>
               {label} stale since {formatTime(st.lastSuccess)}
