@@ -83,8 +83,7 @@ export class PodResourcesServer {
       get: this.limited('Get', (req: podresources.GetPodResourcesRequest) => {
         const pod = this.o.pods.findPod(req.podNamespace, req.podName);
         if (!pod) throw new Error(`pod ${req.podName} in namespace ${req.podNamespace} not found`);
-        const active = this.o.pods.activePods().find((p) => p.spec.uid === pod.uid);
-        return { podResources: this.podResources(pod, active?.containers ?? pod.containers) };
+        return { podResources: this.podResources(pod.spec, pod.containers) };
       }),
     };
     server.addService(podresources.PodResourcesListerService, impl);

@@ -122,9 +122,13 @@ export class PodManager {
       }));
   }
 
-  findPod(namespace: string, name: string): PodSpec | undefined {
+  /**
+   * Any pod the kubelet knows by name, terminated ones included (PodResources Get uses the pod
+   * manager, not the active pods), with the containers PodResources reports.
+   */
+  findPod(namespace: string, name: string): { spec: PodSpec; containers: ContainerSpec[] } | undefined {
     const p = this.pods.get(`${namespace}/${name}`);
-    return p && !isTerminal(p) ? p.spec : undefined;
+    return p ? { spec: p.spec, containers: reportedContainers(p) } : undefined;
   }
 
   allPods(): PodRuntime[] {
@@ -615,6 +619,11 @@ export class PodManager {
       ...(resourceStatus.length ? { allocatedResourcesStatus: resourceStatus } : {}),
     };
   }
+}
+
+/** Restartable init containers (sidecars) first, then app containers, as PodResources lists them. */
+function reportedContainers(p: PodRuntime): ContainerSpec[] {
+  return [...p.init.filter((c) => c.spec.sidecar), ...p.app].map((c) => c.spec);
 }
 
 function newContainer(spec: ContainerSpec): ContainerRuntime {

@@ -102,6 +102,14 @@ describe('PodResources v1', () => {
     const res = await get('pinned', 'team-a');
     assert.equal(res.podResources?.name, 'pinned');
     assert.deepEqual(res.podResources?.containers[0]?.devices[0]?.deviceIds, ['g0']);
+    // A terminated pod is still known by name; it no longer holds devices.
+    await assert.rejects(f.sim.admitPod(pod('rejected', { [GPU]: 9 })));
+    const rejected = await get('rejected');
+    assert.deepEqual(
+      rejected.podResources?.containers.map((x) => [x.name, x.devices]),
+      [['main', []]],
+    );
+    assert.ok(!(await list()).podResources.some((p) => p.name === 'rejected'), 'List shows active pods only');
     await assert.rejects(get('nope'), (err: ServiceError) => {
       assert.equal(err.code, status.UNKNOWN);
       assert.equal(err.details, 'pod nope in namespace default not found');
