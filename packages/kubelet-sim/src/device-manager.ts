@@ -173,8 +173,13 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     const server = this.server;
     this.server = null;
     if (server) {
-      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
-      server.forceShutdown();
+      // tryShutdown's callback fires once the listener is closed (and libuv has unlinked the
+      // socket), so a restart cannot lose its new socket to a late close; forceShutdown right
+      // after cancels in-flight calls such as a Register still dialling its plugin.
+      await new Promise<void>((resolve) => {
+        server.tryShutdown(() => resolve());
+        server.forceShutdown();
+      });
     }
     rmSync(this.socketPath, { force: true });
     this.persist();

@@ -55,6 +55,8 @@ export interface KubeletSimOptions {
   controlToken?: string;
   /** Events kept per kind for watches; older resourceVersions get 410 Gone. Default 1000. */
   watchHistorySize?: number;
+  /** Events kept (the least recently changed are deleted beyond it). Default 1000. */
+  maxEvents?: number;
   /** BOOKMARK interval on watches that allow bookmarks. Default 60 s. */
   bookmarkIntervalMs?: number;
   /** Dial timeout for a registering plugin (kubelet: 10 s). */
@@ -97,7 +99,8 @@ export interface KubeletSimEvents {
   devices: [{ resource: string; devices: DeviceView[] }];
   disconnected: [{ resource: string }];
   'resource-removed': [{ resource: string }];
-  pod: [KubeObject];
+  /** Every change of a Pod object, with the watch event type. */
+  pod: [KubeObject, 'ADDED' | 'MODIFIED' | 'DELETED'];
   node: [KubeObject];
   restarted: [];
 }
@@ -154,7 +157,8 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   const historySize = opts.watchHistorySize ?? 1000;
   const nodes = new ObjectStore('Node', 'NodeList', false, clock, historySize);
   const podStore = new ObjectStore('Pod', 'PodList', true, clock, historySize);
-  const eventStore = new ObjectStore('Event', 'EventList', true, clock, historySize);
+  // Events expire in a real cluster (1 h TTL); here the oldest go beyond maxEvents.
+  const eventStore = new ObjectStore('Event', 'EventList', true, clock, historySize, opts.maxEvents ?? 1000);
   const recorder = new EventRecorder(eventStore, nodeName);
 
   const deviceManager = new DeviceManager({
@@ -205,6 +209,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   let api: ApiServer | null = null;
   const publishNode = () => {
     const { capacity, allocatable } = deviceManager.nodeResources();
+    const before = nodes.get(undefined, nodeName);
     const node = nodes.upsert(
       renderNode({
         name: nodeName,
@@ -218,7 +223,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         allocatable,
       }),
     );
-    emitter.emit('node', node);
+    if (node !== before) emitter.emit('node', node);
   };
 
   deviceManager.on('changed', publishNode);
@@ -322,7 +327,8 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     null,
     () => true,
     (e) => {
-      if (e.type !== 'BOOKMARK' && e.type !== 'ERROR') emitter.emit('pod', e.object);
+      if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED')
+        emitter.emit('pod', e.object, e.type);
     },
   );
 

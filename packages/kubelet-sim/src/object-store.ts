@@ -67,6 +67,8 @@ export class ObjectStore {
     readonly namespaced: boolean,
     private readonly clock: ResourceVersionClock,
     private readonly historySize: number,
+    /** Cap on stored objects (events): the least recently changed one is deleted beyond it. */
+    private readonly maxObjects = Infinity,
   ) {}
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {
@@ -82,6 +84,7 @@ export class ObjectStore {
     const stored: KubeObject = { ...obj, metadata: { ...obj.metadata, resourceVersion: String(rv) } };
     this.objects.set(k, stored);
     this.record({ rv, type: previous ? 'MODIFIED' : 'ADDED', object: stored, previous });
+    if (this.objects.size > this.maxObjects) this.evictLeastRecentlyChanged();
     return stored;
   }
 
@@ -97,6 +100,14 @@ export class ObjectStore {
     };
     this.record({ rv, type: 'DELETED', object: deleted, previous });
     return deleted;
+  }
+
+  private evictLeastRecentlyChanged(): void {
+    let oldest: KubeObject | undefined;
+    for (const o of this.objects.values()) {
+      if (!oldest || Number(o.metadata.resourceVersion) < Number(oldest.metadata.resourceVersion)) oldest = o;
+    }
+    if (oldest) this.delete(oldest.metadata.namespace, oldest.metadata.name);
   }
 
   list(filter: ObjectFilter): { items: KubeObject[]; resourceVersion: string } {

@@ -104,7 +104,7 @@ const isTerminal = (p: PodRuntime) => p.phase === 'Failed' || p.phase === 'Succe
 export class PodManager {
   private readonly pods = new Map<string, PodRuntime>();
   private admission: Promise<unknown> = Promise.resolve();
-  private nextIp = 2;
+  private nextIp = 0;
   private readonly log: Logger;
 
   constructor(private readonly o: PodManagerOptions) {
@@ -155,7 +155,7 @@ export class PodManager {
       createdAt: new Date(),
       startTime: null,
       phase: 'Pending',
-      podIp: `10.88.0.${this.nextIp++ % 250}`,
+      podIp: podIpFor(this.nextIp++),
       qos: qosClass(spec),
       init: spec.initContainers.map(newContainer),
       app: spec.containers.map(newContainer),
@@ -619,6 +619,11 @@ export class PodManager {
       ...(resourceStatus.length ? { allocatedResourcesStatus: resourceStatus } : {}),
     };
   }
+}
+
+/** Pod IPs from 10.88.0.0/16, skipping .0 and .1 of each /24. */
+function podIpFor(n: number): string {
+  return `10.88.${Math.floor(n / 250) % 256}.${(n % 250) + 2}`;
 }
 
 /** Restartable init containers (sidecars) first, then app containers, as PodResources lists them. */

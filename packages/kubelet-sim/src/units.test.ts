@@ -155,3 +155,22 @@ test('the object store replays, filters transitions and expires compacted versio
     'rv 1 is still covered (events after it are kept)',
   );
 });
+
+test('a capped store deletes the least recently changed object', () => {
+  const store = new ObjectStore('Event', 'EventList', true, new ResourceVersionClock(), 100, 2);
+  store.upsert(obj('a'));
+  store.upsert(obj('b'));
+  store.upsert(obj('a', { touched: 'yes' }));
+  const deleted: string[] = [];
+  store.watch(
+    null,
+    () => true,
+    (e) => e.type === 'DELETED' && deleted.push((e.object as KubeObject).metadata.name),
+  );
+  store.upsert(obj('c'));
+  assert.deepEqual(deleted, ['b']);
+  assert.deepEqual(
+    store.list(() => true).items.map((o) => o.metadata.name),
+    ['a', 'c'],
+  );
+});

@@ -16,8 +16,10 @@ const GPU = 'example.com/gpu';
 describe('Registration validation', () => {
   let f: SimFixture;
   let plugin: TestPlugin;
+  const rejected: { resource: string; error: string }[] = [];
   before(async () => {
     f = await startFixture({ dialTimeoutMs: 500 });
+    f.sim.on('registration-rejected', (e) => rejected.push(e));
     plugin = new TestPlugin({ dir: f.dir, resourceName: GPU, devices: [{ id: 'g0' }] });
     await plugin.start();
   });
@@ -81,6 +83,13 @@ describe('Registration validation', () => {
 
   test('rejections are emitted and nothing is registered', () => {
     assert.equal(f.sim.state().resources[GPU], undefined);
+    assert.ok(rejected.length >= 14, `${rejected.length} rejections seen`);
+    assert.ok(
+      rejected.some(
+        (e) =>
+          e.resource === 'kubernetes.io/gpu' && e.error === 'the ResourceName "kubernetes.io/gpu" is invalid',
+      ),
+    );
   });
 });
 
