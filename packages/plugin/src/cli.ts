@@ -95,6 +95,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     return 0;
   }
   const logger = createLogger(options.logLevel);
+  // Listen before starting: a SIGTERM that arrives while we start must still end in a clean stop.
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
   let runtime;
   try {
     const config = await loadPluginConfig(options.configFile);
@@ -109,10 +114,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     { resources: [...runtime.resources.keys()], devicePluginDir: options.start.devicePluginDir },
     'running',
   );
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
+  const signal = await signalled;
   logger.info({ signal }, 'stopping');
   // The kubelet gives plugins little time; never hang past the 5 s budget.
   const guard = setTimeout(() => {

@@ -140,7 +140,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       () => {
         this.#registration.lastListAndWatchSend = new Date().toISOString();
       },
-      (generation, remaining) => this.#onStreamClosed(generation, remaining),
+      (generation, remaining, durationMs) => this.#onStreamClosed(generation, remaining, durationMs),
     );
     this.#state.on('devices', (devices) => {
       this.#streams.schedule();
@@ -405,7 +405,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     }
   }
 
-  #onStreamClosed(generation: number, remaining: number): void {
+  #onStreamClosed(generation: number, remaining: number, durationMs: number): void {
+    this.#logger.info({ rpc: 'ListAndWatch', durationMs, streams: remaining }, 'stream closed');
     if (this.#stopping || this.#restarting || remaining > 0 || generation < this.#generation) return;
     if (this.#registration.phase !== 'registered' || this.registrationSocketPath !== null) return;
     // Give the filesystem signals (a real restart) a moment to win; then re-register if the

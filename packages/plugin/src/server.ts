@@ -35,6 +35,7 @@ interface Stream {
   generation: number;
   sentVersion: number;
   blocked: boolean;
+  openedAt: number;
 }
 
 /** Fan-out of full device lists to every open ListAndWatch stream, coalescing bursts. */
@@ -42,14 +43,14 @@ export class ListAndWatchStreams {
   readonly #state: DeviceState;
   readonly #streams = new Set<Stream>();
   readonly #onSend: () => void;
-  readonly #onClosed: (generation: number, remaining: number) => void;
+  readonly #onClosed: (generation: number, remaining: number, durationMs: number) => void;
   #encoded: { version: number; bytes: Buffer } | null = null;
   #scheduled = false;
 
   constructor(
     state: DeviceState,
     onSend: () => void,
-    onClosed: (generation: number, remaining: number) => void,
+    onClosed: (generation: number, remaining: number, durationMs: number) => void,
   ) {
     this.#state = state;
     this.#onSend = onSend;
@@ -73,10 +74,12 @@ export class ListAndWatchStreams {
   }
 
   add(call: Stream['call'], generation: number): void {
-    const stream: Stream = { call, generation, sentVersion: -1, blocked: false };
+    const stream: Stream = { call, generation, sentVersion: -1, blocked: false, openedAt: performance.now() };
     this.#streams.add(stream);
     const remove = (): void => {
-      if (this.#streams.delete(stream)) this.#onClosed(stream.generation, this.#streams.size);
+      if (this.#streams.delete(stream)) {
+        this.#onClosed(stream.generation, this.#streams.size, performance.now() - stream.openedAt);
+      }
     };
     call.on('cancelled', remove);
     call.on('close', remove);

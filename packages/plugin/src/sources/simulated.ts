@@ -19,6 +19,7 @@ export class SimulatedSource implements DeviceSource {
   readonly #devices: SourceDevice[];
   readonly #listeners = new ChangeListeners();
   readonly #flapTimers = new Set<NodeJS.Timeout>();
+  readonly #flapping = new Set<() => void>();
 
   constructor(options: SimulatedSourceOptions) {
     const numa = options.numaNodes ?? [];
@@ -74,9 +75,11 @@ export class SimulatedSource implements DeviceSource {
     const reason = options.reason ?? 'flapping';
     this.markUnhealthy(id, reason);
     return new Promise((resolve) => {
+      this.#flapping.add(resolve);
       let step = 1;
       const tick = (): void => {
         if (step >= times * 2) {
+          this.#flapping.delete(resolve);
           resolve();
           return;
         }
@@ -99,6 +102,9 @@ export class SimulatedSource implements DeviceSource {
   stop(): Promise<void> {
     for (const timer of this.#flapTimers) clearTimeout(timer);
     this.#flapTimers.clear();
+    // A flap cut short by stop() still settles.
+    for (const resolve of this.#flapping) resolve();
+    this.#flapping.clear();
     return Promise.resolve();
   }
 }
