@@ -412,7 +412,7 @@ export class PodManager {
     clearTimer(c);
     c.timer = setTimeout(() => {
       c.timer = null;
-      void this.restart(pod, c);
+      this.restart(pod, c).catch((err: unknown) => this.lifecycleError(pod, c, err));
     }, delay);
     c.timer.unref();
     this.settle(pod);
@@ -432,10 +432,18 @@ export class PodManager {
       for (const c of [...pod.init, ...pod.app]) {
         if (c.state.kind !== 'running') continue;
         const bad = this.unhealthyDevice(pod, c);
-        if (bad) void this.fail(pod, c, bad);
+        if (bad) this.fail(pod, c, bad).catch((err: unknown) => this.lifecycleError(pod, c, err));
       }
       this.publish(pod);
     }
+  }
+
+  /** A simulator bug must not take the process down: log it and leave the container as it is. */
+  private lifecycleError(pod: PodRuntime, c: ContainerRuntime, err: unknown): void {
+    this.log.error(
+      { pod: `${pod.spec.namespace}/${pod.spec.name}`, container: c.spec.name, err: String(err) },
+      'container lifecycle step failed',
+    );
   }
 
   /** Recomputes the phase; a pod that just ended frees its devices and CPUs. */
