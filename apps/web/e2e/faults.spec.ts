@@ -37,7 +37,7 @@ test('injecting a fault drops allocatable by one and flags the affected pod; cle
   await dialog.getByRole('button', { name: 'Inject simulated fault' }).click();
   await expect(dialog).toHaveCount(0);
   await expect(sw).toHaveAttribute('aria-checked', 'true');
-  await expect(page.getByRole('button', { name: new RegExp(`^${target.id} Unhealthy \\(simulated fault\\)`) })).toBeVisible();
+  await expect(page.getByRole('button', { name: new RegExp(`^${target.id}\\s*,\\s*Unhealthy\\s*,\\s*simulated fault`) })).toBeVisible();
   await expect(gpuSummary()).toContainText(`allocatable ${capacity - 1}`);
   await expect(trainRow).toContainText('affected: uses an unhealthy device');
   await expect(page.getByText(/Why allocatable is 7 of 8/)).toBeVisible();
@@ -57,7 +57,7 @@ test('injecting a fault drops allocatable by one and flags the affected pod; cle
   await overview.close();
 
   // Device history shows the injected fault.
-  await page.getByRole('button', { name: new RegExp(`^${target.id} Unhealthy`) }).click();
+  await page.getByRole('button', { name: new RegExp(`^${target.id}\\s*,\\s*Unhealthy`) }).click();
   const drawer = page.getByRole('dialog', { name: `Device ${target.id}` });
   await expect(drawer.getByRole('list', { name: new RegExp(`History of ${target.id}`) })).toContainText('fault-injected');
   await expect(drawer).toContainText('e2e: simulated ECC error');
@@ -69,7 +69,7 @@ test('injecting a fault drops allocatable by one and flags the affected pod; cle
   await expect(clearDialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
   await clearDialog.getByRole('button', { name: 'Clear simulated fault' }).click();
   await expect(sw).toHaveAttribute('aria-checked', 'false');
-  await expect(page.getByRole('button', { name: new RegExp(`^${target.id} Healthy`) })).toBeVisible();
+  await expect(page.getByRole('button', { name: new RegExp(`^${target.id}\\s*,\\s*Healthy`) })).toBeVisible();
   await expect(gpuSummary()).toContainText(`allocatable ${capacity}`);
   await expect(trainRow).not.toContainText('affected');
   expect((await gatewaySnapshot('gpu-node-a')).resources[GPU]!.kubelet.allocatable).toBe(capacity);
@@ -89,9 +89,9 @@ test('a NUMA-node scenario is previewed, confirmed and stopped', async ({ page }
   await dialog.getByRole('button', { name: 'Start simulated scenario' }).click();
   await expect(dialog).toHaveCount(0);
   const numa1 = page.getByRole('region', { name: /^NUMA node 1 / });
-  await expect(numa1.getByRole('button', { name: /^gpu-\d Unhealthy/ })).toHaveCount(4);
+  await expect(numa1.getByRole('button', { name: /^gpu-\d\s*,\s*Unhealthy/ })).toHaveCount(4);
   await expect(page.getByRole('region', { name: /^NUMA node 0 / }).getByRole('button', { name: /Unhealthy/ })).toHaveCount(0);
   await panel.getByRole('button', { name: 'Stop all scenarios' }).click();
-  await expect(numa1.getByRole('button', { name: /^gpu-\d Unhealthy/ })).toHaveCount(0);
-  await expect(numa1.getByRole('button', { name: /^gpu-\d Healthy/ })).toHaveCount(4);
+  await expect(numa1.getByRole('button', { name: /^gpu-\d\s*,\s*Unhealthy/ })).toHaveCount(0);
+  await expect(numa1.getByRole('button', { name: /^gpu-\d\s*,\s*Healthy/ })).toHaveCount(4);
 });

@@ -35,23 +35,50 @@ function DeviceTileView({ tileKey, id, devices, faultControl, pending, onOpen, o
   const shared = devices.length > 1 || devices.some((d) => d.replicaOf !== null);
   const reason = devices.find((d) => d.health !== 'Healthy')?.reason ?? null;
   const numa = devices[0]?.numaNodes ?? [];
-  const usedText = uniqueUsers.length === 0 ? 'free' : `used by ${uniqueUsers.join(', ')}`;
-  const label = `${id} ${health}${faulted ? ' (simulated fault)' : ''}, ${usedText}`;
   const cls = health === 'Healthy' ? 'ok' : 'bad';
+  // The accessible name comes from the visible text (plus screen-reader-only separators), so what
+  // is read is what is shown: "gpu-0, Unhealthy, simulated fault, xid 79, used by ml/train".
+  const sep = <span className="sr-only">, </span>;
   return (
     <li className={`tile ${cls}`} data-device={id}>
-      <button type="button" className="open" aria-label={label} aria-haspopup="dialog" onClick={() => onOpen(tileKey)}>
+      <button type="button" className="open" aria-haspopup="dialog" onClick={() => onOpen(tileKey)}>
         <span className="id mono">{id}</span>
+        {sep}
         <span className={`health ${cls}`}>
           <HealthIcon health={health} /> {health}
-          {faulted && <span className="badge warn" style={{ marginLeft: '0.3em' }}>simulated</span>}
+          {faulted && (
+            <>
+              {sep}
+              <span className="badge warn" style={{ marginLeft: '0.3em' }}>
+                simulated fault
+              </span>
+            </>
+          )}
         </span>
-        {reason && health !== 'Healthy' && <span className="pod">{reason}</span>}
+        {reason && health !== 'Healthy' && (
+          <>
+            {sep}
+            <span className="pod">{reason}</span>
+          </>
+        )}
+        {sep}
         <span className="pod">
-          {uniqueUsers.length === 0 ? 'free' : uniqueUsers.join(', ')}
+          {uniqueUsers.length === 0 ? (
+            'free'
+          ) : (
+            <>
+              <span className="sr-only">used by </span>
+              {uniqueUsers.join(', ')}
+            </>
+          )}
           {shared && ` · ${users.length}/${devices.length} replicas in use`}
         </span>
-        {numa.length > 1 && <span className="pod">NUMA {numa.join(', ')}</span>}
+        {numa.length > 1 && (
+          <>
+            {sep}
+            <span className="pod">NUMA {numa.join(', ')}</span>
+          </>
+        )}
       </button>
       {faultControl.mode !== 'hidden' && (
         <div className="fault-row">
