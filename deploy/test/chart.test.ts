@@ -599,3 +599,15 @@ describe('NOTES.txt', () => {
     assert.doesNotMatch(notes, /metricsFrom/);
   });
 });
+
+describe('Grafana dashboard ConfigMap', () => {
+  it('is off by default and, when on, carries the dashboard JSON with the sidecar label', () => {
+    assert.equal(find(defaults, 'ConfigMap', '-grafana-dashboard').length, 0);
+    const cm = only(allFeatures, 'ConfigMap', '-grafana-dashboard');
+    assert.equal(cm.metadata.namespace, 'monitoring');
+    assert.equal(cm.metadata.labels?.grafana_dashboard, '1');
+    const dashboard: unknown = JSON.parse(String(at(cm, 'data', 'plugboard.json')));
+    assert.equal(at(dashboard, 'uid'), 'plugboard-devices');
+    assert.ok(asArray(at(dashboard, 'panels')).length >= 10);
+  });
+});
