@@ -1,6 +1,7 @@
 // The one place a PluginError becomes a gRPC status, plus Unix-socket server helpers shared by
 // the DevicePlugin and plugin-watcher servers.
-import { unlink } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Server, ServerCredentials, status, type ServiceError } from '@grpc/grpc-js';
 import { PluginError, type PluginErrorCode } from './errors.js';
 
@@ -31,6 +32,8 @@ async function removeStale(path: string): Promise<void> {
 
 /** Binds a server to a Unix socket, replacing a stale socket file left by an earlier process. */
 export async function bindUnixServer(server: Server, socketPath: string): Promise<void> {
+  // The kubelet creates its directories; creating them here only matters for local runs.
+  await mkdir(dirname(socketPath), { recursive: true });
   await removeStale(socketPath);
   await new Promise<void>((resolve, reject) => {
     server.bindAsync(`unix://${socketPath}`, ServerCredentials.createInsecure(), (err) =>

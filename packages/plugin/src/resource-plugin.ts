@@ -3,7 +3,7 @@
 // (re-serve + re-register in-process, never two servers at once), the fault overlay, CDI sync and
 // the events the gateway and dashboard consume.
 import { EventEmitter } from 'node:events';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { Server } from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
@@ -343,11 +343,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     const loopId = ++this.#loopId;
     const initial = this.#options.registrationRetry?.initialMs ?? 100;
     const max = this.#options.registrationRetry?.maxMs ?? 5000;
-    const request = registerRequest(
-      this.socketPath.slice(this.#options.devicePluginDir.length).replace(/^\/+/, ''),
-      this.resourceName,
-      this.#pluginOptions,
-    );
+    const request = registerRequest(basename(this.socketPath), this.resourceName, this.#pluginOptions);
     const current = (): boolean => !this.#stopping && loopId === this.#loopId;
     this.#registration.phase = 'registering';
     void (async () => {
