@@ -611,3 +611,27 @@ describe('Grafana dashboard ConfigMap', () => {
     assert.ok(asArray(at(dashboard, 'panels')).length >= 10);
   });
 });
+
+describe('web topology spread', () => {
+  it("fills in the web pods' label selector only where a constraint has none", () => {
+    const objects = render({
+      values: {
+        web: {
+          topologySpreadConstraints: [
+            {
+              maxSkew: 1,
+              topologyKey: 'zone',
+              whenUnsatisfiable: 'DoNotSchedule',
+              labelSelector: { matchLabels: { x: 'y' } },
+            },
+            { maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway' },
+          ],
+        },
+      },
+    });
+    const web = only(objects, 'Deployment', '-web');
+    const constraints = asArray(podSpec(web).topologySpreadConstraints);
+    assert.deepEqual(at(constraints[0], 'labelSelector'), { matchLabels: { x: 'y' } });
+    assert.ok(selects(at(constraints[1], 'labelSelector', 'matchLabels'), podLabels(web)));
+  });
+});
