@@ -27,6 +27,12 @@ const MESSAGES = 200;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const mb = (b: number) => (b / 1048576).toFixed(1);
+/** utime + stime of a process, in seconds (clock ticks of 1/100 s on Linux). */
+const cpuOf = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+const metric = (text: string, name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 
 async function gatewayScenario() {
   const dir = mkdtempSync(join(tmpdir(), 'pb-gw-bench-'));
@@ -47,15 +53,19 @@ async function gatewayScenario() {
   );
   const port = 20000 + Math.floor(Math.random() * 20000);
   const bin = fileURLToPath(new URL('../bin/plugboard-gateway.js', import.meta.url));
+  // PLUGBOARD_BENCH_CPU_PROF=DIR writes a V8 CPU profile of the gateway process there.
+  const prof = process.env.PLUGBOARD_BENCH_CPU_PROF;
   const child = spawn(
     process.execPath,
-    [bin, '--config', cfg, '--device-plugin-dir', sim.devicePluginDir, '--pod-resources-socket', sim.podResourcesSocket,
+    [...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []), bin, '--config', cfg, '--device-plugin-dir', sim.devicePluginDir, '--pod-resources-socket', sim.podResourcesSocket,
       '--kubeconfig', sim.kubeconfigPath, '--node-name', 'bench-node', '--listen', `127.0.0.1:${port}`, '--state-dir', join(dir, 'gw')],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitFor('gateway ready', async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200, 60_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    const rssIdle = rssOf(child.pid!);
     for (let i = 0; i < PODS; i++) {
       await sim.admitPod({
         metadata: { name: `pod-${i}`, namespace: `ns-${i % 10}` },
@@ -72,6 +82,8 @@ async function gatewayScenario() {
     const free = Object.values(node.devices).filter((d) => !d.allocation).map((d) => d.id);
     const latencies: number[] = [];
     let patchBytes = 0;
+    const cpu0 = cpuOf(child.pid!);
+    const load = (await import('node:os')).loadavg()[0]!;
     for (let i = 0; i < FAULTS; i++) {
       const id = free[i % free.length];
       const path = `/devices/${GPU.replace(/\//g, '~1')}~1${id}/health`;
@@ -88,11 +100,17 @@ async function gatewayScenario() {
       await fetch(`${url}/api/v1/faults/${faultId}`, { method: 'DELETE' });
       await client.next((m) => m.type === 'patch' && m.ops.some((o: any) => o.path === path && o.value === 'Healthy'), 'heal patch');
     }
+    const cpuPerCycle = (cpuOf(child.pid!) - cpu0) / FAULTS;
     // Let the PodResources poll and event ring settle, then measure the gateway process.
     await new Promise((r) => setTimeout(r, 1500));
     const rss = rssOf(child.pid!);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const heapUsed = metric(metrics, 'nodejs_heap_size_used_bytes');
     await client.close();
-    return { latencies, patchBytes, snapshotBytes, rss, devices: Object.keys(node.devices).length, pods: Object.keys(node.pods).length };
+    return {
+      latencies, patchBytes, snapshotBytes, rss, rssIdle, heapUsed, cpuPerCycle, load,
+      devices: Object.keys(node.devices).length, pods: Object.keys(node.pods).length,
+    };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
@@ -163,7 +181,8 @@ const lines = [
   `scale: ${g.devices} devices, ${g.pods} pods (kubelet-sim + real plugin, gateway as a separate process)`,
   `fault → patch at client: p50 ${pct(g.latencies, 50).toFixed(2)} ms, p99 ${pct(g.latencies, 99).toFixed(2)} ms (n=${g.latencies.length}; target p99 ≤ 50 ms)`,
   `one-device fault patch: ${g.patchBytes} B; full snapshot: ${g.snapshotBytes} B (${(g.snapshotBytes / g.patchBytes).toFixed(0)}× larger)`,
-  `gateway RSS: ${mb(g.rss)} MB (target ≤ 120 MB)`,
+  `gateway CPU per fault cycle (inject + heal, incl. PodResources polls and API-server updates it causes): ${(g.cpuPerCycle * 1000).toFixed(1)} ms; 1-min load average during the run: ${g.load.toFixed(1)} on ${(await import('node:os')).cpus().length} cores`,
+  `gateway RSS: ${mb(g.rssIdle)} MB when ready (no pods), ${mb(g.rss)} MB at scale, V8 heap used ${mb(g.heapUsed)} MB (target ≤ 120 MB)`,
   `fan-out ${CLIENTS} clients × ${MESSAGES} msgs: gateway hub ${f.hub.msgsPerSec.toFixed(0)} msg/s (${f.hub.cpuSeconds.toFixed(2)} s CPU), bare ws ${f.bare.msgsPerSec.toFixed(0)} msg/s (${f.bare.cpuSeconds.toFixed(2)} s CPU)`,
   `fan-out ratio gateway/bare: ${(f.hub.msgsPerSec / f.bare.msgsPerSec).toFixed(2)} (target ≥ 0.7)`,
 ];

@@ -13,7 +13,7 @@ import type { FaultState, GatewayInfo, NodeEvent, SourceState, SourcesState } fr
 import { FaultStore, type FaultClearCause } from './faults/fault-store.js';
 import { ScenarioRunner } from './faults/scenarios.js';
 import { PodResourcesPoller } from './sources/pod-resources.js';
-import { KubeSource, createKubeReviewer, loadKubeConfig } from './sources/kube.js';
+import type { KubeSource } from './sources/kube.js';
 import { attachPlugins, pluginActuator } from './sources/plugins.js';
 import { checkExposure, createAuthorizer, readTokenFile } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
@@ -57,11 +57,13 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
   try {
     // --- security posture, decided before anything listens
     const kubeMode = config.kube.mode;
-    const kc = kubeMode === 'disabled' ? null : (deps.kubeConfig ?? loadKubeConfig(kubeMode, config.kube.kubeconfig));
+    // @kubernetes/client-node costs ~70 MB of RSS once loaded: load it only when the API is used.
+    const kubeModule = kubeMode === 'disabled' ? null : await import('./sources/kube.js');
+    const kc = kubeModule && (deps.kubeConfig ?? kubeModule.loadKubeConfig(kubeMode as 'in-cluster' | 'kubeconfig', config.kube.kubeconfig));
     const token = config.auth.tokenFile ? readTokenFile(config.auth.tokenFile) : null;
     const reviewer =
-      config.auth.kubernetes.enabled && kc
-        ? createKubeReviewer(kc, { ...config.auth.kubernetes, nodeName: config.nodeName })
+      config.auth.kubernetes.enabled && kc && kubeModule
+        ? kubeModule.createKubeReviewer(kc, { ...config.auth.kubernetes, nodeName: config.nodeName })
         : null;
     const authorizer = createAuthorizer({ token, reviewer });
     const exposure = checkExposure({
@@ -268,8 +270,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       const p = poller;
       cleanups.push(() => p.stop());
     }
-    if (kc) {
-      kube = new KubeSource({
+    if (kc && kubeModule) {
+      kube = new kubeModule.KubeSource({
         kc,
         nodeName: config.nodeName,
         maxBackoffMs: config.kube.maxBackoffMs,

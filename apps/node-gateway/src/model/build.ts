@@ -68,15 +68,44 @@ export interface ModelInputs {
  */
 export class BuildCache {
   devices = new Map<string, DeviceState>();
-  pods = new Map<string, { pr: unknown; kp: unknown; signature: string; state: PodState }>();
+  pods = new Map<string, { pr: unknown; kp: unknown; signature: readonly unknown[]; state: PodState }>();
+  /** Replaced whenever a device appears, disappears or changes NUMA nodes (the NUMA map's input). */
+  layout: object = {};
+  private readonly sections = new Map<string, { deps: readonly unknown[]; value: unknown }>();
 
-  /** After a diff shared structure with the previous snapshot, remember the objects actually kept. */
+  /** `compute()`'s last value while every dependency is the same object/value as last time. */
+  memo<T>(name: string, deps: readonly unknown[], compute: () => T): T {
+    const hit = this.sections.get(name);
+    if (hit && hit.deps.length === deps.length && hit.deps.every((d, i) => d === deps[i])) return hit.value as T;
+    const value = compute();
+    this.sections.set(name, { deps, value });
+    return value;
+  }
+
+  private keep(name: string, value: unknown): void {
+    const hit = this.sections.get(name);
+    if (hit && value !== undefined) hit.value = value;
+  }
+
+  /**
+   * After the diff shared structure with the previous snapshot, remember the objects the snapshot
+   * actually holds (equal in content to what was built), so the next diff meets them by reference.
+   */
   adopt(snapshot: NodeSnapshot): void {
-    for (const [key, d] of Object.entries(snapshot.devices)) this.devices.set(key, d);
-    for (const [key, entry] of this.pods) {
-      const kept = snapshot.pods[key];
-      if (kept) entry.state = kept;
+    if (this.sections.get('devices')?.value !== snapshot.devices) {
+      for (const [key, d] of Object.entries(snapshot.devices)) this.devices.set(key, d);
     }
+    this.keep('devices', snapshot.devices);
+    if (this.sections.get('pods')?.value !== snapshot.pods) {
+      for (const [key, entry] of this.pods) {
+        const kept = snapshot.pods[key];
+        if (kept) entry.state = kept;
+      }
+    }
+    this.keep('pods', snapshot.pods);
+    this.keep('numa', snapshot.numa);
+    this.keep('faults', snapshot.faults);
+    for (const r of Object.values(snapshot.resources)) this.keep(`keys:${r.name}`, r.deviceKeys);
   }
 }
 
@@ -126,30 +155,43 @@ function indexPodResources(pr: PodResourcesInput | null): AllocationIndex {
 const sameNumbers = (a: readonly number[], b: readonly number[]): boolean =>
   a.length === b.length && a.every((v, i) => v === b[i]);
 
-function sameDevice(a: DeviceState, b: DeviceState): boolean {
-  return (
-    a.health === b.health &&
-    a.reason === b.reason &&
-    a.since === b.since &&
-    a.replicaOf === b.replicaOf &&
-    a.faulted === b.faulted &&
-    sameNumbers(a.numaNodes, b.numaNodes) &&
-    (a.allocation === b.allocation ||
-      (a.allocation !== null &&
-        b.allocation !== null &&
-        a.allocation.namespace === b.allocation.namespace &&
-        a.allocation.pod === b.allocation.pod &&
-        a.allocation.container === b.allocation.container))
-  );
+const sameAllocation = (a: DeviceAllocation | null, b: DeviceAllocation | null): boolean =>
+  a === b || (a !== null && b !== null && a.namespace === b.namespace && a.pod === b.pod && a.container === b.container);
+
+/** Device keys of a resource, in the plugin's order (memoised on the plugin's device array). */
+function keysOf(r: ResourceInput, cache: BuildCache | null): string[] {
+  const make = () => r.devices.map((d) => deviceKey(r.name, d.id));
+  return cache ? cache.memo(`keys:${r.name}`, [r.devices], make) : make();
 }
 
 function buildDevices(inputs: ModelInputs, index: AllocationIndex, cache: BuildCache | null): Record<string, DeviceState> {
   const faulted = new Set<string>();
   for (const f of inputs.faults) faulted.add(deviceKey(f.resource, f.deviceId));
   const devices: Record<string, DeviceState> = {};
+  let layoutChanged = false;
   for (const r of inputs.resources) {
-    for (const d of r.devices) {
-      const key = deviceKey(r.name, d.id);
+    const keys = keysOf(r, cache);
+    for (let i = 0; i < r.devices.length; i++) {
+      const d = r.devices[i]!;
+      const key = keys[i]!;
+      const allocation = index.byDevice.get(key) ?? null;
+      const isFaulted = faulted.size > 0 && (faulted.has(key) || (d.replicaOf !== null && faulted.has(deviceKey(r.name, d.replicaOf))));
+      const cached = cache?.devices.get(key);
+      // Compare before allocating: most devices are unchanged on most rebuilds.
+      if (
+        cached &&
+        cached.health === d.health &&
+        cached.reason === d.reason &&
+        cached.since === d.since &&
+        cached.replicaOf === d.replicaOf &&
+        cached.faulted === isFaulted &&
+        sameNumbers(cached.numaNodes, d.numaNodes) &&
+        sameAllocation(cached.allocation, allocation)
+      ) {
+        devices[key] = cached;
+        continue;
+      }
+      if (!cached || !sameNumbers(cached.numaNodes, d.numaNodes)) layoutChanged = true;
       const state: DeviceState = {
         key,
         resource: r.name,
@@ -159,14 +201,20 @@ function buildDevices(inputs: ModelInputs, index: AllocationIndex, cache: BuildC
         since: d.since,
         numaNodes: [...d.numaNodes],
         replicaOf: d.replicaOf,
-        faulted: faulted.has(key) || (d.replicaOf !== null && faulted.has(deviceKey(r.name, d.replicaOf))),
-        allocation: index.byDevice.get(key) ?? null,
+        faulted: isFaulted,
+        allocation,
       };
-      const cached = cache?.devices.get(key);
-      devices[key] = cached && sameDevice(cached, state) ? cached : state;
+      devices[key] = state;
+      cache?.devices.set(key, state);
     }
   }
-  if (cache) cache.devices = new Map(Object.entries(devices));
+  if (cache) {
+    if (cache.devices.size !== Object.keys(devices).length) {
+      cache.devices = new Map(Object.entries(devices));
+      layoutChanged = true;
+    }
+    if (layoutChanged) cache.layout = {};
+  }
   return devices;
 }
 
@@ -174,11 +222,12 @@ function buildResources(
   inputs: ModelInputs,
   devices: Record<string, DeviceState>,
   index: AllocationIndex,
+  cache: BuildCache | null,
 ): Record<string, ResourceState> {
   const node = inputs.kube?.node ?? null;
   const out: Record<string, ResourceState> = {};
   for (const r of inputs.resources) {
-    const keys = r.devices.map((d) => deviceKey(r.name, d.id));
+    const keys = keysOf(r, cache);
     let healthy = 0;
     let allocated = 0;
     let free = 0;
@@ -263,6 +312,14 @@ function alignment(devNuma: number[], memNuma: number[]): NumaAlignment {
   };
 }
 
+function podDeviceStates(pr: podresources.PodResources | undefined, devices: Record<string, DeviceState>): unknown[] {
+  const out: unknown[] = [];
+  for (const c of pr?.containers ?? []) {
+    for (const d of c.devices) for (const id of d.deviceIds) out.push(devices[deviceKey(d.resourceName, id)]);
+  }
+  return out;
+}
+
 function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, cache: BuildCache | null): Record<string, PodState> {
   const prPods = new Map<string, podresources.PodResources>();
   for (const p of inputs.podResources?.pods ?? []) prPods.set(podKey(p.namespace, p.name), p);
@@ -272,23 +329,16 @@ function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, ca
   }
   const keys = [...new Set([...prPods.keys(), ...kubePods.keys()])].sort();
   const pods: Record<string, PodState> = {};
-  const nextCache = new Map<string, { pr: unknown; kp: unknown; signature: string; state: PodState }>();
+  const nextCache = new Map<string, { pr: unknown; kp: unknown; signature: readonly unknown[]; state: PodState }>();
   for (const key of keys) {
     const pr = prPods.get(key);
     const kp = kubePods.get(key);
     // A pod's state depends on its PodResources entry, its API object and its devices' health and
     // NUMA nodes; when all of those are the same objects/values, reuse last build's PodState.
-    let signature = '';
-    for (const c of pr?.containers ?? []) {
-      for (const d of c.devices) {
-        for (const id of d.deviceIds) {
-          const dev = devices[deviceKey(d.resourceName, id)];
-          signature += dev ? `${dev.health === 'Healthy' ? 'h' : 'u'}${dev.numaNodes.join('.')};` : 'x;';
-        }
-      }
-    }
+    // The pod's devices as DeviceState objects: reused objects mean unchanged health and NUMA nodes.
     const hit = cache?.pods.get(key);
-    if (hit && hit.pr === pr && hit.kp === kp && hit.signature === signature) {
+    const signature = cache ? podDeviceStates(pr, devices) : [];
+    if (hit && hit.pr === pr && hit.kp === kp && hit.signature.length === signature.length && hit.signature.every((x, i) => x === signature[i])) {
       pods[key] = hit.state;
       nextCache.set(key, hit);
       continue;
@@ -370,28 +420,39 @@ function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, ca
       affectedByUnhealthyDevice: affected,
       numaAlignment: alignment(devNuma, memNuma),
     };
-    nextCache.set(key, { pr, kp, signature, state: pods[key] });
+    if (cache) nextCache.set(key, { pr, kp, signature, state: pods[key] });
   }
   if (cache) cache.pods = nextCache;
   return pods;
 }
 
+/**
+ * Builds the snapshot. With a cache, each section is recomputed only when one of its inputs is a
+ * different object than last time (sources replace their inputs on change and keep them otherwise),
+ * so e.g. a Node status update rebuilds the resource counts but not 1,024 devices and 250 pods.
+ */
 export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = null): NodeSnapshot {
-  const index = indexPodResources(inputs.podResources);
-  const devices = buildDevices(inputs, index, cache);
-  const faults: Record<string, FaultState> = {};
-  for (const f of inputs.faults) faults[f.id] = { ...f };
+  const m = <T>(name: string, deps: readonly unknown[], compute: () => T): T => (cache ? cache.memo(name, deps, compute) : compute());
+  const index = m('index', [inputs.podResources], () => indexPodResources(inputs.podResources));
+  const devices = m('devices', [index, inputs.faults, ...inputs.resources.flatMap((r) => [r.name, r.devices])], () =>
+    buildDevices(inputs, index, cache),
+  );
+  const faults = m('faults', [inputs.faults], () => {
+    const out: Record<string, FaultState> = {};
+    for (const f of inputs.faults) out[f.id] = { ...f };
+    return out;
+  });
   return {
     schema: 1,
     nodeName: inputs.nodeName,
     updatedAt: inputs.updatedAt,
     gateway: inputs.gateway,
-    resources: buildResources(inputs, devices, index),
+    resources: buildResources(inputs, devices, index, cache),
     devices,
-    numa: buildNuma(inputs, devices),
-    pods: buildPods(inputs, devices, cache),
+    numa: m('numa', [cache?.layout ?? devices, inputs.podResources?.allocatable], () => buildNuma(inputs, devices)),
+    pods: m('pods', [devices, inputs.podResources, ...(inputs.kube?.pods ?? [])], () => buildPods(inputs, devices, cache)),
     faults,
-    events: [...inputs.events],
+    events: inputs.events as NodeEvent[],
     sources: inputs.sources,
   };
 }

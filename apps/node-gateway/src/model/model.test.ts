@@ -201,3 +201,47 @@ test('diffAndShare: ops rebuild the new document, unchanged subtrees keep their 
   assert.equal(document.devices['plugboard.example/gpu/gpu-0'], prev.devices['plugboard.example/gpu/gpu-0']);
   assert.notEqual(document.devices['plugboard.example/gpu/gpu-1'], prev.devices['plugboard.example/gpu/gpu-1']);
 });
+
+test('incremental builds (cache) equal a from-scratch build after every kind of change', () => {
+  const model = new NodeModel({ nodeName: 'n1', gateway: base.gateway, eventRingSize: 50, sources: base.sources, now: () => new Date(T0) });
+  let resources = [gpu(6)];
+  let faults: ModelInputs['faults'] = [];
+  let podResources: ModelInputs['podResources'] = null;
+  let kube: ModelInputs['kube'] = null;
+  const check = (step: string) => {
+    model.flush();
+    const expected = buildSnapshot({ ...base, gateway: base.gateway, resources, faults, podResources, kube, events: model.snapshot().events });
+    assert.deepEqual({ ...model.snapshot(), updatedAt: T0 }, expected, step);
+  };
+  const pod = (name: string, ids: string[]) => ({
+    name,
+    namespace: 'ns',
+    containers: [{ name: 'c', devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ids, topology: undefined }], cpuIds: [], memory: [], dynamicResources: [] }],
+  });
+  const alloc = { devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3', 'gpu-4', 'gpu-5'], topology: undefined }], cpuIds: [], memory: [] };
+  model.setResource(resources[0]!);
+  check('initial');
+  podResources = { pods: [pod('a', ['gpu-0']), pod('b', ['gpu-4', 'gpu-5'])], allocatable: alloc };
+  model.setPodResources(podResources);
+  check('pods admitted');
+  resources = [gpu(6, [4])];
+  model.setResource(resources[0]!);
+  check('device of pod b unhealthy');
+  faults = [{ id: 'f1', resource: 'plugboard.example/gpu', deviceId: 'gpu-1', reason: 'r', createdAt: T0, expiresAt: null, scenarioId: null, simulated: true }];
+  model.setFaults(faults);
+  check('fault');
+  kube = { node: { metadata: { name: 'n1' }, status: { capacity: { 'plugboard.example/gpu': '6' }, allocatable: { 'plugboard.example/gpu': '5' } } }, pods: [{ metadata: { name: 'a', namespace: 'ns' }, status: { phase: 'Running' } }] };
+  model.setKube(kube);
+  check('kube');
+  resources = [gpu(8, [4])];
+  model.setResource(resources[0]!);
+  check('devices added (layout change)');
+  podResources = { pods: [pod('b', ['gpu-4', 'gpu-5'])], allocatable: alloc };
+  model.setPodResources(podResources);
+  faults = [];
+  model.setFaults(faults);
+  resources = [gpu(8)];
+  model.setResource(resources[0]!);
+  check('pod a deleted, fault cleared, healed');
+  model.close();
+});
