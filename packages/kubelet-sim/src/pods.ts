@@ -56,6 +56,8 @@ export interface ContainerRuntime {
   /** Next back-off; null means the next failure restarts at once (first failure or after a reset). */
   backoffMs: number | null;
   timer: NodeJS.Timeout | null;
+  /** A start attempt is awaiting PreStartContainer. */
+  starting: boolean;
   containerId: string | null;
 }
 
@@ -74,6 +76,9 @@ export interface PodRuntime {
   rejected: boolean;
   conditions: Map<string, { status: 'True' | 'False'; time: Date }>;
   gone: boolean;
+  /** advance() is running / must run once more (a call arrived while it awaited a plugin). */
+  advancing: boolean;
+  advanceAgain: boolean;
   /** allocatedResourcesStatus frozen when a terminated pod released its devices. */
   finalResourceStatus: Map<string, ResourceStatus[]> | null;
 }
@@ -163,6 +168,8 @@ export class PodManager {
       rejected: false,
       conditions: new Map(),
       gone: false,
+      advancing: false,
+      advanceAgain: false,
       finalResourceStatus: null,
     };
     this.pods.set(k, pod);
@@ -297,45 +304,75 @@ export class PodManager {
 
   // --- Container lifecycle ------------------------------------------------------------------
 
-  /** Drives the pod forward: init containers in order, then every app container. */
+  /**
+   * Drives the pod forward: init containers in order (each completes as soon as it runs), then
+   * every app container. Re-entrant calls while a pass is awaiting a plugin are folded into one
+   * more pass, so no container is started twice.
+   */
   private async advance(pod: PodRuntime): Promise<void> {
+    if (pod.advancing) {
+      pod.advanceAgain = true;
+      return;
+    }
+    pod.advancing = true;
+    try {
+      do {
+        pod.advanceAgain = false;
+        await this.advanceOnce(pod);
+      } while (pod.advanceAgain);
+    } finally {
+      pod.advancing = false;
+    }
+    this.settle(pod);
+  }
+
+  private async advanceOnce(pod: PodRuntime): Promise<void> {
     if (pod.gone || isTerminal(pod)) return;
     for (const c of pod.init) {
-      if (c.state.kind === 'terminated' && c.state.exitCode === 0) continue;
-      if (c.spec.sidecar && c.state.kind === 'running') continue;
-      if (c.timer || c.state.kind !== 'waiting') return;
-      await this.attempt(pod, c);
-      const after = stateOf(c);
-      if (after.kind !== 'running') return this.settle(pod);
+      if (c.state.kind === 'waiting') {
+        if (c.timer || c.starting) return;
+        await this.attempt(pod, c);
+      }
+      const now = stateOf(c);
+      if (now.kind === 'terminated') {
+        if (now.exitCode === 0) continue;
+        return; // failed under restartPolicy Never: the pod is Failed
+      }
+      if (now.kind !== 'running') return;
       if (!c.spec.sidecar) {
         c.state = {
           kind: 'terminated',
           exitCode: 0,
           reason: 'Completed',
-          startedAt: after.startedAt,
+          startedAt: now.startedAt,
           finishedAt: new Date(),
           containerId: c.containerId ?? '',
         };
       }
     }
     pod.initDone = true;
-    for (const c of pod.app) if (c.state.kind === 'waiting' && !c.timer) await this.attempt(pod, c);
-    this.settle(pod);
+    for (const c of pod.app)
+      if (c.state.kind === 'waiting' && !c.timer && !c.starting) await this.attempt(pod, c);
   }
 
   /** One container start: PreStartContainer for each device resource, then run (or fail at once). */
   private async attempt(pod: PodRuntime, c: ContainerRuntime): Promise<void> {
-    if (pod.gone || isTerminal(pod)) return;
-    for (const a of this.o.deviceManager.containerAllocations(pod.spec.uid, c.spec.name)) {
-      try {
-        await this.o.deviceManager.preStartContainer(pod.spec.uid, c.spec.name, a.resource);
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        c.state = { kind: 'waiting', reason: 'CreateContainerConfigError', message };
-        this.event(pod, c, 'Warning', 'Failed', `Error: ${message}`);
-        this.scheduleRestart(pod, c, false);
-        return;
+    if (pod.gone || isTerminal(pod) || c.starting) return;
+    c.starting = true;
+    try {
+      for (const a of this.o.deviceManager.containerAllocations(pod.spec.uid, c.spec.name)) {
+        try {
+          await this.o.deviceManager.preStartContainer(pod.spec.uid, c.spec.name, a.resource);
+        } catch (err) {
+          const message = err instanceof Error ? err.message : String(err);
+          c.state = { kind: 'waiting', reason: 'CreateContainerConfigError', message };
+          this.event(pod, c, 'Warning', 'Failed', `Error: ${message}`);
+          this.scheduleRestart(pod, c, this.nextBackoff(c), false);
+          return;
+        }
       }
+    } finally {
+      c.starting = false;
     }
     if (pod.gone || isTerminal(pod)) return;
     if (c.lastTerminated) c.restartCount++;
@@ -343,7 +380,7 @@ export class PodManager {
     c.state = { kind: 'running', startedAt: new Date() };
     this.event(pod, c, 'Normal', 'Started', `Started container ${c.spec.name}`);
     const bad = this.unhealthyDevice(pod, c);
-    if (bad) await this.fail(pod, c, bad);
+    if (bad) this.fail(pod, c, bad);
   }
 
   private unhealthyDevice(pod: PodRuntime, c: ContainerRuntime): string | null {
@@ -356,7 +393,7 @@ export class PodManager {
   }
 
   /** The workload exits 1 because its device is unhealthy. */
-  private async fail(pod: PodRuntime, c: ContainerRuntime, why: string): Promise<void> {
+  private fail(pod: PodRuntime, c: ContainerRuntime, why: string): void {
     if (c.state.kind !== 'running') return;
     const finishedAt = new Date();
     const terminated: Terminated = {
@@ -385,28 +422,33 @@ export class PodManager {
       // The first failure restarts at once; back-off starts with the next one.
       c.backoffMs = this.o.backoff.initialMs;
       c.state = { kind: 'waiting', reason: 'ContainerCreating' };
-      await this.attempt(pod, c);
-      if (c.spec.init && stateOf(c).kind === 'running') await this.advance(pod);
+      this.scheduleRestart(pod, c, 0, false);
       return;
     }
-    this.scheduleRestart(pod, c, true);
+    this.scheduleRestart(pod, c, this.nextBackoff(c), true);
   }
 
-  private scheduleRestart(pod: PodRuntime, c: ContainerRuntime, crashLoop: boolean): void {
+  /** The current back-off, doubling the next one up to the cap. */
+  private nextBackoff(c: ContainerRuntime): number {
     const delay = c.backoffMs ?? this.o.backoff.initialMs;
     c.backoffMs = Math.min(delay * 2, this.o.backoff.maxMs);
+    return delay;
+  }
+
+  private scheduleRestart(pod: PodRuntime, c: ContainerRuntime, delay: number, crashLoop: boolean): void {
     if (crashLoop) {
+      const who = `${pod.spec.name}_${pod.spec.namespace}(${pod.spec.uid})`;
       c.state = {
         kind: 'waiting',
         reason: 'CrashLoopBackOff',
-        message: `back-off ${formatDuration(delay)} restarting failed container=${c.spec.name} pod=${pod.spec.name}_${pod.spec.namespace}(${pod.spec.uid})`,
+        message: `back-off ${formatDuration(delay)} restarting failed container=${c.spec.name} pod=${who}`,
       };
       this.event(
         pod,
         c,
         'Warning',
         'BackOff',
-        `Back-off restarting failed container ${c.spec.name} in pod ${pod.spec.name}_${pod.spec.namespace}(${pod.spec.uid})`,
+        `Back-off restarting failed container ${c.spec.name} in pod ${who}`,
       );
     }
     clearTimer(c);
@@ -421,8 +463,7 @@ export class PodManager {
   private async restart(pod: PodRuntime, c: ContainerRuntime): Promise<void> {
     if (pod.gone || isTerminal(pod)) return;
     await this.attempt(pod, c);
-    if (c.spec.init) await this.advance(pod);
-    else this.settle(pod);
+    await this.advance(pod);
   }
 
   /** Device health changed: running containers on an unhealthy device fail. */
@@ -432,7 +473,7 @@ export class PodManager {
       for (const c of [...pod.init, ...pod.app]) {
         if (c.state.kind !== 'running') continue;
         const bad = this.unhealthyDevice(pod, c);
-        if (bad) this.fail(pod, c, bad).catch((err: unknown) => this.lifecycleError(pod, c, err));
+        if (bad) this.fail(pod, c, bad);
       }
       this.publish(pod);
     }
@@ -647,6 +688,7 @@ function newContainer(spec: ContainerSpec): ContainerRuntime {
     restartCount: 0,
     backoffMs: null,
     timer: null,
+    starting: false,
     containerId: null,
   };
 }

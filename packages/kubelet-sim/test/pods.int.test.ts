@@ -387,3 +387,61 @@ describe('Unhealthy devices: CrashLoopBackOff vs Failed, recovery on heal', () =
     assert.equal(p.status.phase, 'Running');
   });
 });
+
+describe('Init containers and sidecars', () => {
+  let f: SimFixture;
+  let plugin: TestPlugin;
+  before(async () => {
+    f = await startFixture({ crashLoopBackOff: { initialMs: 30, maxMs: 60 } });
+    plugin = new TestPlugin({
+      dir: f.dir,
+      resourceName: GPU,
+      devices: [{ id: 's0' }, { id: 's1' }, { id: 's2' }],
+    });
+    await plugin.start();
+    await plugin.register();
+    await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 3, 'devices');
+  });
+  after(async () => {
+    await plugin.stop();
+    await f.cleanup();
+  });
+
+  test('an init container completes, a sidecar reuses its device, keeps it, crash-loops on a fault, then heals', async () => {
+    const res = (n: number) => ({ limits: { [GPU]: String(n) } });
+    await f.sim.admitPod({
+      metadata: { name: 'with-sidecar', namespace: 'default' },
+      spec: {
+        restartPolicy: 'Never',
+        initContainers: [
+          { name: 'setup', resources: res(1) },
+          { name: 'proxy', restartPolicy: 'Always', resources: res(1) },
+        ],
+        containers: [{ name: 'main', resources: res(1) }],
+      },
+    });
+    const setup = devicesOf(f, 'with-sidecar', GPU, 'setup');
+    const proxy = devicesOf(f, 'with-sidecar', GPU, 'proxy');
+    const main = devicesOf(f, 'with-sidecar', GPU, 'main');
+    // As in the kubelet, the next container (here the sidecar) reuses the init container's device,
+    // and a sidecar's devices are not reusable: the app container gets another one.
+    assert.deepEqual(proxy, setup);
+    assert.equal(main.length, 1);
+    assert.notDeepEqual(main, proxy);
+    type Init = { name: string; state: ContainerStatus['state']; restartCount: number };
+    const inits = async () =>
+      ((await getPod(f, 'with-sidecar')).status as PodStatus & { initContainerStatuses: Init[] })
+        .initContainerStatuses;
+    const first = await inits();
+    assert.equal(first[0]!.state.terminated?.reason, 'Completed');
+    assert.ok(first[1]!.state.running);
+
+    plugin.setHealth(proxy[0]!, 'Unhealthy');
+    await waitFor(async () => (await inits())[1]!.restartCount >= 2, 'sidecar restarts');
+    const p = await getPod(f, 'with-sidecar');
+    assert.equal(p.status.phase, 'Running', 'a sidecar restarts even under restartPolicy Never');
+    plugin.setHealth(proxy[0]!, 'Healthy');
+    await waitFor(async () => (await inits())[1]!.state.running, 'sidecar recovers');
+    assert.ok((await getPod(f, 'with-sidecar')).status.containerStatuses![0]!.state.running);
+  });
+});
