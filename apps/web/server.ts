@@ -2,20 +2,14 @@
 // (/api/nodes/{node}/…), proxies each node's live stream (/api/nodes/{node}/stream) and serves the
 // aggregated cluster summaries (/api/cluster, /api/cluster/stream).
 // Run: `node --import tsx apps/web/server.ts` (one pid; PORT default 3000, HOST default 127.0.0.1).
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import next from 'next';
 import { pino } from 'pino';
-import { WebSocketServer } from 'ws';
 import { loadWebConfig, type WebConfig } from './server/config';
-import { ClusterHub } from './server/cluster-hub';
-import { sendProblem, WebError } from './server/errors';
+import { createApiServer } from './server/api-server';
 import { kubernetesDirectory, staticDirectory, type GatewayDirectory } from './server/gateway-directory';
-import { createRestProxy, originAllowed } from './server/rest-proxy';
-import { createStreamProxy } from './server/stream-proxy';
-
-const NODE_API = /^\/api\/nodes\/([^/]+)\/(.+)$/;
 
 export interface WebServer {
   url: string;
@@ -28,79 +22,24 @@ export async function startWebServer(cfg: WebConfig): Promise<WebServer> {
     cfg.discovery.mode === 'static'
       ? staticDirectory(cfg.discovery.source, cfg.discovery.gateways)
       : await kubernetesDirectory(cfg.discovery, logger);
-  const hub = new ClusterHub(directory, logger, cfg.readToken);
+  const api = createApiServer(cfg, directory, logger);
   const app = next({ dev: cfg.dev, dir: dirname(fileURLToPath(import.meta.url)), quiet: !cfg.dev });
   await app.prepare();
   const handle = app.getRequestHandler();
-  const proxyRest = createRestProxy(cfg, directory, logger);
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 << 10 });
-  const proxyStream = createStreamProxy(wss, directory, logger, cfg.readToken);
-
-  const handleApi = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    const m = NODE_API.exec(url.pathname);
-    if (m && m[2] !== 'stream') {
-      await proxyRest(req, res, decodeURIComponent(m[1]!), m[2]!, url.search);
-      return;
-    }
-    if (url.pathname === '/api/cluster') {
-      if (req.method !== 'GET') throw new WebError('method-not-allowed', 'GET only');
-      const { seq, doc } = await hub.current();
-      const body = JSON.stringify({ seq, cluster: doc });
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(body);
-      return;
-    }
-    if (url.pathname === '/api/config') {
-      // What the browser may need to know about this server (never secrets).
-      const body = JSON.stringify({ faultsEnabled: cfg.faultsEnabled, discovery: directory.status() });
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(body);
-      return;
-    }
-    if (url.pathname === '/api/healthz') {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('ok');
-      return;
-    }
-    throw new WebError('not-found', `no API route ${url.pathname}`);
-  };
+  const nextUpgrade = app.getUpgradeHandler();
 
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname.startsWith('/api/')) {
-      handleApi(req, res, url).catch((err: unknown) => sendProblem(res, WebError.from(err)));
-      return;
-    }
+    if (api.handleRequest(req, res)) return;
     handle(req, res).catch((err: unknown) => {
       logger.error({ err: (err as Error).message }, 'page render failed');
       if (!res.headersSent) res.writeHead(500).end('internal error');
     });
   });
-
-  const nextUpgrade = app.getUpgradeHandler();
   server.on('upgrade', (req, socket, head) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const isOurs = url.pathname === '/api/cluster/stream' || /^\/api\/nodes\/[^/]+\/stream$/.test(url.pathname);
-    if (!isOurs) {
-      if (cfg.dev) {
-        void nextUpgrade(req, socket, head);
-        return;
-      }
-      socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
-      return;
-    }
-    // Browsers always send Origin on WebSocket upgrades; a foreign page must not read the stream.
-    if (!originAllowed(req, cfg.allowedOrigins)) {
-      logger.warn({ component: 'stream', origin: req.headers.origin }, 'rejected WebSocket from foreign origin');
-      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-      return;
-    }
-    if (url.pathname === '/api/cluster/stream') {
-      wss.handleUpgrade(req, socket, head, (ws) => hub.subscribe(ws));
-      return;
-    }
-    const node = decodeURIComponent(url.pathname.split('/')[3]!);
-    proxyStream(req, socket, head, node, url.searchParams);
+    if (api.handleUpgrade(req, socket, head)) return;
+    // Only the dev server has upgrades of its own (hot reload).
+    if (cfg.dev) void nextUpgrade(req, socket, head);
+    else socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -119,8 +58,7 @@ export async function startWebServer(cfg: WebConfig): Promise<WebServer> {
   return {
     url,
     async stop() {
-      await hub.stop();
-      for (const ws of wss.clients) ws.terminate();
+      await api.stop();
       await directory.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

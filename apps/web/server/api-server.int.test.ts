@@ -1,0 +1,274 @@
+// The web server's API against a real gateway on kubelet-sim (real plugins, real Unix sockets,
+// real HTTP/WS on port 0): REST proxy with problem+json errors and bearer-token forwarding, the
+// node stream proxy, origin checks, and the cluster summary hub including a gateway going away.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { WebSocket } from 'ws';
+import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
+import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
+import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { ClusterDocument } from '../lib/cluster-types';
+import { applyLiveMessage, type LiveDocument, type LiveMessage } from '../lib/live-document';
+import { createApiServer, type ApiServer } from './api-server';
+import { loadWebConfig } from './config';
+import { staticDirectory } from './gateway-directory';
+
+const GPU = 'plugboard.example/gpu';
+const TOKEN = 'web-int-token-0123456789';
+const silent = pino({ level: 'silent' });
+
+let dir: string;
+let sim: KubeletSim;
+let gw: Gateway;
+let api: ApiServer;
+let server: Server;
+let base: string;
+
+async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function call(path: string, init: RequestInit = {}) {
+  const res = await fetch(`${base}${path}`, init);
+  const text = await res.text();
+  return { status: res.status, type: res.headers.get('content-type'), headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+function openStream<T>(path: string, origin?: string) {
+  const ws = new WebSocket(`${base.replace('http', 'ws')}${path}`, origin ? { origin } : {});
+  const messages: LiveMessage<T>[] = [];
+  ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+  const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
+  return { ws, messages, closed };
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'pb-web-int-'));
+  writeFileSync(join(dir, 'token'), TOKEN);
+  sim = await startKubeletSim({ devicePluginDir: join(dir, 'dp'), stateDir: join(dir, 'kubelet'), nodeName: 'int-node', listen: '127.0.0.1:0', numaNodes: 2, podResourcesRateLimit: false, logger: silent });
+  gw = await startGateway(
+    parseGatewayConfig({
+      resources: [{ name: GPU, simulated: { count: 4, numaNodes: [0, 1] } }],
+      gateway: {
+        nodeName: 'int-node',
+        listen: '127.0.0.1:0',
+        devicePluginDir: sim.devicePluginDir,
+        stateDir: null,
+        podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 100 },
+        kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
+        auth: { tokenFile: join(dir, 'token') },
+        faults: { enabled: true },
+      },
+    }),
+    { logger: silent },
+  );
+  await waitFor('gateway ready', async () => (await fetch(`${gw.url}/readyz`)).status === 200);
+  await sim.admitPod({ metadata: { name: 'train', namespace: 'ml' }, spec: { containers: [{ name: 'main', resources: { limits: { [GPU]: 1 } } }] } });
+  // A gateway that is configured but down: a port bound and released, so nothing listens on it.
+  const closed = createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+  const closedAddr = closed.address();
+  await new Promise<void>((r) => closed.close(() => r()));
+  const ghostPort = typeof closedAddr === 'object' && closedAddr ? closedAddr.port : 1;
+  const cfg = loadWebConfig({ PLUGBOARD_GATEWAYS: `int-node=${gw.url},ghost-node=http://127.0.0.1:${ghostPort}` });
+  assert.equal(cfg.discovery.mode, 'static');
+  const directory = staticDirectory('PLUGBOARD_GATEWAYS', cfg.discovery.mode === 'static' ? cfg.discovery.gateways : []);
+  api = createApiServer(cfg, directory, silent);
+  server = createServer((req, res) => {
+    if (!api.handleRequest(req, res)) res.writeHead(404).end();
+  });
+  server.on('upgrade', (req, socket, head) => {
+    if (!api.handleUpgrade(req, socket, head)) socket.destroy();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const addr = server.address();
+  base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+});
+
+after(async () => {
+  await api?.stop();
+  server?.closeAllConnections();
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  await gw?.stop().catch(() => {});
+  await sim?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('REST proxy', () => {
+  it('serves the gateway snapshot for a known node', async () => {
+    const r = await call('/api/nodes/int-node/node');
+    assert.equal(r.status, 200);
+    assert.equal((r.body as NodeSnapshot).nodeName, 'int-node');
+    assert.equal(Object.keys((r.body as NodeSnapshot).devices).length, 4);
+  });
+
+  it('answers problem+json that says why: unknown node, unreachable gateway, bad method, bad media type, too large', async () => {
+    const unknown = await call('/api/nodes/nope/node');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.type, 'application/problem+json');
+    assert.match(unknown.body.detail, /no gateway known for node "nope"/);
+
+    const ghost = await call('/api/nodes/ghost-node/summary');
+    assert.equal(ghost.status, 502);
+    assert.match(ghost.body.detail, /ghost-node.*unreachable.*ECONNREFUSED/);
+
+    const put = await call('/api/nodes/int-node/faults', { method: 'PUT' });
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.get('allow'), 'GET, POST');
+
+    const text = await call('/api/nodes/int-node/faults', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    assert.equal(text.status, 415);
+
+    const big = await call('/api/nodes/int-node/faults', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(70_000) }) });
+    assert.equal(big.status, 413);
+
+    const route = await call('/api/nodes/int-node/metrics');
+    assert.equal(route.status, 404, 'only dashboard routes are proxied');
+  });
+
+  it('forwards the user bearer token for mutations; the gateway decides', async () => {
+    const body = JSON.stringify({ resource: GPU, deviceId: 'gpu-0', reason: 'int test' });
+    const anon = await call('/api/nodes/int-node/faults', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.equal(anon.status, 401);
+    assert.equal(anon.type, 'application/problem+json');
+
+    const foreign = await call('/api/nodes/int-node/faults', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example' },
+      body,
+    });
+    assert.equal(foreign.status, 403);
+
+    const ok = await call('/api/nodes/int-node/faults', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    const list = await call('/api/nodes/int-node/faults');
+    assert.deepEqual(list.body.items.map((f: { deviceId: string }) => f.deviceId), ['gpu-0']);
+    const del = await call(`/api/nodes/int-node/faults/${encodeURIComponent(ok.body.id)}`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(del.status, 204);
+  });
+});
+
+describe('node stream proxy', () => {
+  it('relays snapshot then patches; a fault reaches the browser through the kubelet path', async () => {
+    const s = openStream<NodeSnapshot>('/api/nodes/int-node/stream');
+    const first = await waitFor('snapshot', () => s.messages[0]);
+    assert.equal(first.type, 'snapshot');
+    let doc: LiveDocument<NodeSnapshot> | undefined;
+    const apply = () => {
+      for (const m of s.messages.splice(0)) {
+        const r = applyLiveMessage(doc, m);
+        assert.notEqual(r.kind, 'resync', 'the proxy must not lose or reorder messages');
+        if (r.kind === 'applied') doc = r.doc;
+      }
+      return doc;
+    };
+    apply();
+    const r = await call('/api/nodes/int-node/faults', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ resource: GPU, deviceId: 'gpu-1', reason: 'stream test' }),
+    });
+    assert.equal(r.status, 201);
+    await waitFor('device unhealthy and allocatable 3 via the stream', () => {
+      const d = apply();
+      return d?.data.devices[`${GPU}/gpu-1`]?.health === 'Unhealthy' && d.data.resources[GPU]!.kubelet.allocatable === 3;
+    });
+    await call(`/api/nodes/int-node/faults/${encodeURIComponent(r.body.id)}`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
+    await waitFor('healed via the stream', () => apply()?.data.resources[GPU]!.kubelet.allocatable === 4);
+
+    // Resume with since through the proxy: the gateway continues from our seq, no snapshot needed.
+    const seq = doc!.seq!;
+    s.ws.close();
+    const resumed = openStream<NodeSnapshot>(`/api/nodes/int-node/stream?since=${seq}`);
+    await new Promise((res) => resumed.ws.once('open', res));
+    const again = await call('/api/nodes/int-node/faults', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ resource: GPU, deviceId: 'gpu-3', reason: 'resume test' }),
+    });
+    assert.equal(again.status, 201);
+    await waitFor('resumed stream continues the same document', () => {
+      for (const m of resumed.messages.splice(0)) {
+        assert.notEqual(m.type, 'snapshot', 'a resume within history replays patches');
+        const r = applyLiveMessage(doc, m);
+        assert.notEqual(r.kind, 'resync');
+        if (r.kind === 'applied') doc = r.doc;
+      }
+      return doc!.data.devices[`${GPU}/gpu-3`]?.health === 'Unhealthy';
+    });
+    await call(`/api/nodes/int-node/faults/${encodeURIComponent(again.body.id)}`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
+    resumed.ws.close();
+  });
+
+  it('tells the browser why when the gateway is unreachable', async () => {
+    const s = openStream<NodeSnapshot>('/api/nodes/ghost-node/stream');
+    const code = await s.closed;
+    assert.equal(code, 4502);
+    const err = s.messages[0] as { type: string; status: number; detail: string };
+    assert.equal(err.type, 'error');
+    assert.equal(err.status, 502);
+    assert.match(err.detail, /ECONNREFUSED/);
+  });
+
+  it('rejects upgrades from a foreign origin', async () => {
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/api/nodes/int-node/stream`, { origin: 'http://evil.example' });
+    const status = await new Promise<number>((res) => ws.on('unexpected-response', (_req, r) => res(r.statusCode ?? 0)));
+    assert.equal(status, 403);
+  });
+});
+
+describe('cluster summary hub', () => {
+  it('aggregates every gateway, says why one is unreachable, streams patches, and keeps stale data when a gateway goes away', async () => {
+    const rest = await call('/api/cluster');
+    const cluster = rest.body.cluster as ClusterDocument;
+    assert.equal(cluster.nodes['int-node']!.status, 'live');
+    assert.deepEqual(
+      { capacity: cluster.nodes['int-node']!.summary!.resources[GPU]!.capacity, allocated: cluster.nodes['int-node']!.summary!.resources[GPU]!.allocated },
+      { capacity: 4, allocated: 1 },
+    );
+    assert.equal(cluster.nodes['ghost-node']!.status, 'unreachable');
+    assert.match(cluster.nodes['ghost-node']!.error ?? '', /ECONNREFUSED/);
+
+    const s = openStream<ClusterDocument>('/api/cluster/stream');
+    let doc: LiveDocument<ClusterDocument> | undefined;
+    const apply = () => {
+      for (const m of s.messages.splice(0)) {
+        const r = applyLiveMessage(doc, m);
+        assert.notEqual(r.kind, 'resync');
+        if (r.kind === 'applied') doc = r.doc;
+      }
+      return doc;
+    };
+    await waitFor('cluster snapshot', () => apply());
+    const r = await call('/api/nodes/int-node/faults', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ resource: GPU, deviceId: 'gpu-2', reason: 'hub test' }),
+    });
+    assert.equal(r.status, 201);
+    await waitFor('summary patch: allocatable 3, one unhealthy', () => {
+      const n = apply()?.data.nodes['int-node'];
+      return n?.summary?.resources[GPU]!.allocatable === 3 && n.summary.unhealthyDevices === 1;
+    });
+
+    await gw.stop();
+    const gone = await waitFor('gateway reported reconnecting with its last summary', () => {
+      const n = apply()?.data.nodes['int-node'];
+      return n?.status === 'reconnecting' ? n : null;
+    });
+    assert.equal(gone.summary?.resources[GPU]!.allocatable, 3, 'last known data is kept, marked stale');
+    assert.ok(gone.error);
+    s.ws.close();
+  });
+});
