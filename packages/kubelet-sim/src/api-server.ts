@@ -233,6 +233,8 @@ export class ApiServer {
     });
     res.flushHeaders();
     const send = (event: WatchEvent) => {
+      // A watch ended by its timeout or by stop() gets no more events before its 'close' arrives.
+      if (res.writableEnded || res.destroyed) return;
       res.write(`${JSON.stringify(event)}\n`);
     };
     const started = store.watch(fromRv, filter, send, { initialEventsEnd });
