@@ -17,6 +17,7 @@ import {
   KUBE_VERSION,
   only,
   render,
+  strictFieldErrors,
   template,
   type K8sObject,
   type RenderOptions,
@@ -123,6 +124,20 @@ describe('every rendered object is valid Kubernetes', () => {
       }
     });
   }
+
+  it('has no unknown or mistyped field at any depth (TypeScript excess property checks)', () => {
+    const labelled = [...rendered].flatMap(([variant, objects]) =>
+      objects.map((object) => ({ label: `${variant}: ${object.kind}/${object.metadata.name}`, object })),
+    );
+    // One sabotaged copy proves the check can fail: a misspelt field deep in a container.
+    const broken = structuredClone(gatewayDaemonSet(defaults));
+    const gw = asArray(podSpec(broken).containers)[0];
+    assert.ok(isObject(gw) && isObject(gw.securityContext));
+    gw.securityContext.readOnlyRootFilesytem = true;
+    const errors = strictFieldErrors([...labelled, { label: 'sabotaged', object: broken }]);
+    assert.equal(errors.length, 1, errors.join('\n'));
+    assert.match(errors[0]!, /^sabotaged: .*readOnlyRootFilesytem/s);
+  });
 
   it('the schema validation itself rejects a broken object', async () => {
     const ds = structuredClone(gatewayDaemonSet(defaults));

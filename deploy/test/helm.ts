@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
 
 export const repoRoot = resolve(fileURLToPath(import.meta.url), '../../..');
@@ -188,4 +189,49 @@ export async function k8sSchemaError(obj: K8sObject): Promise<string | undefined
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }
+}
+
+/** An object to type-check against its kubernetes-models interface, with a label for messages. */
+export interface LabelledObject {
+  label: string;
+  object: K8sObject;
+}
+
+/**
+ * Unknown or mistyped fields at any depth, found by the TypeScript compiler: every object becomes an
+ * object literal that must `satisfies` the kubernetes-models interface of its kind, so excess
+ * property checks catch what the JSON-schema validators let through (they allow unknown fields).
+ * Returns one message per problem, prefixed with the object's label. Kinds outside
+ * kubernetes-models (CRDs) are skipped.
+ */
+export function strictFieldErrors(objects: LabelledObject[]): string[] {
+  const checked = objects.filter(({ object }) => !object.apiVersion.includes('.coreos.com'));
+  const lines = checked.flatMap(({ object }, i) => [
+    `import type { I${object.kind} as T${i} } from 'kubernetes-models/${object.apiVersion}/${object.kind}';`,
+    `export const o${i} = ${JSON.stringify(object)} satisfies T${i};`,
+  ]);
+  const fileName = join(repoRoot, 'deploy/test/__rendered-objects__.ts');
+  const text = lines.join('\n');
+  const options: ts.CompilerOptions = {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+  };
+  const host = ts.createCompilerHost(options);
+  const { getSourceFile, fileExists, readFile } = host;
+  host.getSourceFile = (f, language, ...rest) =>
+    f === fileName ? ts.createSourceFile(f, text, language) : getSourceFile.call(host, f, language, ...rest);
+  host.fileExists = (f) => f === fileName || fileExists.call(host, f);
+  host.readFile = (f) => (f === fileName ? text : readFile.call(host, f));
+  const program = ts.createProgram([fileName], options, host);
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+    if (d.file?.fileName !== fileName || d.start === undefined) return message;
+    const line = d.file.getLineAndCharacterOfPosition(d.start).line;
+    return `${checked[Math.floor(line / 2)]?.label ?? '?'}: ${message}`;
+  });
 }
