@@ -190,6 +190,27 @@ describe('Kubernetes API slice with @kubernetes/client-node', () => {
     assert.match(bookmarks[0]!, /^\d+$/);
   });
 
+  test('sendInitialEvents streams the current objects, then a bookmark marking their end', async () => {
+    const seen: { type: string; name?: string; end?: string }[] = [];
+    const req = await new Watch(kc).watch(
+      '/api/v1/nodes',
+      { sendInitialEvents: true, allowWatchBookmarks: true, resourceVersionMatch: 'NotOlderThan' },
+      (type, obj: { metadata?: { name?: string; annotations?: Record<string, string> } }) =>
+        seen.push({
+          type,
+          name: obj.metadata?.name,
+          end: obj.metadata?.annotations?.['k8s.io/initial-events-end'],
+        }),
+      () => undefined,
+    );
+    await waitFor(() => seen.length >= 2, 'initial events');
+    req.abort();
+    assert.deepEqual(seen.slice(0, 2), [
+      { type: 'ADDED', name: 'sim-node', end: undefined },
+      { type: 'BOOKMARK', name: undefined, end: 'true' },
+    ]);
+  });
+
   test('events can be created and are listed with their field selectors', async () => {
     const created = await core.createNamespacedEvent({
       namespace: 'default',

@@ -367,8 +367,10 @@ describe('Unhealthy devices: CrashLoopBackOff vs Failed, recovery on heal', () =
     assert.ok(onFailure.status.containerStatuses![0]!.restartCount >= 1);
     const events = (await (
       await fetch(`${f.sim.url}/api/v1/namespaces/default/events?fieldSelector=reason=BackOff`)
-    ).json()) as { items: { involvedObject: { name: string } }[] };
-    assert.ok(events.items.some((e) => e.involvedObject.name === 'always'));
+    ).json()) as { items: { involvedObject: { name: string }; count: number; type: string }[] };
+    const backOff = events.items.find((e) => e.involvedObject.name === 'always');
+    assert.equal(backOff?.type, 'Warning');
+    assert.ok((backOff?.count ?? 0) >= 2, 'repeated back-offs are aggregated into one Event with a count');
   });
 
   test('when the device heals, the crash-looping container recovers', async () => {
