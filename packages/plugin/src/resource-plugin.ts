@@ -27,6 +27,9 @@ import type {
   RestartDetectedBy,
 } from './types.js';
 
+/** How long a closed ListAndWatch stream waits for filesystem restart signals before acting. */
+const STREAM_CLOSED_GRACE_MS = 1000;
+
 export interface ResourcePluginOptions {
   /** Extended resource name, e.g. "example.com/gpu". */
   resourceName: string;
@@ -102,6 +105,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   #stopping = false;
   #started = false;
   #lastStreamRestart = 0;
+  /** A restart was counted and no registration has succeeded since: further signals are the same restart. */
+  #recovering = false;
   #cdiWrite: Promise<void> = Promise.resolve();
 
   constructor(options: ResourcePluginOptions) {
@@ -320,6 +325,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
 
   #setRegistered(attempt: number): void {
     const at = new Date().toISOString();
+    this.#recovering = false;
     this.#registration = { ...this.#registration, phase: 'registered', registeredAt: at, error: null };
     this.#logger.info({ attempt }, 'registered with kubelet');
     this.emit('registered', { at, attempt });
@@ -392,9 +398,9 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     const registered = this.#registration.phase === 'registered';
     if (signal === 'socket-deleted') {
       // Only a (re)starting kubelet deletes our socket, whatever our registration phase.
-      this.#restart('socket-deleted', true);
+      this.#restart('socket-deleted');
     } else if (registered) {
-      this.#restart('kubelet-sock-recreated', true);
+      this.#restart('kubelet-sock-recreated');
     } else {
       // Not registered yet: the kubelet socket showing up only means "try now".
       this.#wake?.();
@@ -405,9 +411,11 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#logger.info({ rpc: 'ListAndWatch', durationMs, streams: remaining }, 'stream closed');
     if (this.#stopping || this.#restarting || remaining > 0 || generation < this.#generation) return;
     if (this.#registration.phase !== 'registered' || this.registrationSocketPath !== null) return;
-    // Give the filesystem signals (a real restart) a moment to win; then re-register if the
-    // kubelet simply dropped the stream. With kubelet.sock gone the kubelet is down: its return
-    // (the socket re-created) is the signal to act on, not this.
+    // Give the filesystem signals (a restart that deletes sockets) time to win; then re-register
+    // if the kubelet simply dropped the stream. With kubelet.sock gone the kubelet is down: its
+    // return (the socket re-created) is the signal to act on, not this. If the kubelet died and
+    // its stale kubelet.sock is still there, Register fails and retries until the new kubelet
+    // deletes our socket, which is then the same restart, not a second one.
     setTimeout(() => {
       void this.#watcher.check().then(async () => {
         if (!(await socketExists(this.#kubeletSocket))) return;
@@ -415,20 +423,21 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
         if (this.#registration.phase !== 'registered' || generation < this.#generation) return;
         if (Date.now() - this.#lastStreamRestart < 1000) return;
         this.#lastStreamRestart = Date.now();
-        this.#restart('stream-closed', true);
+        this.#restart('stream-closed');
       });
-    }, 100).unref();
+    }, STREAM_CLOSED_GRACE_MS).unref();
   }
 
   /** Re-serves (when our socket is gone) and re-registers; serialised, never two servers. */
-  #restart(detectedBy: RestartDetectedBy, countAsRestart: boolean): void {
+  #restart(detectedBy: RestartDetectedBy): void {
     this.#restarting = true;
     this.#loopId++; // cancel a running registration loop
     this.#restartChain = this.#restartChain
       .then(async () => {
         if (this.#stopping) return;
         const at = new Date().toISOString();
-        if (countAsRestart) {
+        if (!this.#recovering) {
+          this.#recovering = true;
           this.#registration = {
             ...this.#registration,
             phase: 'registering',
@@ -436,6 +445,9 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
           };
           this.#logger.warn({ detectedBy }, 'kubelet restart detected');
           this.emit('kubelet-restart', { at, detectedBy });
+        } else {
+          this.#registration = { ...this.#registration, phase: 'registering' };
+          this.#logger.info({ detectedBy }, 'further restart signal while recovering');
         }
         const socketGone = (await inodeOf(this.socketPath)) === null;
         const registrationGone =

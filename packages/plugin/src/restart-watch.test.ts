@@ -52,6 +52,14 @@ describe('RestartWatcher', () => {
     });
   }
 
+  it('notices kubelet.sock deleted and created again even when the inode number is reused', async () => {
+    const events = await setup(false);
+    const signal = once(events, 'signal');
+    await unlink(join(dir, 'kubelet.sock'));
+    await writeFile(join(dir, 'kubelet.sock'), '');
+    assert.deepEqual(await signal, ['kubelet-sock-recreated']);
+  });
+
   it('is silent while paused (our own re-bind) and after rememberOwnSockets', async () => {
     const events = await setup(false);
     const seen: RestartSignal[] = [];

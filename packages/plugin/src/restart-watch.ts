@@ -18,9 +18,15 @@ export interface RestartWatcherOptions {
   onSignal: (signal: RestartSignal) => void;
 }
 
-async function inode(path: string): Promise<number | null> {
+/**
+ * Identity of a file: inode plus birth and change times in nanoseconds. The inode alone is not
+ * enough: ext4 and overlayfs reuse a freed inode number at once, so a socket deleted and created
+ * again can come back with the same inode.
+ */
+async function identity(path: string): Promise<string | null> {
   try {
-    return (await stat(path)).ino;
+    const s = await stat(path, { bigint: true });
+    return `${s.ino}:${s.birthtimeNs}:${s.ctimeNs}`;
   } catch {
     return null;
   }
@@ -28,8 +34,8 @@ async function inode(path: string): Promise<number | null> {
 
 export class RestartWatcher {
   readonly #options: RestartWatcherOptions;
-  readonly #own = new Map<string, number>();
-  #kubeletIno: number | null = null;
+  readonly #own = new Map<string, string>();
+  #kubeletId: string | null = null;
   #watchers: FSWatcher[] = [];
   #timer: NodeJS.Timeout | null = null;
   #checking = false;
@@ -43,7 +49,7 @@ export class RestartWatcher {
   /** Records the current inodes (after serving) and starts watching. */
   async start(): Promise<void> {
     await this.rememberOwnSockets();
-    if (this.#options.kubeletSocket) this.#kubeletIno = await inode(this.#options.kubeletSocket);
+    if (this.#options.kubeletSocket) this.#kubeletId = await identity(this.#options.kubeletSocket);
     const dirs = new Set(
       [
         ...this.#options.ownSockets(),
@@ -67,8 +73,8 @@ export class RestartWatcher {
   async rememberOwnSockets(): Promise<void> {
     this.#own.clear();
     for (const path of this.#options.ownSockets()) {
-      const ino = await inode(path);
-      if (ino !== null) this.#own.set(path, ino);
+      const id = await identity(path);
+      if (id !== null) this.#own.set(path, id);
     }
   }
 
@@ -100,16 +106,16 @@ export class RestartWatcher {
   async #checkOnce(): Promise<void> {
     if (this.#paused > 0) return;
     let signal: RestartSignal | null = null;
-    for (const [path, ino] of this.#own) {
-      if ((await inode(path)) !== ino) {
+    for (const [path, id] of this.#own) {
+      if ((await identity(path)) !== id) {
         signal = 'socket-deleted';
         break;
       }
     }
     if (this.#options.kubeletSocket) {
-      const now = await inode(this.#options.kubeletSocket);
-      const before = this.#kubeletIno;
-      this.#kubeletIno = now;
+      const now = await identity(this.#options.kubeletSocket);
+      const before = this.#kubeletId;
+      this.#kubeletId = now;
       if (signal === null && now !== null && now !== before) {
         signal = before === null ? 'kubelet-sock-appeared' : 'kubelet-sock-recreated';
       }
