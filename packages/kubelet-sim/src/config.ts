@@ -22,6 +22,7 @@ Options:
   --cpus N                       logical CPUs (default 8)
   --numa-nodes M                 NUMA nodes; CPUs are split evenly (default 1)
   --memory-per-numa QUANTITY     memory per NUMA node, e.g. 16Gi (default 16Gi)
+  --max-pods N                   pods the node admits (default 110)
   --grace-period DURATION        how long a gone plugin keeps capacity (default 5m)
   --crash-loop-backoff D[:MAX]   crash-loop back-off start and cap (default 10s:5m)
   --pod-resources-rate-limit Q:B PodResources token bucket (default 100:10); "off" disables it
@@ -73,6 +74,7 @@ const flagsSchema = z.object({
   'pod-resources-socket': z.string().optional(),
   cpus: positiveInt('--cpus').optional(),
   'numa-nodes': positiveInt('--numa-nodes').optional(),
+  'max-pods': positiveInt('--max-pods').optional(),
   'memory-per-numa': z
     .string()
     .transform((v, ctx) => {
@@ -148,6 +150,7 @@ const STRING_FLAGS = [
   'pod-resources-socket',
   'cpus',
   'numa-nodes',
+  'max-pods',
   'memory-per-numa',
   'grace-period',
   'crash-loop-backoff',
@@ -201,6 +204,7 @@ export function parseCliConfig(argv: string[]): Readonly<CliConfig> {
     ...(v['pod-resources-socket'] ? { podResourcesSocket: v['pod-resources-socket'] } : {}),
     ...(v.cpus !== undefined ? { cpus: v.cpus } : {}),
     ...(v['numa-nodes'] !== undefined ? { numaNodes: v['numa-nodes'] } : {}),
+    ...(v['max-pods'] !== undefined ? { maxPods: v['max-pods'] } : {}),
     ...(v['memory-per-numa'] !== undefined ? { memoryPerNumaBytes: v['memory-per-numa'] } : {}),
     ...(v['grace-period'] !== undefined ? { gracePeriodMs: v['grace-period'] } : {}),
     ...(v['crash-loop-backoff'] ? { crashLoopBackOff: v['crash-loop-backoff'] } : {}),

@@ -41,6 +41,8 @@ export interface KubeletSimOptions {
   cpus?: number;
   numaNodes?: number;
   memoryPerNumaBytes?: number;
+  /** Pods the node admits (node status `pods`, the kubelet's --max-pods); default 110. */
+  maxPods?: number;
   /** How long a gone plugin's devices stay in capacity; the kubelet uses 5 minutes. */
   gracePeriodMs?: number;
   /** The kubelet's PodResources limit (100 qps, burst 10) by default; false turns it off. */

@@ -447,3 +447,39 @@ describe('Init containers and sidecars', () => {
     assert.ok((await getPod(f, 'with-sidecar')).status.containerStatuses![0]!.state.running);
   });
 });
+
+describe('Node capacity predicate', () => {
+  let f: SimFixture;
+  before(async () => {
+    f = await startFixture({ maxPods: 2, cpus: 2 });
+  });
+  after(() => f.cleanup());
+
+  test('pods and cpu beyond the node allocatable are rejected with OutOf<resource>', async () => {
+    const cpuPod = (name: string, cpu: string) => ({
+      metadata: { name },
+      spec: { containers: [{ name: 'c', resources: { requests: { cpu } } }] },
+    });
+    await f.sim.admitPod(cpuPod('half', '1500m'));
+    await assert.rejects(f.sim.admitPod(cpuPod('too-much-cpu', '1')), (err: KubeletSimError) => {
+      assert.equal(err.reason, 'OutOfcpu');
+      assert.equal(
+        err.message,
+        "Node didn't have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000",
+      );
+      return true;
+    });
+    await f.sim.admitPod(cpuPod('small', '100m'));
+    await assert.rejects(
+      f.sim.admitPod(cpuPod('third', '1m')),
+      (err: KubeletSimError) => err.reason === 'OutOfpods',
+    );
+    const node = (await (await fetch(`${f.sim.url}/api/v1/nodes/sim-node`)).json()) as {
+      status: { allocatable: Record<string, string> };
+    };
+    assert.equal(node.status.allocatable['pods'], '2');
+    // Rejected pods are Failed and no longer count; deleting one frees its slot.
+    await f.sim.deletePod('default', 'small');
+    await f.sim.admitPod(cpuPod('fourth', '1m'));
+  });
+});
