@@ -222,11 +222,13 @@ export function strictFieldErrors(objects: LabelledObject[]): string[] {
     types: [],
   };
   const host = ts.createCompilerHost(options);
-  const { getSourceFile, fileExists, readFile } = host;
+  const getSourceFile = host.getSourceFile.bind(host);
+  const fileExists = host.fileExists.bind(host);
+  const readFile = host.readFile.bind(host);
   host.getSourceFile = (f, language, ...rest) =>
-    f === fileName ? ts.createSourceFile(f, text, language) : getSourceFile.call(host, f, language, ...rest);
-  host.fileExists = (f) => f === fileName || fileExists.call(host, f);
-  host.readFile = (f) => (f === fileName ? text : readFile.call(host, f));
+    f === fileName ? ts.createSourceFile(f, text, language) : getSourceFile(f, language, ...rest);
+  host.fileExists = (f) => f === fileName || fileExists(f);
+  host.readFile = (f) => (f === fileName ? text : readFile(f));
   const program = ts.createProgram([fileName], options, host);
   return ts.getPreEmitDiagnostics(program).map((d) => {
     const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
