@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // plugboard-plugin: runs every resource of a config file as a device plugin until SIGTERM/SIGINT.
 // Flags and environment are read here, once; everything else gets plain values.
+import { hostname } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEVICE_PLUGIN_PATH, PLUGINS_REGISTRY_PATH } from '@plugboard/proto';
@@ -23,6 +24,7 @@ Options:
       --registration-mode MODE   kubelet (Register on kubelet.sock, default) or plugin-watcher
       --plugins-registry-dir DIR plugin-watcher socket directory (default ${PLUGINS_REGISTRY_PATH.replace(/\/$/, '')})
       --cdi-dir DIR              CDI spec directory for resources with allocate.cdi (default /var/run/cdi)
+      --node-name NAME           node name in every log line (default: host name)  env PLUGBOARD_NODE_NAME
       --log-level LEVEL          fatal|error|warn|info|debug|trace|silent        env PLUGBOARD_LOG_LEVEL (default info)
   -h, --help                     show this help
 
@@ -31,6 +33,7 @@ Exit codes: 0 after a clean stop, 1 on a bad config or a failed start, 2 on bad 
 
 export interface CliOptions {
   configFile: string;
+  nodeName: string;
   logLevel: LogLevel;
   start: StartPluginsOptions;
 }
@@ -54,6 +57,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
         'plugins-registry-dir': { type: 'string' },
         'cdi-dir': { type: 'string' },
         'log-level': { type: 'string' },
+        'node-name': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -79,7 +83,8 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     ...(values['plugins-registry-dir'] ? { pluginsRegistryDir: values['plugins-registry-dir'] } : {}),
     ...(values['cdi-dir'] ? { cdiDir: values['cdi-dir'] } : {}),
   };
-  return { configFile, logLevel: logLevel as LogLevel, start };
+  const nodeName = values['node-name'] ?? env.PLUGBOARD_NODE_NAME ?? hostname();
+  return { configFile, nodeName, logLevel: logLevel as LogLevel, start };
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -94,7 +99,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stdout.write(HELP);
     return 0;
   }
-  const logger = createLogger(options.logLevel);
+  const logger = createLogger(options.logLevel, { node: options.nodeName });
   // Listen before starting: a SIGTERM that arrives while we start must still end in a clean stop.
   const signalled = new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

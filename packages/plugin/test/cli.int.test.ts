@@ -50,6 +50,7 @@ describe('plugboard-plugin CLI', () => {
       '--plugins-registry-dir',
       '--cdi-dir',
       '--log-level',
+      '--node-name',
       '--help',
       'PLUGBOARD_CONFIG',
       'PLUGBOARD_DEVICE_PLUGIN_DIR',
