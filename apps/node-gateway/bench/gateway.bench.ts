@@ -176,14 +176,22 @@ async function fanOutScenario(patch: unknown) {
 
 const g = await gatewayScenario();
 const samplePatch = { type: 'patch', seq: 1, ops: [{ op: 'replace', path: `/devices/${GPU.replace(/\//g, '~1')}~1gpu-3/health`, value: 'Unhealthy' }, { op: 'replace', path: '/updatedAt', value: new Date().toISOString() }] };
-const f = await fanOutScenario(samplePatch);
+// The machine is shared: alternate the two servers over 3 rounds and keep each one's median.
+const rounds = [];
+for (let i = 0; i < 3; i++) rounds.push(await fanOutScenario(samplePatch));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const f = {
+  hub: { msgsPerSec: median(rounds.map((r) => r.hub.msgsPerSec)), cpuSeconds: median(rounds.map((r) => r.hub.cpuSeconds)) },
+  bare: { msgsPerSec: median(rounds.map((r) => r.bare.msgsPerSec)), cpuSeconds: median(rounds.map((r) => r.bare.cpuSeconds)) },
+};
+const ratios = rounds.map((r) => (r.hub.msgsPerSec / r.bare.msgsPerSec).toFixed(2)).join(', ');
 const lines = [
   `scale: ${g.devices} devices, ${g.pods} pods (kubelet-sim + real plugin, gateway as a separate process)`,
   `fault → patch at client: p50 ${pct(g.latencies, 50).toFixed(2)} ms, p99 ${pct(g.latencies, 99).toFixed(2)} ms (n=${g.latencies.length}; target p99 ≤ 50 ms)`,
   `one-device fault patch: ${g.patchBytes} B; full snapshot: ${g.snapshotBytes} B (${(g.snapshotBytes / g.patchBytes).toFixed(0)}× larger)`,
   `gateway CPU per fault cycle (inject + heal, incl. PodResources polls and API-server updates it causes): ${(g.cpuPerCycle * 1000).toFixed(1)} ms; 1-min load average during the run: ${g.load.toFixed(1)} on ${(await import('node:os')).cpus().length} cores`,
   `gateway RSS: ${mb(g.rssIdle)} MB when ready (no pods), ${mb(g.rss)} MB at scale, V8 heap used ${mb(g.heapUsed)} MB (target ≤ 120 MB)`,
-  `fan-out ${CLIENTS} clients × ${MESSAGES} msgs: gateway hub ${f.hub.msgsPerSec.toFixed(0)} msg/s (${f.hub.cpuSeconds.toFixed(2)} s CPU), bare ws ${f.bare.msgsPerSec.toFixed(0)} msg/s (${f.bare.cpuSeconds.toFixed(2)} s CPU)`,
-  `fan-out ratio gateway/bare: ${(f.hub.msgsPerSec / f.bare.msgsPerSec).toFixed(2)} (target ≥ 0.7)`,
+  `fan-out ${CLIENTS} clients × ${MESSAGES} msgs (median of 3): gateway hub ${f.hub.msgsPerSec.toFixed(0)} msg/s (${f.hub.cpuSeconds.toFixed(2)} s CPU), bare ws ${f.bare.msgsPerSec.toFixed(0)} msg/s (${f.bare.cpuSeconds.toFixed(2)} s CPU)`,
+  `fan-out ratio gateway/bare (medians): ${(f.hub.msgsPerSec / f.bare.msgsPerSec).toFixed(2)}; per round ${ratios} (target ≥ 0.7)`,
 ];
 console.log(lines.join('\n'));

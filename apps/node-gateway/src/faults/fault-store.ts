@@ -38,13 +38,14 @@ export interface FaultStoreOptions extends FaultStoreEvents {
 
 const FILE = 'faults.json';
 const FILE_VERSION = 1;
+const PERSIST_DELAY_MS = 50;
 
 export class FaultStore {
   private readonly faults = new Map<string, FaultState>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private actuator: FaultActuator | null = null;
   private readonly now: () => Date;
-  private persistTimer: NodeJS.Immediate | null = null;
+  private persistTimer: NodeJS.Timeout | null = null;
   /** Whether faults survive a restart, and why not. */
   persistence: { enabled: boolean; reason?: string };
   /** The state dir was usable at start; writes are attempted (and may fail later, e.g. disk full). */
@@ -167,7 +168,7 @@ export class FaultStore {
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     if (this.persistTimer) {
-      clearImmediate(this.persistTimer);
+      clearTimeout(this.persistTimer);
       this.persistTimer = null;
       this.persist();
     }
@@ -205,7 +206,11 @@ export class FaultStore {
 
   private changed(): void {
     this.options.onChange?.(this.list());
-    if (this.canPersist) this.persistTimer ??= setImmediate(() => this.persist());
+    // Coalesce bursts (scenarios, flapping) into one write; close() flushes a pending one.
+    if (this.canPersist && !this.persistTimer) {
+      this.persistTimer = setTimeout(() => this.persist(), PERSIST_DELAY_MS);
+      this.persistTimer.unref();
+    }
   }
 
   private persist(): void {

@@ -62,6 +62,17 @@ export interface ModelInputs {
   sources: SourcesState;
 }
 
+/** Unescaped map keys addressed by ops under `prefix` (e.g. "/devices/"). */
+function touchedKeys(ops: readonly { path: string }[], prefix: string): Set<string> {
+  const out = new Set<string>();
+  for (const op of ops) {
+    if (!op.path.startsWith(prefix)) continue;
+    const seg = op.path.slice(prefix.length).split('/')[0]!;
+    out.add(seg.replace(/~1/g, '/').replace(/~0/g, '~'));
+  }
+  return out;
+}
+
 /**
  * Objects of the previous build, reused when their inputs did not change so that the next diff
  * skips them by reference (see diff.ts). Owned by one NodeModel; optional for one-off builds.
@@ -91,15 +102,20 @@ export class BuildCache {
    * After the diff shared structure with the previous snapshot, remember the objects the snapshot
    * actually holds (equal in content to what was built), so the next diff meets them by reference.
    */
-  adopt(snapshot: NodeSnapshot): void {
+  adopt(snapshot: NodeSnapshot, ops: readonly { path: string }[]): void {
     if (this.sections.get('devices')?.value !== snapshot.devices) {
-      for (const [key, d] of Object.entries(snapshot.devices)) this.devices.set(key, d);
+      // Only devices the diff touched can differ from what the cache holds.
+      for (const key of touchedKeys(ops, '/devices/')) {
+        const d = snapshot.devices[key];
+        if (d) this.devices.set(key, d);
+      }
     }
     this.keep('devices', snapshot.devices);
     if (this.sections.get('pods')?.value !== snapshot.pods) {
-      for (const [key, entry] of this.pods) {
+      for (const key of touchedKeys(ops, '/pods/')) {
+        const entry = this.pods.get(key);
         const kept = snapshot.pods[key];
-        if (kept) entry.state = kept;
+        if (entry && kept) entry.state = kept;
       }
     }
     this.keep('pods', snapshot.pods);
@@ -125,17 +141,15 @@ const numaIds = (t: podresources.TopologyInfo | undefined): number[] =>
   [...new Set((t?.nodes ?? []).map((n) => Number(n.ID)))].sort((a, b) => a - b);
 
 interface AllocationIndex {
-  /** `${resource}/${id}` → who holds it */
+  /** `${resource}/${id}` → who holds it (from PodResources `List`) */
   byDevice: Map<string, DeviceAllocation>;
-  /** resource → healthy device IDs the kubelet reports allocatable */
+  /** resource → healthy device IDs the kubelet reports allocatable (`GetAllocatableResources`) */
   allocatable: Map<string, Set<string>>;
 }
 
-function indexPodResources(pr: PodResourcesInput | null): AllocationIndex {
+function indexAllocations(pods: readonly podresources.PodResources[]): Map<string, DeviceAllocation> {
   const byDevice = new Map<string, DeviceAllocation>();
-  const allocatable = new Map<string, Set<string>>();
-  if (!pr) return { byDevice, allocatable };
-  for (const pod of pr.pods) {
+  for (const pod of pods) {
     for (const c of pod.containers) {
       for (const d of c.devices) {
         for (const id of d.deviceIds) {
@@ -144,12 +158,17 @@ function indexPodResources(pr: PodResourcesInput | null): AllocationIndex {
       }
     }
   }
-  for (const d of pr.allocatable.devices) {
-    let set = allocatable.get(d.resourceName);
-    if (!set) allocatable.set(d.resourceName, (set = new Set()));
+  return byDevice;
+}
+
+function indexAllocatable(allocatable: podresources.AllocatableResourcesResponse | undefined): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const d of allocatable?.devices ?? []) {
+    let set = out.get(d.resourceName);
+    if (!set) out.set(d.resourceName, (set = new Set()));
     for (const id of d.deviceIds) set.add(id);
   }
-  return { byDevice, allocatable };
+  return out;
 }
 
 const sameNumbers = (a: readonly number[], b: readonly number[]): boolean =>
@@ -228,29 +247,37 @@ function buildResources(
   const out: Record<string, ResourceState> = {};
   for (const r of inputs.resources) {
     const keys = keysOf(r, cache);
-    let healthy = 0;
-    let allocated = 0;
-    let free = 0;
     const kubeletAllocatable = inputs.podResources ? (index.allocatable.get(r.name) ?? new Set<string>()) : null;
-    const perPhysical = new Map<string, number>();
-    for (const key of keys) {
-      const d = devices[key]!;
-      if (d.health === 'Healthy') healthy++;
-      if (d.allocation) allocated++;
-      const schedulable = kubeletAllocatable ? kubeletAllocatable.has(d.id) : d.health === 'Healthy';
-      if (schedulable && !d.allocation) free++;
-      if (d.replicaOf !== null) perPhysical.set(d.replicaOf, (perPhysical.get(d.replicaOf) ?? 0) + 1);
-    }
+    const count = () => {
+      let healthy = 0;
+      let allocated = 0;
+      let free = 0;
+      const perPhysical = new Map<string, number>();
+      for (const key of keys) {
+        const d = devices[key]!;
+        if (d.health === 'Healthy') healthy++;
+        if (d.allocation) allocated++;
+        const schedulable = kubeletAllocatable ? kubeletAllocatable.has(d.id) : d.health === 'Healthy';
+        if (schedulable && !d.allocation) free++;
+        if (d.replicaOf !== null) perPhysical.set(d.replicaOf, (perPhysical.get(d.replicaOf) ?? 0) + 1);
+      }
+      return {
+        kubelet: {
+          capacity: keys.length,
+          allocatable: kubeletAllocatable ? kubeletAllocatable.size : healthy,
+          allocated,
+          free,
+          healthy,
+          unhealthy: keys.length - healthy,
+        },
+        replicas: perPhysical.size ? Math.max(...perPhysical.values()) : 1,
+      };
+    };
+    // Registration and the Node status change on their own; the counts only with devices/allocatable.
+    const { kubelet, replicas } = cache ? cache.memo(`counts:${r.name}`, [devices, keys, kubeletAllocatable], count) : count();
     out[r.name] = {
       name: r.name,
-      kubelet: {
-        capacity: keys.length,
-        allocatable: kubeletAllocatable ? kubeletAllocatable.size : healthy,
-        allocated,
-        free,
-        healthy,
-        unhealthy: keys.length - healthy,
-      },
+      kubelet,
       apiServer: node
         ? {
             capacity: parseCount(node.status?.capacity?.[r.name]),
@@ -258,7 +285,7 @@ function buildResources(
           }
         : null,
       registration: { ...r.registration },
-      replicas: perPhysical.size ? Math.max(...perPhysical.values()) : 1,
+      replicas,
       deviceKeys: keys,
     };
   }
@@ -312,22 +339,42 @@ function alignment(devNuma: number[], memNuma: number[]): NumaAlignment {
   };
 }
 
-function podDeviceStates(pr: podresources.PodResources | undefined, devices: Record<string, DeviceState>): unknown[] {
-  const out: unknown[] = [];
-  for (const c of pr?.containers ?? []) {
-    for (const d of c.devices) for (const id of d.deviceIds) out.push(devices[deviceKey(d.resourceName, id)]);
+const podDeviceKeyCache = new WeakMap<podresources.PodResources, string[]>();
+
+/** Device keys a PodResources pod holds (memoised per answer object, which the poller keeps stable). */
+function podDeviceKeys(pr: podresources.PodResources): string[] {
+  let keys = podDeviceKeyCache.get(pr);
+  if (!keys) {
+    keys = [];
+    for (const c of pr.containers) for (const d of c.devices) for (const id of d.deviceIds) keys.push(deviceKey(d.resourceName, id));
+    podDeviceKeyCache.set(pr, keys);
   }
-  return out;
+  return keys;
 }
 
-function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, cache: BuildCache | null): Record<string, PodState> {
+function podDeviceStates(pr: podresources.PodResources | undefined, devices: Record<string, DeviceState>): unknown[] {
+  return pr ? podDeviceKeys(pr).map((k) => devices[k]) : [];
+}
+
+interface PodIndex {
+  prPods: Map<string, podresources.PodResources>;
+  kubePods: Map<string, V1Pod>;
+  keys: string[];
+}
+
+function indexPods(inputs: ModelInputs): PodIndex {
   const prPods = new Map<string, podresources.PodResources>();
   for (const p of inputs.podResources?.pods ?? []) prPods.set(podKey(p.namespace, p.name), p);
   const kubePods = new Map<string, V1Pod>();
   for (const p of inputs.kube?.pods ?? []) {
     if (p.metadata?.name) kubePods.set(podKey(p.metadata.namespace ?? 'default', p.metadata.name), p);
   }
-  const keys = [...new Set([...prPods.keys(), ...kubePods.keys()])].sort();
+  return { prPods, kubePods, keys: [...new Set([...prPods.keys(), ...kubePods.keys()])].sort() };
+}
+
+function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, cache: BuildCache | null): Record<string, PodState> {
+  const make = () => indexPods(inputs);
+  const { prPods, kubePods, keys } = cache ? cache.memo('pod-index', [inputs.podResources?.pods, ...(inputs.kube?.pods ?? [])], make) : make();
   const pods: Record<string, PodState> = {};
   const nextCache = new Map<string, { pr: unknown; kp: unknown; signature: readonly unknown[]; state: PodState }>();
   for (const key of keys) {
@@ -433,8 +480,14 @@ function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, ca
  */
 export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = null): NodeSnapshot {
   const m = <T>(name: string, deps: readonly unknown[], compute: () => T): T => (cache ? cache.memo(name, deps, compute) : compute());
-  const index = m('index', [inputs.podResources], () => indexPodResources(inputs.podResources));
-  const devices = m('devices', [index, inputs.faults, ...inputs.resources.flatMap((r) => [r.name, r.devices])], () =>
+  // PodResources' pod list and allocatable set change independently (a fault moves allocatable only).
+  const prPods = inputs.podResources?.pods;
+  const prAllocatable = inputs.podResources?.allocatable;
+  const index: AllocationIndex = {
+    byDevice: m('allocations', [prPods], () => indexAllocations(prPods ?? [])),
+    allocatable: m('allocatable', [prAllocatable], () => indexAllocatable(prAllocatable)),
+  };
+  const devices = m('devices', [index.byDevice, inputs.faults, ...inputs.resources.flatMap((r) => [r.name, r.devices])], () =>
     buildDevices(inputs, index, cache),
   );
   const faults = m('faults', [inputs.faults], () => {
@@ -449,8 +502,8 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     gateway: inputs.gateway,
     resources: buildResources(inputs, devices, index, cache),
     devices,
-    numa: m('numa', [cache?.layout ?? devices, inputs.podResources?.allocatable], () => buildNuma(inputs, devices)),
-    pods: m('pods', [devices, inputs.podResources, ...(inputs.kube?.pods ?? [])], () => buildPods(inputs, devices, cache)),
+    numa: m('numa', [cache?.layout ?? devices, prAllocatable], () => buildNuma(inputs, devices)),
+    pods: m('pods', [devices, prPods, ...(inputs.kube?.pods ?? [])], () => buildPods(inputs, devices, cache)),
     faults,
     events: inputs.events as NodeEvent[],
     sources: inputs.sources,

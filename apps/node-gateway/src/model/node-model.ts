@@ -145,7 +145,7 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
     const diff = diffAndShare(prev, this.build(prev.updatedAt));
     let next = diff.document;
     let ops = diff.ops;
-    this.cache.adopt(next);
+    this.cache.adopt(next, ops);
     if (ops.length === 0) return null;
     const updatedAt = this.now().toISOString();
     if (updatedAt !== prev.updatedAt) {

@@ -47,7 +47,10 @@ export class PodResourcesPoller {
   private again = false;
   private stopped = true;
   private failures = 0;
-  private lastJson: string | null = null;
+  private hasData = false;
+  /** Last answer's parts by JSON, so unchanged pods (and allocatable) keep their object identity. */
+  private lastParts = new Map<string, unknown>();
+  private lastPods: podresources.PodResources[] = [];
   private state: SourceState = { status: 'connecting', lastSuccess: null, reason: null };
   private readonly now: () => Date;
 
@@ -113,6 +116,33 @@ export class PodResourcesPoller {
     this.options.onState(next);
   }
 
+  /**
+   * Reuses the previous answer's objects for every part whose JSON is unchanged, so the model's
+   * caches see the same objects and rebuild only what changed. `changed` is false when nothing did.
+   */
+  private stabilize(
+    pods: podresources.PodResources[],
+    allocatable: podresources.AllocatableResourcesResponse,
+  ): { data: PodResourcesInput; changed: boolean } {
+    const parts = new Map<string, unknown>();
+    const reuse = <T>(value: T): T => {
+      const json = JSON.stringify(value);
+      const prev = this.lastParts.get(json) as T | undefined;
+      parts.set(json, prev ?? value);
+      return prev ?? value;
+    };
+    const nextPods = pods.map(reuse);
+    const samePods = nextPods.length === this.lastPods.length && nextPods.every((p, i) => p === this.lastPods[i]);
+    const allocatableJson = `allocatable:${JSON.stringify(allocatable)}`;
+    const prevAllocatable = this.lastParts.get(allocatableJson) as podresources.AllocatableResourcesResponse | undefined;
+    parts.set(allocatableJson, prevAllocatable ?? allocatable);
+    const changed = !samePods || prevAllocatable === undefined || !this.hasData;
+    this.lastParts = parts;
+    if (!samePods) this.lastPods = nextPods;
+    this.hasData = true;
+    return { data: { pods: this.lastPods, allocatable: prevAllocatable ?? allocatable }, changed };
+  }
+
   private async poll(): Promise<void> {
     const started = process.hrtime.bigint();
     let method = 'stat';
@@ -145,10 +175,7 @@ export class PodResourcesPoller {
       );
       this.options.onPoll?.(Number(process.hrtime.bigint() - started) / 1e9);
       this.failures = 0;
-      const data: PodResourcesInput = { pods: list.podResources, allocatable };
-      const json = JSON.stringify(data);
-      const changed = json !== this.lastJson;
-      this.lastJson = json;
+      const { data, changed } = this.stabilize(list.podResources, allocatable);
       if (changed) this.options.onData(data);
       if (changed || this.state.status !== 'ok') {
         this.setState({ status: 'ok', lastSuccess: this.now().toISOString(), reason: null });
@@ -162,7 +189,7 @@ export class PodResourcesPoller {
       this.closeClient();
       const why = `${method} failed (${code}): ${e.details || e.message}; retrying with backoff`;
       this.setState({
-        status: this.lastJson === null ? 'connecting' : 'stale',
+        status: this.hasData ? 'stale' : 'connecting',
         lastSuccess: this.state.lastSuccess,
         reason: why,
       });
