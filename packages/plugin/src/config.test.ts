@@ -174,6 +174,14 @@ describe('plugin config', () => {
       await assert.rejects(loadPluginConfig(join(dir, 'missing.yaml')), /missing\.yaml: cannot read config/);
     });
 
+    for (const example of ['examples/plugins/usb-serial.yaml', 'examples/plugins/vfio-gpus.yaml']) {
+      it(`${example} is valid`, async () => {
+        const file = new URL(`../../../${example}`, import.meta.url).pathname;
+        const config = parsePluginConfig(await readFile(file, 'utf8'), file);
+        assert.equal(config.resources.length, 1);
+      });
+    }
+
     it('examples/sim-node.yaml is valid: 8 GPUs on 2 NUMA nodes, NIC VFs and a shared resource', async () => {
       const file = new URL('../../../examples/sim-node.yaml', import.meta.url).pathname;
       const config = parsePluginConfig(await readFile(file, 'utf8'), file);
