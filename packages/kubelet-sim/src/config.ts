@@ -19,6 +19,7 @@ Options:
   --node-name NAME               node name (default sim-node)
   --listen HOST:PORT             Kubernetes API slice + /control/v1/ (default 127.0.0.1:0)
   --pod-resources-socket PATH    default STATE_DIR/pod-resources/kubelet.sock
+  --plugins-registry-dir DIR     also register device plugins through the plugin watcher (pluginregistration v1)
   --cpus N                       logical CPUs (default 8)
   --numa-nodes M                 NUMA nodes; CPUs are split evenly (default 1)
   --memory-per-numa QUANTITY     memory per NUMA node, e.g. 16Gi (default 16Gi)
@@ -72,6 +73,7 @@ const flagsSchema = z.object({
     .default('sim-node'),
   listen: z.string().default('127.0.0.1:0'),
   'pod-resources-socket': z.string().optional(),
+  'plugins-registry-dir': z.string().min(1).optional(),
   cpus: positiveInt('--cpus').optional(),
   'numa-nodes': positiveInt('--numa-nodes').optional(),
   'max-pods': positiveInt('--max-pods').optional(),
@@ -148,6 +150,7 @@ const STRING_FLAGS = [
   'node-name',
   'listen',
   'pod-resources-socket',
+  'plugins-registry-dir',
   'cpus',
   'numa-nodes',
   'max-pods',
@@ -202,6 +205,7 @@ export function parseCliConfig(argv: string[]): Readonly<CliConfig> {
     nodeName: v['node-name'],
     listen: v.listen,
     ...(v['pod-resources-socket'] ? { podResourcesSocket: v['pod-resources-socket'] } : {}),
+    ...(v['plugins-registry-dir'] ? { pluginsRegistryDir: v['plugins-registry-dir'] } : {}),
     ...(v.cpus !== undefined ? { cpus: v.cpus } : {}),
     ...(v['numa-nodes'] !== undefined ? { numaNodes: v['numa-nodes'] } : {}),
     ...(v['max-pods'] !== undefined ? { maxPods: v['max-pods'] } : {}),

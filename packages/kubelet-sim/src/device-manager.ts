@@ -6,7 +6,7 @@
 
 import { EventEmitter } from 'node:events';
 import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, isAbsolute, join } from 'node:path';
 import {
   Server,
   ServerCredentials,
@@ -44,6 +44,9 @@ export interface PluginOptions {
   getPreferredAllocationAvailable: boolean;
 }
 
+/** How the plugin registered: Register on kubelet.sock, or the plugin watcher (plugins_registry). */
+export type RegisteredVia = 'kubelet.sock' | 'plugin-watcher';
+
 export interface DeviceView {
   id: string;
   health: DeviceHealth;
@@ -64,6 +67,7 @@ export interface ResourceView {
   /** Options from the plugin's GetDevicePluginOptions answer (not from RegisterRequest). */
   options: PluginOptions | null;
   registeredAt: string | null;
+  registeredVia: RegisteredVia | null;
   /** When the plugin's stream ended (or the kubelet restarted); null while connected. */
   disconnectedAt: string | null;
   /** When capacity drops to zero unless the plugin registers again. */
@@ -91,6 +95,7 @@ interface Endpoint {
   stream: ClientReadableStream<deviceplugin.ListAndWatchResponse> | null;
   options: PluginOptions | null;
   registeredAt: Date | null;
+  registeredVia: RegisteredVia | null;
   stoppedAt: Date | null;
   graceTimer: NodeJS.Timeout | null;
   /** Set when the sim itself closes the client, so the stream's end is not a disconnect. */
@@ -235,7 +240,52 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     if (!isExtendedResourceName(req.resourceName)) {
       throw new KubeletSimError('RegistrationRejected', `the ResourceName "${req.resourceName}" is invalid`);
     }
-    const socketPath = this.endpointPath(req.endpoint);
+    await this.dialAndConnect(req.resourceName, this.endpointPath(req.endpoint), 'kubelet.sock');
+  }
+
+  /**
+   * The plugin watcher's path (pluginregistration v1): the device manager's ValidatePlugin, then
+   * RegisterPlugin with the absolute endpoint from GetInfo. Throws the kubelet's error text.
+   */
+  async registerFromWatcher(name: string, endpoint: string, versions: string[]): Promise<void> {
+    if (!versions.includes(DEVICE_PLUGIN_API_VERSION)) {
+      throw new KubeletSimError(
+        'RegistrationRejected',
+        `manager version, ${DEVICE_PLUGIN_API_VERSION}, is not among plugin supported versions [${versions.join(' ')}]`,
+      );
+    }
+    if (!isExtendedResourceName(name)) {
+      throw new KubeletSimError(
+        'RegistrationRejected',
+        `invalid name of device plugin socket: the ResourceName "${name}" is invalid`,
+      );
+    }
+    let isSocket = false;
+    try {
+      isSocket = isAbsolute(endpoint) && lstatSync(endpoint).isSocket();
+    } catch {
+      isSocket = false;
+    }
+    if (!isSocket)
+      throw new KubeletSimError(
+        'RegistrationRejected',
+        `failed to dial device plugin: ${endpoint} is not a Unix socket`,
+      );
+    this.log.info({ resource: name, endpoint, versions }, 'registering plugin at endpoint (plugin watcher)');
+    await this.dialAndConnect(name, endpoint, 'plugin-watcher');
+  }
+
+  /** The plugin watcher saw the plugin's registration socket go: DeRegisterPlugin. */
+  deregisterFromWatcher(name: string, endpoint: string): void {
+    const ep = this.endpoints.get(name);
+    if (!ep || ep.socketPath !== endpoint || ep.closed) return;
+    this.log.info({ resource: name, endpoint }, 'deregistering plugin (plugin watcher)');
+    this.closeEndpoint(ep);
+    this.pluginDisconnected(ep);
+  }
+
+  /** Dial, GetDevicePluginOptions, then connect (PluginConnected); the client is closed on failure. */
+  private async dialAndConnect(resource: string, socketPath: string, via: RegisteredVia): Promise<void> {
     const client = new deviceplugin.DevicePluginClient(`unix://${socketPath}`, credentials.createInsecure());
     let options: deviceplugin.DevicePluginOptions;
     try {
@@ -268,7 +318,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       client.close();
       throw err;
     }
-    this.connect(req.resourceName, socketPath, client, {
+    this.connect(resource, socketPath, via, client, {
       preStartRequired: options.preStartRequired,
       getPreferredAllocationAvailable: options.getPreferredAllocationAvailable,
     });
@@ -309,6 +359,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   private connect(
     resource: string,
     socketPath: string,
+    via: RegisteredVia,
     client: deviceplugin.DevicePluginClient,
     options: PluginOptions,
   ): void {
@@ -325,6 +376,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       stream: null,
       options,
       registeredAt: new Date(),
+      registeredVia: via,
       stoppedAt: null,
       graceTimer: null,
       closed: false,
@@ -457,6 +509,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       endpoint: ep?.socketPath ?? null,
       options: ep?.options ? { ...ep.options } : null,
       registeredAt: ep?.registeredAt?.toISOString() ?? null,
+      registeredVia: ep?.registeredVia ?? null,
       disconnectedAt: ep?.stoppedAt?.toISOString() ?? null,
       graceExpiresAt: ep?.stoppedAt
         ? new Date(ep.stoppedAt.getTime() + this.gracePeriodMs).toISOString()
@@ -816,6 +869,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
         stream: null,
         options: null,
         registeredAt: null,
+        registeredVia: null,
         stoppedAt: null,
         graceTimer: null,
         closed: true,

@@ -21,6 +21,7 @@ import { EventRecorder } from './events.js';
 import { buildNodeShape, totalCpus, totalMemoryBytes, type NodeShape } from './node-shape.js';
 import { renderNode } from './node-object.js';
 import { ObjectStore, ResourceVersionClock, type KubeObject } from './object-store.js';
+import { PluginWatcher } from './plugin-watcher.js';
 import {
   DEFAULT_POD_RESOURCES_RATE_LIMIT,
   PodResourcesServer,
@@ -38,6 +39,11 @@ export interface KubeletSimOptions {
   listen?: string;
   /** Default `<stateDir>/pod-resources/kubelet.sock`. */
   podResourcesSocket?: string;
+  /**
+   * The plugin watcher's directory (the kubelet's /var/lib/kubelet/plugins_registry): device
+   * plugins serving pluginregistration v1 there are registered too. Off unless set.
+   */
+  pluginsRegistryDir?: string;
   cpus?: number;
   numaNodes?: number;
   memoryPerNumaBytes?: number;
@@ -206,6 +212,16 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     logger,
   });
 
+  const pluginWatcher = opts.pluginsRegistryDir
+    ? new PluginWatcher({
+        dir: resolve(opts.pluginsRegistryDir),
+        deviceManager,
+        timeoutMs: opts.dialTimeoutMs ?? 10_000,
+        logger,
+        onRejected: (e) => emitter.emit('registration-rejected', e),
+      })
+    : null;
+
   const nodeUid = randomUUID();
   const createdAt = new Date();
   let api: ApiServer | null = null;
@@ -285,6 +301,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       );
       await podResources.stop();
       await deviceManager.restart();
+      pluginWatcher?.rescan();
       pods.reconcileAllocations();
       await podResources.start();
       emitter.emit('restarted');
@@ -319,6 +336,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       if (stopped) return;
       stopped = true;
       pods.stop();
+      pluginWatcher?.stop();
       await api?.stop();
       await podResources.stop();
       await deviceManager.stop();
@@ -336,6 +354,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
 
   try {
     await deviceManager.start();
+    pluginWatcher?.start();
     pods.reconcileAllocations();
     await podResources.start();
     api = new ApiServer({

@@ -9,18 +9,30 @@ export interface SimFixture {
   sim: KubeletSim;
   dir: string;
   stateDir: string;
+  /** The plugins_registry directory, when started with `{ registry: true }`. */
+  registry: string;
   cleanup: () => Promise<void>;
 }
 
-export async function startFixture(opts: Partial<KubeletSimOptions> = {}): Promise<SimFixture> {
+export async function startFixture(
+  opts: Partial<KubeletSimOptions> = {},
+  extra: { registry?: boolean } = {},
+): Promise<SimFixture> {
   const root = mkdtempSync(join(tmpdir(), 'pb-ksim-'));
   const dir = join(root, 'device-plugins');
   const stateDir = join(root, 'state');
-  const sim = await startKubeletSim({ devicePluginDir: dir, stateDir, ...opts });
+  const registry = join(root, 'plugins_registry');
+  const sim = await startKubeletSim({
+    devicePluginDir: dir,
+    stateDir,
+    ...(extra.registry ? { pluginsRegistryDir: registry } : {}),
+    ...opts,
+  });
   return {
     sim,
     dir,
     stateDir,
+    registry,
     cleanup: async () => {
       await sim.stop();
       rmSync(root, { recursive: true, force: true });
