@@ -430,7 +430,11 @@ describe('web', () => {
     assert.equal(at(c, 'securityContext', 'readOnlyRootFilesystem'), true);
     assert.equal(at(c, 'securityContext', 'allowPrivilegeEscalation'), false);
     assert.deepEqual(at(c, 'securityContext', 'capabilities', 'drop'), ['ALL']);
-    assert.ok(asArray(c.volumeMounts).some((m) => at(m, 'mountPath') === '/tmp'));
+    // Everything Next writes at run time (found by running the image layout) is an emptyDir.
+    const writable = asArray(c.volumeMounts).map((m) => at(m, 'mountPath'));
+    for (const path of ['/tmp', '/app/apps/web/.next/cache', '/app/apps/web/.next/server/route-cache']) {
+      assert.ok(writable.includes(path), `${path} is writable`);
+    }
   });
 
   it('discovers exactly the gateway pods: selector, namespace and port match the DaemonSet', () => {
