@@ -1,0 +1,54 @@
+// The plugboard-gateway bin as a user runs it: help, configuration errors (exit 2 naming file and
+// field), the refusal to expose unauthenticated mutations beyond loopback, and a clean SIGTERM.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from './helpers.js';
+
+const bin = fileURLToPath(new URL('../bin/plugboard-gateway.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'pb-gw-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const config = join(dir, 'gw.yaml');
+writeFileSync(config, 'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 2 }\n');
+mkdirSync(join(dir, 'dp'));
+
+function run(args: string[], onStart?: (child: ReturnType<typeof spawn>, out: () => string) => Promise<void>) {
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PLUGBOARD_CONFIG: '' } });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const done = new Promise<{ code: number | null; out: string }>((resolve) => child.on('exit', (code) => resolve({ code, out })));
+  return onStart ? onStart(child, () => out).then(() => done) : done;
+}
+
+test('--help, bad config and unauthenticated non-loopback exposure', async () => {
+  const [help, bad, exposed] = await Promise.all([
+    run(['--help']),
+    run(['--config', config, '--listen', 'not-an-address']),
+    run(['--config', config, '--listen', '0.0.0.0:0', '--no-kube', '--device-plugin-dir', join(dir, 'dp')]),
+  ]);
+  assert.equal(help.code, 0);
+  assert.match(help.out, /--pod-resources-socket PATH/);
+  assert.match(help.out, /--insecure-allow-unauthenticated/);
+  assert.equal(bad.code, 2);
+  assert.match(bad.out, /gw\.yaml: gateway\.listen: must be HOST:PORT/);
+  assert.equal(exposed.code, 2);
+  assert.match(exposed.out, /refusing to listen on 0\.0\.0\.0 without authentication/);
+});
+
+test('runs on loopback without a token (and says so), serves, stops on SIGTERM', async () => {
+  const res = await run(
+    ['--config', config, '--listen', '127.0.0.1:0', '--no-kube', '--pod-resources-socket', '', '--device-plugin-dir', join(dir, 'dp')],
+    async (child, out) => {
+      const url = await waitFor('listening log line', () => /"url":"(http:\/\/[^"]+)"/.exec(out())?.[1], 20_000);
+      assert.match(out(), /mutations need no token/);
+      assert.equal((await fetch(`${url}/healthz`)).status, 200);
+      child.kill('SIGTERM');
+    },
+  );
+  assert.equal(res.code, 0);
+});
