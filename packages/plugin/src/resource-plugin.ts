@@ -14,7 +14,11 @@ import { bindUnixServer, closeUnixServer } from './grpc-status.js';
 import { pluginWatcherServer, registerRequest, registerWithKubelet, socketExists } from './registration.js';
 import { RestartWatcher, type RestartSignal } from './restart-watch.js';
 import { devicePluginServer, ListAndWatchStreams } from './server.js';
-import { allocateResponseBuilder, type AllocateTemplate } from './allocation/response.js';
+import {
+  allocateResponseBuilder,
+  type AllocateResponseBuilder,
+  type AllocateTemplate,
+} from './allocation/response.js';
 import { DEFAULT_CDI_SPEC_DIR, writeCdiSpec } from './cdi.js';
 import { assertResourceName } from './resource-name.js';
 import type {
@@ -87,6 +91,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   readonly #pluginOptions: deviceplugin.DevicePluginOptions;
   readonly #watcher: RestartWatcher;
   readonly #decisions: PreferredAllocationDecision[] = [];
+  readonly #buildResponse: AllocateResponseBuilder;
   #server: Server | null = null;
   #registrationServer: Server | null = null;
   #registration: RegistrationState = {
@@ -117,6 +122,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     }
     this.#options = options;
     this.resourceName = options.resourceName;
+    // Compiled once; an unknown template variable fails here, before anything is served.
+    this.#buildResponse = allocateResponseBuilder(options.resourceName, options.allocate);
     const socketName = options.socketName ?? defaultSocketName(options.resourceName);
     this.socketPath = join(options.devicePluginDir, socketName);
     this.#kubeletSocket = options.kubeletSocket ?? join(options.devicePluginDir, KUBELET_SOCKET_NAME);
@@ -266,7 +273,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       state: this.#state,
       streams: this.#streams,
       generation: () => this.#generation,
-      buildResponse: allocateResponseBuilder(this.resourceName, this.#options.allocate),
+      buildResponse: this.#buildResponse,
       failRequestsGreaterThanOne: this.#options.failRequestsGreaterThanOne ?? false,
       preStart: this.#options.preStart ?? null,
       onPreferred: (decision) => {
