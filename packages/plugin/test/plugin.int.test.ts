@@ -287,6 +287,22 @@ describe('plugin against a test kubelet', () => {
     assert.match(err.details, /fpga-9/);
   });
 
+  it('a burst of changes in one turn goes out as one full list', async () => {
+    const gpu = runtime.resources.get(GPU)!;
+    // Earlier tests' heals must have arrived first, so that the count below is only the burst.
+    await kubelet.waitForDevices(GPU, (d) => d.every((x) => x.health === 'Healthy'));
+    const before = kubelet.endpoint(GPU).updates.length;
+    const burst = ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3'];
+    for (const id of burst) gpu.injectFault(id, 'burst');
+    const devices = await kubelet.waitForDevices(GPU, (d) =>
+      burst.every((id) => healthOf(d, id) === 'Unhealthy'),
+    );
+    assert.equal(kubelet.endpoint(GPU).updates.length, before + 1);
+    assert.equal(devices.length, 7);
+    for (const id of burst) gpu.clearFault(id);
+    await kubelet.waitForDevices(GPU, (d) => d.every((x) => x.health === 'Healthy'));
+  });
+
   it('many concurrent ListAndWatch streams all get the same updates', async () => {
     const { client } = kubelet.endpoint(GPU);
     const streams = Array.from({ length: 5 }, () => client.listAndWatch({}).on('error', () => undefined));
