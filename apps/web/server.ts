@@ -83,14 +83,18 @@ if (isMain) {
       const shutdown = () => {
         const force = setTimeout(() => process.exit(1), 5000);
         force.unref();
-        srv.stop().then(() => process.exit(0), () => process.exit(1));
+        srv.stop().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
       };
       process.once('SIGINT', shutdown);
       process.once('SIGTERM', shutdown);
     },
     (err: unknown) => {
       const e = err as NodeJS.ErrnoException;
-      if (e.code === 'EADDRINUSE') console.error(`plugboard web: port ${cfg.port} is in use; set PORT=… to pick another`);
+      if (e.code === 'EADDRINUSE')
+        console.error(`plugboard web: port ${cfg.port} is in use; set PORT=… to pick another`);
       else console.error(`plugboard web: failed to start: ${e.message}`);
       process.exit(1);
     },

@@ -7,7 +7,8 @@ import './globals.css';
 
 export const metadata: Metadata = {
   title: { default: 'Plugboard', template: '%s · Plugboard' },
-  description: 'Kubernetes device plugins: per-device capacity, allocation, NUMA placement and simulated faults',
+  description:
+    'Kubernetes device plugins: per-device capacity, allocation, NUMA placement and simulated faults',
 };
 
 export const viewport: Viewport = {

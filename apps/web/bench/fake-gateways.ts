@@ -19,8 +19,26 @@ function summaryFor(name: string, i: number): NodeSummary {
     nodeName: name,
     updatedAt: new Date().toISOString(),
     resources: {
-      'plugboard.example/gpu': { capacity: 8, allocatable: 8 - gpuUnhealthy, allocated: i % 9, free: 8 - gpuUnhealthy - (i % 9 > 8 - gpuUnhealthy ? 8 - gpuUnhealthy : i % 9), healthy: 8 - gpuUnhealthy, unhealthy: gpuUnhealthy, apiServer: { capacity: 8, allocatable: 8 - gpuUnhealthy }, registered: true },
-      'plugboard.example/nic-vf': { capacity: 16, allocatable: 16, allocated: i % 16, free: 16 - (i % 16), healthy: 16, unhealthy: 0, apiServer: { capacity: 16, allocatable: 16 }, registered: true },
+      'plugboard.example/gpu': {
+        capacity: 8,
+        allocatable: 8 - gpuUnhealthy,
+        allocated: i % 9,
+        free: 8 - gpuUnhealthy - (i % 9 > 8 - gpuUnhealthy ? 8 - gpuUnhealthy : i % 9),
+        healthy: 8 - gpuUnhealthy,
+        unhealthy: gpuUnhealthy,
+        apiServer: { capacity: 8, allocatable: 8 - gpuUnhealthy },
+        registered: true,
+      },
+      'plugboard.example/nic-vf': {
+        capacity: 16,
+        allocatable: 16,
+        allocated: i % 16,
+        free: 16 - (i % 16),
+        healthy: 16,
+        unhealthy: 0,
+        apiServer: { capacity: 16, allocatable: 16 },
+        registered: true,
+      },
     },
     unhealthyDevices: gpuUnhealthy,
     activeFaults: 0,
@@ -29,7 +47,9 @@ function summaryFor(name: string, i: number): NodeSummary {
   };
 }
 
-export async function startFakeGateways(count: number): Promise<{ gateways: FakeGateway[]; stop(): Promise<void> }> {
+export async function startFakeGateways(
+  count: number,
+): Promise<{ gateways: FakeGateway[]; stop(): Promise<void> }> {
   const servers: Server[] = [];
   const sockets = new Set<WebSocket>();
   const gateways: FakeGateway[] = [];
@@ -61,10 +81,15 @@ export async function startFakeGateways(count: number): Promise<{ gateways: Fake
     gateways,
     async stop() {
       for (const ws of sockets) ws.terminate();
-      await Promise.all(servers.map((s) => new Promise<void>((r) => {
-        s.closeAllConnections();
-        s.close(() => r());
-      })));
+      await Promise.all(
+        servers.map(
+          (s) =>
+            new Promise<void>((r) => {
+              s.closeAllConnections();
+              s.close(() => r());
+            }),
+        ),
+      );
     },
   };
 }

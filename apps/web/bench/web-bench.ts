@@ -28,7 +28,11 @@ function rssMb(pid: number): { rss: number; peak: number } {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn().catch(() => null);
@@ -43,7 +47,14 @@ interface SimNode {
   gw: Gateway;
 }
 
-async function startNode(dir: string, name: string, devices: number, numaNodes: number, pods: number, perPod: number): Promise<SimNode> {
+async function startNode(
+  dir: string,
+  name: string,
+  devices: number,
+  numaNodes: number,
+  pods: number,
+  perPod: number,
+): Promise<SimNode> {
   const base = join(dir, name);
   // 250 pods exceed the kubelet's default of 110 per node; kubelet-sim's node shape honours maxPods
   // (like the kubelet's --max-pods) although its options type does not list it yet.
@@ -61,7 +72,12 @@ async function startNode(dir: string, name: string, devices: number, numaNodes: 
   });
   const gw = await startGateway(
     parseGatewayConfig({
-      resources: [{ name: GPU, simulated: { count: devices, numaNodes: Array.from({ length: numaNodes }, (_, i) => i) } }],
+      resources: [
+        {
+          name: GPU,
+          simulated: { count: devices, numaNodes: Array.from({ length: numaNodes }, (_, i) => i) },
+        },
+      ],
       gateway: {
         nodeName: name,
         listen: '127.0.0.1:0',
@@ -78,7 +94,10 @@ async function startNode(dir: string, name: string, devices: number, numaNodes: 
   for (let i = 0; i < pods; i++) {
     await sim.admitPod({
       metadata: { name: `pod-${i}`, namespace: i % 2 ? 'batch' : 'ml' },
-      spec: { restartPolicy: 'Always', containers: [{ name: 'main', resources: { limits: { [GPU]: perPod } } }] },
+      spec: {
+        restartPolicy: 'Always',
+        containers: [{ name: 'main', resources: { limits: { [GPU]: perPod } } }],
+      },
     });
   }
   await waitFor(`${name} shows ${pods} pods`, async () => {
@@ -94,31 +113,43 @@ async function newPage(browser: Browser) {
 }
 
 /** ms from the first data arrival to the first full render (after paint), read from User Timing marks. */
-async function nodeFirstRender(browser: Browser, url: string, tiles: number): Promise<{ afterData: number; fromNavigation: number }> {
+async function nodeFirstRender(
+  browser: Browser,
+  url: string,
+  tiles: number,
+): Promise<{ afterData: number; fromNavigation: number }> {
   const { ctx, page } = await newPage(browser);
   await page.goto(url);
-  await page.waitForFunction(`performance.getEntriesByName('plugboard:node-rendered').length > 0`, null, { timeout: 30_000 });
+  await page.waitForFunction(`performance.getEntriesByName('plugboard:node-rendered').length > 0`, null, {
+    timeout: 30_000,
+  });
   const count = await page.getByRole('switch').count();
   if (count !== tiles) throw new Error(`expected ${tiles} device switches, saw ${count}`);
   // A string, not a function: tsx's keepNames helpers do not exist in the page.
-  const m = (await page.evaluate(`({
+  const m = await page.evaluate<{ data: number; rendered: number }>(`({
     data: performance.getEntriesByName('plugboard:node-data')[0].startTime,
     rendered: performance.getEntriesByName('plugboard:node-rendered')[0].startTime,
-  })`)) as { data: number; rendered: number };
+  })`);
   await ctx.close();
   return { afterData: m.rendered - m.data, fromNavigation: m.rendered };
 }
 
-async function overviewFirstPaint(browser: Browser, url: string, nodes: number): Promise<{ rendered: number; fcp: number }> {
+async function overviewFirstPaint(
+  browser: Browser,
+  url: string,
+  nodes: number,
+): Promise<{ rendered: number; fcp: number }> {
   const { ctx, page } = await newPage(browser);
   await page.goto(url);
-  await page.waitForFunction(`performance.getEntriesByName('plugboard:overview-rendered').length > 0`, null, { timeout: 30_000 });
+  await page.waitForFunction(`performance.getEntriesByName('plugboard:overview-rendered').length > 0`, null, {
+    timeout: 30_000,
+  });
   const cards = await page.getByRole('article').count();
   if (cards !== nodes) throw new Error(`expected ${nodes} node cards, saw ${cards}`);
-  const m = (await page.evaluate(`({
+  const m = await page.evaluate<{ rendered: number; fcp: number }>(`({
     rendered: performance.getEntriesByName('plugboard:overview-rendered')[0].startTime,
     fcp: (performance.getEntriesByName('first-contentful-paint')[0] || { startTime: NaN }).startTime,
-  })`)) as { rendered: number; fcp: number };
+  })`);
   await ctx.close();
   return m;
 }
@@ -127,13 +158,23 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pb-web-bench-'));
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const nodes: SimNode[] = [];
   const pids: number[] = [];
   const fakes = await startFakeGateways(200);
   try {
-    console.log('[bench] starting kubelet-sim + gateway: big-node (1,024 devices, 250 pods) and small-node (16 devices, 4 pods)…');
+    console.log(
+      '[bench] starting kubelet-sim + gateway: big-node (1,024 devices, 250 pods) and small-node (16 devices, 4 pods)…',
+    );
     const t0 = Date.now();
     nodes.push(await startNode(dir, 'big-node', 1024, 4, 250, 2));
     nodes.push(await startNode(dir, 'small-node', 16, 2, 4, 2));

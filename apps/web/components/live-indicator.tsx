@@ -30,7 +30,9 @@ export function LiveIndicator({ status, dataAt }: { status: LinkStatus; dataAt: 
   return (
     <span className="live" role="status" aria-live="polite">
       <span className={`badge ${cls}`}>
-        <span aria-hidden="true">{status.state === 'live' ? '●' : status.state === 'failed' ? '■' : '◌'}</span>
+        <span aria-hidden="true">
+          {status.state === 'live' ? '●' : status.state === 'failed' ? '■' : '◌'}
+        </span>
         {text}
       </span>
       {status.error && status.state !== 'live' && <span className="muted">{status.error}</span>}

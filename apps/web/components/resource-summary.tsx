@@ -12,13 +12,24 @@ export interface ResourceSummaryProps {
   headingLevel?: 3 | 4;
 }
 
-export const ResourceSummary = memo(function ResourceSummary({ name, counts, apiServer, registered, headingLevel = 3 }: ResourceSummaryProps) {
+export const ResourceSummary = memo(function ResourceSummary({
+  name,
+  counts,
+  apiServer,
+  registered,
+  headingLevel = 3,
+}: ResourceSummaryProps) {
   const total = Math.max(counts.capacity, 1);
   const pct = (n: number) => `${(Math.max(0, n) / total) * 100}%`;
   const Heading = `h${headingLevel}` as const;
-  const apiDiffers = apiServer != null && (apiServer.capacity !== counts.capacity || apiServer.allocatable !== counts.allocatable);
+  const apiDiffers =
+    apiServer != null &&
+    (apiServer.capacity !== counts.capacity || apiServer.allocatable !== counts.allocatable);
   return (
-    <section className="resource" aria-label={`${name} capacity ${counts.capacity} allocatable ${counts.allocatable}`}>
+    <section
+      className="resource"
+      aria-label={`${name} capacity ${counts.capacity} allocatable ${counts.allocatable}`}
+    >
       <Heading className="name" style={{ margin: 0, fontSize: '1em' }} title={name}>
         <span className="mono">{name}</span>{' '}
         {counts.unhealthy > 0 && <span className="badge bad">{counts.unhealthy} unhealthy</span>}
@@ -30,7 +41,10 @@ export const ResourceSummary = memo(function ResourceSummary({ name, counts, api
         <span>allocated {counts.allocated}</span>
         <span>free {counts.free}</span>
         {apiDiffers && (
-          <span className="muted" title="The API server's Node object lags the kubelet until the next node status update">
+          <span
+            className="muted"
+            title="The API server's Node object lags the kubelet until the next node status update"
+          >
             API server: capacity {apiServer.capacity}, allocatable {apiServer.allocatable}
           </span>
         )}

@@ -50,7 +50,9 @@ test('a laptop screen shows the NUMA map without horizontal scrolling', async ({
   await page.setViewportSize({ width: 1280, height: 720 });
   await page.goto(webUrl('/nodes/gpu-node-a'));
   await expect(page.getByRole('region', { name: /^NUMA node 1 / })).toBeVisible();
-  const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+  const overflow = await page.evaluate(
+    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+  );
   expect(overflow).toBe(0);
   await saveScreenshot(page, 'node-laptop');
 });

@@ -19,7 +19,11 @@ export interface FixtureInfo {
   sims: { name: string; url: string }[];
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -29,7 +33,8 @@ async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined |
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -81,11 +86,17 @@ async function main(): Promise<void> {
         { logger },
       );
       gateways.push(gw);
-      await waitFor(`${spec.name} plugins registered`, async () => (await fetch(`${gw.url}/readyz`)).status === 200);
+      await waitFor(
+        `${spec.name} plugins registered`,
+        async () => (await fetch(`${gw.url}/readyz`)).status === 200,
+      );
       for (const p of spec.pods) {
         await sim.admitPod({
           metadata: { name: p.name, namespace: p.namespace },
-          spec: { restartPolicy: p.restartPolicy, containers: [{ name: 'main', resources: { limits: p.limits } }] },
+          spec: {
+            restartPolicy: p.restartPolicy,
+            containers: [{ name: 'main', resources: { limits: p.limits } }],
+          },
         });
       }
       await waitFor(`${spec.name} pods visible in the gateway`, async () => {

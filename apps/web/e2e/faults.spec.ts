@@ -5,12 +5,21 @@ import { expect, test } from '@playwright/test';
 import { GPU } from './fixture-spec';
 import { expectNoSeriousA11yViolations, gatewaySnapshot, saveScreenshot, webUrl } from './helpers';
 
-test('injecting a fault drops allocatable by one and flags the affected pod; clearing restores both', async ({ page }) => {
+test('injecting a fault drops allocatable by one and flags the affected pod; clearing restores both', async ({
+  page,
+}) => {
   const truth = await gatewaySnapshot('gpu-node-a');
-  const target = Object.values(truth.devices).find((d) => d.resource === GPU && d.allocation?.pod === 'train')!;
+  const target = Object.values(truth.devices).find(
+    (d) => d.resource === GPU && d.allocation?.pod === 'train',
+  )!;
   expect(target).toBeTruthy();
   const capacity = truth.resources[GPU]!.kubelet.capacity;
-  const gpuSummary = () => page.getByRole('region', { name: new RegExp(`^${GPU.replace('.', '\\.')} capacity ${capacity} allocatable \\d+$`) }).first();
+  const gpuSummary = () =>
+    page
+      .getByRole('region', {
+        name: new RegExp(`^${GPU.replace('.', '\\.')} capacity ${capacity} allocatable \\d+$`),
+      })
+      .first();
 
   await page.goto(webUrl('/nodes/gpu-node-a'));
   await expect(page.getByRole('status').filter({ hasText: 'Live' }).first()).toBeVisible();
@@ -37,7 +46,9 @@ test('injecting a fault drops allocatable by one and flags the affected pod; cle
   await dialog.getByRole('button', { name: 'Inject simulated fault' }).click();
   await expect(dialog).toHaveCount(0);
   await expect(sw).toHaveAttribute('aria-checked', 'true');
-  await expect(page.getByRole('button', { name: new RegExp(`^${target.id}\\s*,\\s*Unhealthy\\s*,\\s*simulated fault`) })).toBeVisible();
+  await expect(
+    page.getByRole('button', { name: new RegExp(`^${target.id}\\s*,\\s*Unhealthy\\s*,\\s*simulated fault`) }),
+  ).toBeVisible();
   await expect(gpuSummary()).toContainText(`allocatable ${capacity - 1}`);
   await expect(trainRow).toContainText('affected: uses an unhealthy device');
   await expect(page.getByText(/Why allocatable is 7 of 8/)).toBeVisible();
@@ -50,7 +61,9 @@ test('injecting a fault drops allocatable by one and flags the affected pod; cle
   const overview = await page.context().newPage();
   await overview.goto(webUrl('/'));
   const card = overview.getByRole('article', { name: 'gpu-node-a' });
-  await expect(card.getByRole('region', { name: `${GPU} capacity ${capacity} allocatable ${capacity - 1}` })).toBeVisible();
+  await expect(
+    card.getByRole('region', { name: `${GPU} capacity ${capacity} allocatable ${capacity - 1}` }),
+  ).toBeVisible();
   await expect(card).toContainText('1 unhealthy device');
   await expect(card).toContainText('1 simulated fault');
   await saveScreenshot(overview, 'overview-with-fault');
@@ -59,7 +72,9 @@ test('injecting a fault drops allocatable by one and flags the affected pod; cle
   // Device history shows the injected fault.
   await page.getByRole('button', { name: new RegExp(`^${target.id}\\s*,\\s*Unhealthy`) }).click();
   const drawer = page.getByRole('dialog', { name: `Device ${target.id}` });
-  await expect(drawer.getByRole('list', { name: new RegExp(`History of ${target.id}`) })).toContainText('fault-injected');
+  await expect(drawer.getByRole('list', { name: new RegExp(`History of ${target.id}`) })).toContainText(
+    'fault-injected',
+  );
   await expect(drawer).toContainText('e2e: simulated ECC error');
   await drawer.getByRole('button', { name: 'Close' }).click();
 
@@ -90,7 +105,9 @@ test('a NUMA-node scenario is previewed, confirmed and stopped', async ({ page }
   await expect(dialog).toHaveCount(0);
   const numa1 = page.getByRole('region', { name: /^NUMA node 1 / });
   await expect(numa1.getByRole('button', { name: /^gpu-\d\s*,\s*Unhealthy/ })).toHaveCount(4);
-  await expect(page.getByRole('region', { name: /^NUMA node 0 / }).getByRole('button', { name: /Unhealthy/ })).toHaveCount(0);
+  await expect(
+    page.getByRole('region', { name: /^NUMA node 0 / }).getByRole('button', { name: /Unhealthy/ }),
+  ).toHaveCount(0);
   await panel.getByRole('button', { name: 'Stop all scenarios' }).click();
   await expect(numa1.getByRole('button', { name: /^gpu-\d\s*,\s*Unhealthy/ })).toHaveCount(0);
   await expect(numa1.getByRole('button', { name: /^gpu-\d\s*,\s*Healthy/ })).toHaveCount(4);

@@ -10,7 +10,12 @@ export interface NodeSpec {
   numaNodes: number;
   cpus: number;
   resources: { name: string; simulated: { count: number; numaNodes: number[]; idPrefix?: string } }[];
-  pods: { namespace: string; name: string; restartPolicy: 'Always' | 'Never'; limits: Record<string, number> }[];
+  pods: {
+    namespace: string;
+    name: string;
+    restartPolicy: 'Always' | 'Never';
+    limits: Record<string, number>;
+  }[];
 }
 
 export const NODES: NodeSpec[] = [
@@ -36,4 +41,3 @@ export const NODES: NodeSpec[] = [
     pods: [{ namespace: 'iot', name: 'collector', restartPolicy: 'Always', limits: { [SERIAL]: 1 } }],
   },
 ];
-

@@ -3,7 +3,9 @@
 import { expect, test } from '@playwright/test';
 import { expectNoSeriousA11yViolations, gatewaySnapshot, saveScreenshot, webUrl } from './helpers';
 
-test('the node page shows every device grouped by NUMA node with correct pod assignments', async ({ page }) => {
+test('the node page shows every device grouped by NUMA node with correct pod assignments', async ({
+  page,
+}) => {
   const truth = await gatewaySnapshot('gpu-node-a');
   await page.goto(webUrl('/nodes/gpu-node-a'));
   await expect(page.getByRole('heading', { level: 1, name: 'Node gpu-node-a' })).toBeVisible();
@@ -14,13 +16,20 @@ test('the node page shows every device grouped by NUMA node with correct pod ass
   for (const d of devices) {
     const numa = page.getByRole('region', { name: new RegExp(`^NUMA node ${d.numaNodes[0]} `) });
     const user = d.allocation ? `used by ${d.allocation.namespace}/${d.allocation.pod}` : 'free';
-    await expect(numa.getByRole('button', { name: new RegExp(`^${d.id}\\s*,\\s*Healthy\\s*,\\s*${user}$`) })).toBeVisible();
-    await expect(page.getByRole('switch', { name: `Fault ${d.id}`, exact: true })).toHaveAttribute('aria-checked', 'false');
+    await expect(
+      numa.getByRole('button', { name: new RegExp(`^${d.id}\\s*,\\s*Healthy\\s*,\\s*${user}$`) }),
+    ).toBeVisible();
+    await expect(page.getByRole('switch', { name: `Fault ${d.id}`, exact: true })).toHaveAttribute(
+      'aria-checked',
+      'false',
+    );
   }
   // Nothing outside its NUMA node: each NUMA region holds exactly its devices.
   for (const numa of ['0', '1']) {
     const expected = devices.filter((d) => String(d.numaNodes[0]) === numa).length;
-    await expect(page.getByRole('region', { name: new RegExp(`^NUMA node ${numa} `) }).getByRole('switch')).toHaveCount(expected);
+    await expect(
+      page.getByRole('region', { name: new RegExp(`^NUMA node ${numa} `) }).getByRole('switch'),
+    ).toHaveCount(expected);
   }
 
   // Pod table: every pod with the devices the kubelet gave it.
@@ -40,9 +49,13 @@ test('the node page shows every device grouped by NUMA node with correct pod ass
         for (const k of keys) await expect(rows).toContainText([k.slice(k.lastIndexOf('/') + 1)].join(''));
       }
     }
-    await expect(rows.first()).toContainText(pod.numaAlignment.verdict === 'aligned' ? 'NUMA-aligned' : 'spread');
+    await expect(rows.first()).toContainText(
+      pod.numaAlignment.verdict === 'aligned' ? 'NUMA-aligned' : 'spread',
+    );
   }
-  await expect(page.getByText('✓ registered', { exact: true })).toHaveCount(Object.keys(truth.resources).length);
+  await expect(page.getByText('✓ registered', { exact: true })).toHaveCount(
+    Object.keys(truth.resources).length,
+  );
   await expect(page.getByText(/kubelet restarts seen 0/).first()).toBeVisible();
   await saveScreenshot(page, 'node-gpu-node-a');
   await expectNoSeriousA11yViolations(page, 'node page');
@@ -54,7 +67,9 @@ test('a device drawer shows the device with its history', async ({ page }) => {
   const drawer = page.getByRole('dialog', { name: 'Device gpu-0' });
   await expect(drawer).toBeVisible();
   await expect(drawer).toContainText('Healthy');
-  await expect(page).toHaveURL(/device=plugboard\.example%2Fgpu%2Fgpu-0|device=plugboard.example\/gpu\/gpu-0/);
+  await expect(page).toHaveURL(
+    /device=plugboard\.example%2Fgpu%2Fgpu-0|device=plugboard.example\/gpu\/gpu-0/,
+  );
   await saveScreenshot(page, 'device-drawer');
   await expectNoSeriousA11yViolations(page, 'device drawer');
   await drawer.getByRole('button', { name: 'Close' }).click();
@@ -63,7 +78,9 @@ test('a device drawer shows the device with its history', async ({ page }) => {
 
 test('unknown and unreachable nodes say why', async ({ page }) => {
   await page.goto(webUrl('/nodes/no-such-node'));
-  await expect(page.getByRole('alert').filter({ hasText: 'Unknown node no-such-node' })).toContainText('no gateway known');
+  await expect(page.getByRole('alert').filter({ hasText: 'Unknown node no-such-node' })).toContainText(
+    'no gateway known',
+  );
   await page.goto(webUrl('/nodes/ghost-node'));
   const alert = page.getByRole('alert').filter({ hasText: 'Cannot reach the gateway of ghost-node' });
   await expect(alert).toContainText(/ECONNREFUSED/);

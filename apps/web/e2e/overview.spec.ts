@@ -4,7 +4,9 @@ import { expect, test } from '@playwright/test';
 import { expectNoSeriousA11yViolations, gatewaySummary, saveScreenshot, webUrl } from './helpers';
 import { NODES } from './fixture-spec';
 
-test('the overview lists every node with capacity, allocatable, allocated and free per resource', async ({ page }) => {
+test('the overview lists every node with capacity, allocatable, allocated and free per resource', async ({
+  page,
+}) => {
   await page.goto(webUrl('/'));
   await expect(page.getByRole('heading', { level: 1, name: 'Cluster overview' })).toBeVisible();
   await expect(page.getByRole('status').filter({ hasText: 'Live' }).first()).toBeVisible();
@@ -19,7 +21,9 @@ test('the overview lists every node with capacity, allocatable, allocated and fr
       const requested = spec.pods.reduce((n, p) => n + (p.limits[res.name] ?? 0), 0);
       expect(counts.capacity).toBe(res.simulated.count);
       expect(counts.allocated).toBe(requested);
-      const region = card.getByRole('region', { name: `${res.name} capacity ${res.simulated.count} allocatable ${res.simulated.count}` });
+      const region = card.getByRole('region', {
+        name: `${res.name} capacity ${res.simulated.count} allocatable ${res.simulated.count}`,
+      });
       await expect(region).toContainText(`capacity ${res.simulated.count}`);
       await expect(region).toContainText(`allocatable ${res.simulated.count}`);
       await expect(region).toContainText(`allocated ${requested}`);
@@ -49,7 +53,9 @@ test('filters by node name, resource and health, and sorts', async ({ page }) =>
   await page.getByRole('combobox', { name: 'Resource' }).selectOption('plugboard.example/gpu');
   await expect(page.getByRole('article', { name: 'gpu-node-a' })).toBeVisible();
   await expect(page.getByRole('article', { name: 'edge-node' })).toHaveCount(0);
-  await expect(page.getByRole('article', { name: 'gpu-node-a' }).getByRole('region', { name: /nic-vf/ })).toHaveCount(0);
+  await expect(
+    page.getByRole('article', { name: 'gpu-node-a' }).getByRole('region', { name: /nic-vf/ }),
+  ).toHaveCount(0);
   await page.getByRole('combobox', { name: 'Resource' }).selectOption('');
   await page.getByRole('combobox', { name: 'Health' }).selectOption('unreachable');
   await expect(page.getByRole('article')).toHaveCount(1);

@@ -13,8 +13,17 @@ export interface Started {
 }
 
 /** Spawns `node args…` and resolves with the value of the first `PREFIX=value` line on stdout. */
-export function startWithReadyLine(args: string[], prefix: string, env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<Started> {
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] });
+export function startWithReadyLine(
+  args: string[],
+  prefix: string,
+  env: Record<string, string | undefined>,
+  timeoutMs = 60_000,
+): Promise<Started> {
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolvePromise, reject) => {
     let out = '';
     let err = '';
@@ -22,17 +31,17 @@ export function startWithReadyLine(args: string[], prefix: string, env: Record<s
       child.kill('SIGKILL');
       reject(new Error(`${args.join(' ')}: no ${prefix} line within ${timeoutMs} ms\n${err}`));
     }, timeoutMs);
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       err = (err + d.toString()).slice(-4000);
     });
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = new RegExp(`^${prefix}=(.*)$`, 'm').exec(out);
       if (m) {
         clearTimeout(timer);
         // Keep draining so the child never blocks on a full pipe.
-        child.stdout!.removeAllListeners('data');
-        child.stdout!.resume();
+        child.stdout.removeAllListeners('data');
+        child.stdout.resume();
         resolvePromise({ child, value: m[1]!.trim() });
       }
     });
@@ -67,7 +76,12 @@ export async function stopPid(pid: number | undefined, timeoutMs = 8000): Promis
 }
 
 export function startFixture(env: Record<string, string | undefined> = process.env): Promise<Started> {
-  return startWithReadyLine(['--conditions=@plugboard/source', '--import', 'tsx', 'apps/web/e2e/cluster-fixture.ts'], 'PLUGBOARD_FIXTURE', env, 90_000);
+  return startWithReadyLine(
+    ['--conditions=@plugboard/source', '--import', 'tsx', 'apps/web/e2e/cluster-fixture.ts'],
+    'PLUGBOARD_FIXTURE',
+    env,
+    90_000,
+  );
 }
 
 export function startWebServer(gateways: string, extraEnv: Record<string, string> = {}): Promise<Started> {

@@ -12,7 +12,10 @@ export class ApiError extends Error {
   }
 }
 
-export async function apiFetch<T>(path: string, init: RequestInit & { token?: string | null } = {}): Promise<T> {
+export async function apiFetch<T>(
+  path: string,
+  init: RequestInit & { token?: string | null } = {},
+): Promise<T> {
   const { token, ...rest } = init;
   const headers = new Headers(rest.headers);
   headers.set('accept', 'application/json, application/problem+json');
@@ -21,7 +24,11 @@ export async function apiFetch<T>(path: string, init: RequestInit & { token?: st
   try {
     res = await fetch(path, { ...rest, headers, cache: 'no-store' });
   } catch (err) {
-    throw new ApiError(0, 'Dashboard server unreachable', `the dashboard's own server did not answer: ${(err as Error).message}`);
+    throw new ApiError(
+      0,
+      'Dashboard server unreachable',
+      `the dashboard's own server did not answer: ${(err as Error).message}`,
+    );
   }
   const text = await res.text();
   let body: unknown = null;
@@ -34,7 +41,11 @@ export async function apiFetch<T>(path: string, init: RequestInit & { token?: st
   }
   if (!res.ok) {
     const p = (body ?? {}) as { title?: string; detail?: string };
-    throw new ApiError(res.status, p.title ?? res.statusText, p.detail ?? (text.slice(0, 300) || `HTTP ${res.status}`));
+    throw new ApiError(
+      res.status,
+      p.title ?? res.statusText,
+      p.detail ?? (text.slice(0, 300) || `HTTP ${res.status}`),
+    );
   }
   return body as T;
 }

@@ -14,7 +14,9 @@ const base = () => ({
 describe('applyPatchImmutable', () => {
   it('replaces one device and keeps every other object identical (structural sharing)', () => {
     const doc = base();
-    const next = applyPatchImmutable(doc, [{ op: 'replace', path: '/devices/r~1a/health', value: 'Unhealthy' }]);
+    const next = applyPatchImmutable(doc, [
+      { op: 'replace', path: '/devices/r~1a/health', value: 'Unhealthy' },
+    ]);
     assert.equal(next.devices['r/a'].health, 'Unhealthy');
     assert.notEqual(next, doc);
     assert.notEqual(next.devices, doc.devices);
@@ -52,13 +54,15 @@ describe('applyPatchImmutable', () => {
       [{ op: 'add', path: '/list/7', value: 9 }],
       [{ op: 'replace', path: 'no-slash', value: 9 }],
     ];
-    for (const ops of bad) assert.throws(() => applyPatchImmutable(doc, ops), PatchError, JSON.stringify(ops));
+    for (const ops of bad)
+      assert.throws(() => applyPatchImmutable(doc, ops), PatchError, JSON.stringify(ops));
     assert.deepEqual(doc, base());
   });
 
   it('escapes pointer tokens per RFC 6901', () => {
     assert.equal(pointerToken('a/b~c'), 'a~1b~0c');
-    const next = applyPatchImmutable({ m: {} as Record<string, number> }, [{ op: 'add', path: `/m/${pointerToken('x/~y')}`, value: 1 }]);
+    const empty: { m: Record<string, number> } = { m: {} };
+    const next = applyPatchImmutable(empty, [{ op: 'add', path: `/m/${pointerToken('x/~y')}`, value: 1 }]);
     assert.deepEqual(next.m, { 'x/~y': 1 });
   });
 
@@ -70,27 +74,36 @@ describe('applyPatchImmutable', () => {
       fc.record({ op: fc.constant('remove' as const), k: key }),
     );
     fc.assert(
-      fc.property(fc.dictionary(key, fc.integer(), { noNullPrototype: true }), fc.array(op, { maxLength: 12 }), (start, raw) => {
-        // Build a valid op list against a running model (fast-json-patch is the oracle).
-        const model = structuredClone(start) as Record<string, number>;
-        const ops: JsonPatchOp[] = [];
-        for (const o of raw) {
-          const path = `/m/${pointerToken(o.k)}`;
-          if (o.op === 'add') {
-            ops.push({ op: 'add', path, value: o.v });
-            model[o.k] = o.v;
-          } else if (o.k in model) {
-            ops.push(o.op === 'replace' ? { op: 'replace', path, value: o.v } : { op: 'remove', path });
-            if (o.op === 'replace') model[o.k] = o.v;
-            else delete model[o.k];
+      fc.property(
+        fc.dictionary(key, fc.integer(), { noNullPrototype: true }),
+        fc.array(op, { maxLength: 12 }),
+        (start, raw) => {
+          // Build a valid op list against a running model (fast-json-patch is the oracle).
+          const model = structuredClone<Record<string, number>>(start);
+          const ops: JsonPatchOp[] = [];
+          for (const o of raw) {
+            const path = `/m/${pointerToken(o.k)}`;
+            if (o.op === 'add') {
+              ops.push({ op: 'add', path, value: o.v });
+              model[o.k] = o.v;
+            } else if (o.k in model) {
+              ops.push(o.op === 'replace' ? { op: 'replace', path, value: o.v } : { op: 'remove', path });
+              if (o.op === 'replace') model[o.k] = o.v;
+              else delete model[o.k];
+            }
           }
-        }
-        const doc = { m: start, other: { keep: true } };
-        const ours = applyPatchImmutable(doc, ops);
-        const theirs = jsonpatch.applyPatch(structuredClone(doc), ops as Operation[], true, false).newDocument;
-        assert.deepEqual(ours, theirs);
-        assert.equal(ours.other, doc.other);
-      }),
+          const doc = { m: start, other: { keep: true } };
+          const ours = applyPatchImmutable(doc, ops);
+          const theirs = jsonpatch.applyPatch(
+            structuredClone(doc),
+            ops as Operation[],
+            true,
+            false,
+          ).newDocument;
+          assert.deepEqual(ours, theirs);
+          assert.equal(ours.other, doc.other);
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -35,7 +35,8 @@ function arrayIndex(arr: unknown[], token: string, forInsert: boolean, op: JsonP
   if (forInsert && token === '-') return arr.length;
   if (!/^(0|[1-9][0-9]*)$/.test(token)) throw new PatchError(`invalid array index "${token}"`, op);
   const i = Number(token);
-  if (i > arr.length || (!forInsert && i === arr.length)) throw new PatchError(`array index ${i} out of bounds`, op);
+  if (i > arr.length || (!forInsert && i === arr.length))
+    throw new PatchError(`array index ${i} out of bounds`, op);
   return i;
 }
 
@@ -43,7 +44,8 @@ function getAt(doc: unknown, tokens: string[], op: JsonPatchOp): unknown {
   let cur = doc;
   for (const t of tokens) {
     if (Array.isArray(cur)) cur = cur[arrayIndex(cur, t, false, op)];
-    else if (isContainer(cur) && Object.prototype.hasOwnProperty.call(cur, t)) cur = (cur as Record<string, unknown>)[t];
+    else if (isContainer(cur) && Object.prototype.hasOwnProperty.call(cur, t))
+      cur = (cur as Record<string, unknown>)[t];
     else throw new PatchError(`path "/${tokens.join('/')}" does not exist`, op);
   }
   return cur;
@@ -58,7 +60,8 @@ function editParent(
 ): unknown {
   if (tokens.length === 0) throw new PatchError('cannot edit the parent of the root', op);
   const walk = (node: unknown, depth: number): unknown => {
-    if (!isContainer(node)) throw new PatchError(`path "/${tokens.slice(0, depth).join('/')}" is not a container`, op);
+    if (!isContainer(node))
+      throw new PatchError(`path "/${tokens.slice(0, depth).join('/')}" is not a container`, op);
     const copy: Container = Array.isArray(node) ? node.slice() : { ...node };
     const token = tokens[depth]!;
     if (depth === tokens.length - 1) {
@@ -129,7 +132,8 @@ export function applyPatchImmutable<T>(doc: T, ops: readonly JsonPatchOp[]): T {
         cur = replaceAt(cur, path, op.value, op);
         break;
       case 'test':
-        if (!deepEqual(getAt(cur, path, op), op.value)) throw new PatchError(`test failed at "${op.path}"`, op);
+        if (!deepEqual(getAt(cur, path, op), op.value))
+          throw new PatchError(`test failed at "${op.path}"`, op);
         break;
       case 'move': {
         const from = parsePointer(op.from, op);

@@ -4,7 +4,11 @@ import { applyLiveMessage, type LiveDocument } from './live-document';
 
 type Doc = { a: number; b: { c: number } };
 const snap = (seq: number, a = 1) => ({ type: 'snapshot' as const, seq, node: { a, b: { c: 0 } } });
-const patch = (seq: number, value: number) => ({ type: 'patch' as const, seq, ops: [{ op: 'replace' as const, path: '/a', value }] });
+const patch = (seq: number, value: number) => ({
+  type: 'patch' as const,
+  seq,
+  ops: [{ op: 'replace' as const, path: '/a', value }],
+});
 
 function applied(r: ReturnType<typeof applyLiveMessage<Doc>>): LiveDocument<Doc> {
   assert.equal(r.kind, 'applied');
@@ -33,7 +37,10 @@ describe('applyLiveMessage (seq guard)', () => {
     const doc = applied(applyLiveMessage<Doc>(undefined, snap(10)));
     assert.equal(applyLiveMessage(doc, patch(12, 5)).kind, 'resync');
     assert.equal(applyLiveMessage<Doc>(undefined, patch(1, 5)).kind, 'resync');
-    assert.equal(applyLiveMessage<Doc>({ seq: null, data: doc.data, receivedAt: 0 }, patch(11, 5)).kind, 'resync');
+    assert.equal(
+      applyLiveMessage<Doc>({ seq: null, data: doc.data, receivedAt: 0 }, patch(11, 5)).kind,
+      'resync',
+    );
     const bad = { type: 'patch' as const, seq: 11, ops: [{ op: 'remove' as const, path: '/missing' }] };
     const r = applyLiveMessage(doc, bad);
     assert.equal(r.kind, 'resync');
@@ -56,7 +63,12 @@ describe('applyLiveMessage (seq guard)', () => {
   });
 
   it('passes server errors through', () => {
-    const r = applyLiveMessage<Doc>(undefined, { type: 'error', status: 502, title: 'Gateway unreachable', detail: 'ECONNREFUSED' });
+    const r = applyLiveMessage<Doc>(undefined, {
+      type: 'error',
+      status: 502,
+      title: 'Gateway unreachable',
+      detail: 'ECONNREFUSED',
+    });
     assert.deepEqual(r, { kind: 'error', status: 502, title: 'Gateway unreachable', detail: 'ECONNREFUSED' });
   });
 });

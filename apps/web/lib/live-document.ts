@@ -43,16 +43,21 @@ export function applyLiveMessage<T>(
         return { kind: 'resync', reason: `gap: expected seq ${current.seq + 1}, got ${msg.seq}` };
       }
       try {
-        return { kind: 'applied', doc: { seq: msg.seq, data: applyPatchImmutable(current.data, msg.ops), receivedAt: now } };
+        return {
+          kind: 'applied',
+          doc: { seq: msg.seq, data: applyPatchImmutable(current.data, msg.ops), receivedAt: now },
+        };
       } catch (err) {
-        if (err instanceof PatchError) return { kind: 'resync', reason: `patch ${msg.seq} does not apply: ${err.message}` };
+        if (err instanceof PatchError)
+          return { kind: 'resync', reason: `patch ${msg.seq} does not apply: ${err.message}` };
         throw err;
       }
     }
     case 'heartbeat':
       if (current == null || current.seq == null) return { kind: 'ignored' };
       // A heartbeat carrying a later seq means we missed a patch.
-      if (msg.seq > current.seq) return { kind: 'resync', reason: `heartbeat at seq ${msg.seq}, have ${current.seq}` };
+      if (msg.seq > current.seq)
+        return { kind: 'resync', reason: `heartbeat at seq ${msg.seq}, have ${current.seq}` };
       return { kind: 'applied', doc: { ...current, receivedAt: now } };
     case 'error':
       return { kind: 'error', status: msg.status, title: msg.title, detail: msg.detail };

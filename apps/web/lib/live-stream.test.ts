@@ -21,7 +21,11 @@ before(async () => {
 });
 after(() => new Promise<void>((r) => wss.close(() => r())));
 
-async function waitFor<T>(what: string, fn: () => T | null | undefined | false, timeoutMs = 5000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => T | null | undefined | false,
+  timeoutMs = 5000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = fn();
@@ -47,7 +51,7 @@ function client(visibility?: FakeVisibility) {
     currentSeq: () => doc?.seq ?? null,
     onStatus: (s) => statuses.push(s),
     WebSocketImpl: WebSocket as unknown as typeof globalThis.WebSocket,
-    ...(visibility ? { doc: visibility as unknown as Document } : {}),
+    ...(visibility ? { doc: visibility } : {}),
     onMessage: (m: LiveMessage<Doc>) => {
       const r = applyLiveMessage(doc, m);
       if (r.kind === 'applied') doc = r.doc;
@@ -58,7 +62,11 @@ function client(visibility?: FakeVisibility) {
 }
 
 const send = (ws: ServerSocket, m: unknown) => ws.send(JSON.stringify(m));
-const patchN = (seq: number, n: number) => ({ type: 'patch', seq, ops: [{ op: 'replace', path: '/n', value: n }] });
+const patchN = (seq: number, n: number) => ({
+  type: 'patch',
+  seq,
+  ops: [{ op: 'replace', path: '/n', value: n }],
+});
 
 describe('LiveStream', () => {
   it('applies snapshot + patches, resumes with since after a gap, and takes a snapshot when resume fails too', async () => {
@@ -105,7 +113,12 @@ describe('LiveStream', () => {
     const c = client();
     c.stream.start();
     const first = await waitFor('connection', () => connections[0]);
-    send(first.ws, { type: 'error', status: 502, title: 'Gateway unreachable', detail: 'connect ECONNREFUSED' });
+    send(first.ws, {
+      type: 'error',
+      status: 502,
+      title: 'Gateway unreachable',
+      detail: 'connect ECONNREFUSED',
+    });
     first.ws.close(4502);
     const failed = await waitFor('failed', () => c.statuses.find((s) => s.state === 'failed'));
     assert.equal(failed.error, 'connect ECONNREFUSED');

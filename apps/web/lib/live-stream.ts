@@ -87,13 +87,17 @@ export class LiveStream<T> {
 
   private armSilence(): void {
     clearTimeout(this.silence);
-    this.silence = setTimeout(() => this.fail('no data or heartbeat from the server; reconnecting'), this.opts.silenceMs ?? 45_000);
+    this.silence = setTimeout(
+      () => this.fail('no data or heartbeat from the server; reconnecting'),
+      this.opts.silenceMs ?? 45_000,
+    );
   }
 
   private open(): void {
     const Impl = this.opts.WebSocketImpl ?? WebSocket;
     const since = this.resumeAllowed ? this.opts.currentSeq() : null;
-    if (this.status.state !== 'reconnecting' && this.status.state !== 'failed') this.setStatus('connecting', this.status.error);
+    if (this.status.state !== 'reconnecting' && this.status.state !== 'failed')
+      this.setStatus('connecting', this.status.error);
     const ws = new Impl(this.opts.url(since));
     this.ws = ws;
     ws.onopen = () => this.armSilence();

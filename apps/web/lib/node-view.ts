@@ -83,7 +83,12 @@ export function groupByNuma(node: NodeSnapshot): NumaGroup[] {
       existing.deviceKeys.push(device.key);
       return;
     }
-    const tile: DeviceTileModel = { key: tileKey, resource: device.resource, id: physicalId(device), deviceKeys: [device.key] };
+    const tile: DeviceTileModel = {
+      key: tileKey,
+      resource: device.resource,
+      id: physicalId(device),
+      deviceKeys: [device.key],
+    };
     tiles.set(tileKey, tile);
     let bucket = g.resources.find((r) => r.resource === device.resource);
     if (!bucket) {
@@ -175,8 +180,10 @@ export function explainAllocatable(node: NodeSnapshot, resource: ResourceState):
     const d = node.devices[key];
     if (!d || d.health === 'Healthy') continue;
     const fault =
-      faults.find((f) => f.resource === d.resource && (f.deviceId === d.id || f.deviceId === d.replicaOf)) ?? null;
-    const heldBy = holders.get(key) ?? (d.allocation ? [`${d.allocation.namespace}/${d.allocation.pod}`] : []);
+      faults.find((f) => f.resource === d.resource && (f.deviceId === d.id || f.deviceId === d.replicaOf)) ??
+      null;
+    const heldBy =
+      holders.get(key) ?? (d.allocation ? [`${d.allocation.namespace}/${d.allocation.pod}`] : []);
     out.push({ device: d, fault, heldBy });
   }
   return out;
@@ -188,7 +195,9 @@ export function deviceHistory(node: NodeSnapshot, deviceKey: string): NodeEvent[
   if (!d) return [];
   const ids = new Set([d.id, physicalId(d)]);
   return node.events
-    .filter((e) => (e.resource === null || e.resource === d.resource) && e.deviceIds.some((id) => ids.has(id)))
+    .filter(
+      (e) => (e.resource === null || e.resource === d.resource) && e.deviceIds.some((id) => ids.has(id)),
+    )
     .reverse();
 }
 

@@ -3,7 +3,8 @@
 const marked = new Set<string>();
 
 export function markOnce(name: string): void {
-  if (marked.has(name) || typeof performance === 'undefined' || typeof performance.mark !== 'function') return;
+  if (marked.has(name) || typeof performance === 'undefined' || typeof performance.mark !== 'function')
+    return;
   marked.add(name);
   performance.mark(name);
 }

@@ -17,7 +17,8 @@ export function useLiveQuery<T>(queryKey: QueryKey, path: string | null): LinkSt
     if (path === null) return;
     const key = JSON.parse(keyHash) as QueryKey;
     const stream = new LiveStream<T>({
-      url: (since) => streamUrl(since === null ? path : `${path}${path.includes('?') ? '&' : '?'}since=${since}`),
+      url: (since) =>
+        streamUrl(since === null ? path : `${path}${path.includes('?') ? '&' : '?'}since=${since}`),
       currentSeq: () => client.getQueryData<LiveDocument<T>>(key)?.seq ?? null,
       onStatus: setStatus,
       doc: document,

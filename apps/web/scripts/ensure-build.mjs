@@ -29,7 +29,11 @@ const sources = ['app', 'components', 'lib', 'next.config.ts', 'package.json', '
 const stale = !existsSync(buildId) || sources.some((p) => newest(p) > statSync(buildId).mtimeMs);
 if (stale) {
   console.log('[test:web] building the production bundle (next build)…');
-  const b = spawnSync(process.execPath, [require.resolve('next/dist/bin/next'), 'build'], { cwd: web, env, stdio: 'inherit' });
+  const b = spawnSync(process.execPath, [require.resolve('next/dist/bin/next'), 'build'], {
+    cwd: web,
+    env,
+    stdio: 'inherit',
+  });
   if (b.status !== 0) process.exit(b.status ?? 1);
 } else {
   console.log('[test:web] production build is up to date');

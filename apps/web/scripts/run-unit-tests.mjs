@@ -17,9 +17,29 @@ function find(dir, out = []) {
   return out;
 }
 const files = find(web).sort();
-const res = spawnSync(
-  process.execPath,
-  ['--conditions=@plugboard/source', '--import', 'tsx', '--import', './test/register-dom.ts', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
-  { stdio: 'inherit', cwd: web, env: { ...process.env, NODE_ENV: 'test' } },
-);
-process.exit(res.status ?? 1);
+// Logic and integration tests run on plain Node (real fetch/WebSocket); component tests get a
+// happy-dom window as their global DOM. Two runs keep the DOM globals away from the former.
+const runs = [
+  { files: files.filter((f) => f.endsWith('.ts')), preload: [] },
+  { files: files.filter((f) => f.endsWith('.tsx')), preload: ['--import', './test/register-dom.ts'] },
+];
+let status = 0;
+for (const run of runs) {
+  if (run.files.length === 0) continue;
+  const res = spawnSync(
+    process.execPath,
+    [
+      '--conditions=@plugboard/source',
+      '--import',
+      'tsx',
+      ...run.preload,
+      '--test',
+      '--test-reporter=spec',
+      '--test-concurrency=2',
+      ...run.files,
+    ],
+    { stdio: 'inherit', cwd: web, env: { ...process.env, NODE_ENV: 'test' } },
+  );
+  status ||= res.status ?? 1;
+}
+process.exit(status);

@@ -29,7 +29,11 @@ let api: ApiServer;
 let server: Server;
 let base: string;
 
-async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 10_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -39,16 +43,27 @@ async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined |
   }
 }
 
-async function call(path: string, init: RequestInit = {}) {
+interface Problem {
+  title: string;
+  status: number;
+  detail: string;
+}
+
+async function call<T = Problem>(path: string, init: RequestInit = {}) {
   const res = await fetch(`${base}${path}`, init);
   const text = await res.text();
-  return { status: res.status, type: res.headers.get('content-type'), headers: res.headers, body: text ? JSON.parse(text) : null };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    headers: res.headers,
+    body: (text ? JSON.parse(text) : null) as T,
+  };
 }
 
 function openStream<T>(path: string, origin?: string) {
   const ws = new WebSocket(`${base.replace('http', 'ws')}${path}`, origin ? { origin } : {});
   const messages: LiveMessage<T>[] = [];
-  ws.on('message', (d) => messages.push(JSON.parse(String(d))));
+  ws.on('message', (d: Buffer) => messages.push(JSON.parse(d.toString('utf8')) as LiveMessage<T>));
   const closed = new Promise<number>((r) => ws.on('close', (code) => r(code)));
   return { ws, messages, closed };
 }
@@ -56,7 +71,15 @@ function openStream<T>(path: string, origin?: string) {
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pb-web-int-'));
   writeFileSync(join(dir, 'token'), TOKEN);
-  sim = await startKubeletSim({ devicePluginDir: join(dir, 'dp'), stateDir: join(dir, 'kubelet'), nodeName: 'int-node', listen: '127.0.0.1:0', numaNodes: 2, podResourcesRateLimit: false, logger: silent });
+  sim = await startKubeletSim({
+    devicePluginDir: join(dir, 'dp'),
+    stateDir: join(dir, 'kubelet'),
+    nodeName: 'int-node',
+    listen: '127.0.0.1:0',
+    numaNodes: 2,
+    podResourcesRateLimit: false,
+    logger: silent,
+  });
   gw = await startGateway(
     parseGatewayConfig({
       resources: [{ name: GPU, simulated: { count: 4, numaNodes: [0, 1] } }],
@@ -74,16 +97,24 @@ before(async () => {
     { logger: silent },
   );
   await waitFor('gateway ready', async () => (await fetch(`${gw.url}/readyz`)).status === 200);
-  await sim.admitPod({ metadata: { name: 'train', namespace: 'ml' }, spec: { containers: [{ name: 'main', resources: { limits: { [GPU]: 1 } } }] } });
+  await sim.admitPod({
+    metadata: { name: 'train', namespace: 'ml' },
+    spec: { containers: [{ name: 'main', resources: { limits: { [GPU]: 1 } } }] },
+  });
   // A gateway that is configured but down: a port bound and released, so nothing listens on it.
   const closed = createServer();
   await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
   const closedAddr = closed.address();
   await new Promise<void>((r) => closed.close(() => r()));
   const ghostPort = typeof closedAddr === 'object' && closedAddr ? closedAddr.port : 1;
-  const cfg = loadWebConfig({ PLUGBOARD_GATEWAYS: `int-node=${gw.url},ghost-node=http://127.0.0.1:${ghostPort}` });
+  const cfg = loadWebConfig({
+    PLUGBOARD_GATEWAYS: `int-node=${gw.url},ghost-node=http://127.0.0.1:${ghostPort}`,
+  });
   assert.equal(cfg.discovery.mode, 'static');
-  const directory = staticDirectory('PLUGBOARD_GATEWAYS', cfg.discovery.mode === 'static' ? cfg.discovery.gateways : []);
+  const directory = staticDirectory(
+    'PLUGBOARD_GATEWAYS',
+    cfg.discovery.mode === 'static' ? cfg.discovery.gateways : [],
+  );
   api = createApiServer(cfg, directory, silent);
   server = createServer((req, res) => {
     if (!api.handleRequest(req, res)) res.writeHead(404).end();
@@ -107,10 +138,10 @@ after(async () => {
 
 describe('REST proxy', () => {
   it('serves the gateway snapshot for a known node', async () => {
-    const r = await call('/api/nodes/int-node/node');
+    const r = await call<NodeSnapshot>('/api/nodes/int-node/node');
     assert.equal(r.status, 200);
-    assert.equal((r.body as NodeSnapshot).nodeName, 'int-node');
-    assert.equal(Object.keys((r.body as NodeSnapshot).devices).length, 4);
+    assert.equal(r.body.nodeName, 'int-node');
+    assert.equal(Object.keys(r.body.devices).length, 4);
   });
 
   it('answers problem+json that says why: unknown node, unreachable gateway, bad method, bad media type, too large', async () => {
@@ -127,10 +158,18 @@ describe('REST proxy', () => {
     assert.equal(put.status, 405);
     assert.equal(put.headers.get('allow'), 'GET, POST');
 
-    const text = await call('/api/nodes/int-node/faults', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    const text = await call('/api/nodes/int-node/faults', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x',
+    });
     assert.equal(text.status, 415);
 
-    const big = await call('/api/nodes/int-node/faults', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(70_000) }) });
+    const big = await call('/api/nodes/int-node/faults', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pad: 'x'.repeat(70_000) }),
+    });
     assert.equal(big.status, 413);
 
     const route = await call('/api/nodes/int-node/metrics');
@@ -139,22 +178,40 @@ describe('REST proxy', () => {
 
   it('forwards the user bearer token for mutations; the gateway decides', async () => {
     const body = JSON.stringify({ resource: GPU, deviceId: 'gpu-0', reason: 'int test' });
-    const anon = await call('/api/nodes/int-node/faults', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const anon = await call('/api/nodes/int-node/faults', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     assert.equal(anon.status, 401);
     assert.equal(anon.type, 'application/problem+json');
 
     const foreign = await call('/api/nodes/int-node/faults', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example' },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${TOKEN}`,
+        origin: 'http://evil.example',
+      },
       body,
     });
     assert.equal(foreign.status, 403);
 
-    const ok = await call('/api/nodes/int-node/faults', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body });
+    const ok = await call<{ id: string }>('/api/nodes/int-node/faults', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body,
+    });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
-    const list = await call('/api/nodes/int-node/faults');
-    assert.deepEqual(list.body.items.map((f: { deviceId: string }) => f.deviceId), ['gpu-0']);
-    const del = await call(`/api/nodes/int-node/faults/${encodeURIComponent(ok.body.id)}`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
+    const list = await call<{ items: { deviceId: string }[] }>('/api/nodes/int-node/faults');
+    assert.deepEqual(
+      list.body.items.map((f: { deviceId: string }) => f.deviceId),
+      ['gpu-0'],
+    );
+    const del = await call(`/api/nodes/int-node/faults/${encodeURIComponent(ok.body.id)}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     assert.equal(del.status, 204);
   });
 });
@@ -174,7 +231,7 @@ describe('node stream proxy', () => {
       return doc;
     };
     apply();
-    const r = await call('/api/nodes/int-node/faults', {
+    const r = await call<{ id: string }>('/api/nodes/int-node/faults', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
       body: JSON.stringify({ resource: GPU, deviceId: 'gpu-1', reason: 'stream test' }),
@@ -182,9 +239,15 @@ describe('node stream proxy', () => {
     assert.equal(r.status, 201);
     await waitFor('device unhealthy and allocatable 3 via the stream', () => {
       const d = apply();
-      return d?.data.devices[`${GPU}/gpu-1`]?.health === 'Unhealthy' && d.data.resources[GPU]!.kubelet.allocatable === 3;
+      return (
+        d?.data.devices[`${GPU}/gpu-1`]?.health === 'Unhealthy' &&
+        d.data.resources[GPU]!.kubelet.allocatable === 3
+      );
     });
-    await call(`/api/nodes/int-node/faults/${encodeURIComponent(r.body.id)}`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
+    await call(`/api/nodes/int-node/faults/${encodeURIComponent(r.body.id)}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     await waitFor('healed via the stream', () => apply()?.data.resources[GPU]!.kubelet.allocatable === 4);
 
     // Resume with since through the proxy: the gateway continues from our seq, no snapshot needed.
@@ -192,7 +255,7 @@ describe('node stream proxy', () => {
     s.ws.close();
     const resumed = openStream<NodeSnapshot>(`/api/nodes/int-node/stream?since=${seq}`);
     await new Promise((res) => resumed.ws.once('open', res));
-    const again = await call('/api/nodes/int-node/faults', {
+    const again = await call<{ id: string }>('/api/nodes/int-node/faults', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
       body: JSON.stringify({ resource: GPU, deviceId: 'gpu-3', reason: 'resume test' }),
@@ -207,7 +270,10 @@ describe('node stream proxy', () => {
       }
       return doc!.data.devices[`${GPU}/gpu-3`]?.health === 'Unhealthy';
     });
-    await call(`/api/nodes/int-node/faults/${encodeURIComponent(again.body.id)}`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
+    await call(`/api/nodes/int-node/faults/${encodeURIComponent(again.body.id)}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     resumed.ws.close();
   });
 
@@ -222,19 +288,26 @@ describe('node stream proxy', () => {
   });
 
   it('rejects upgrades from a foreign origin', async () => {
-    const ws = new WebSocket(`${base.replace('http', 'ws')}/api/nodes/int-node/stream`, { origin: 'http://evil.example' });
-    const status = await new Promise<number>((res) => ws.on('unexpected-response', (_req, r) => res(r.statusCode ?? 0)));
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/api/nodes/int-node/stream`, {
+      origin: 'http://evil.example',
+    });
+    const status = await new Promise<number>((res) =>
+      ws.on('unexpected-response', (_req, r) => res(r.statusCode ?? 0)),
+    );
     assert.equal(status, 403);
   });
 });
 
 describe('cluster summary hub', () => {
   it('aggregates every gateway, says why one is unreachable, streams patches, and keeps stale data when a gateway goes away', async () => {
-    const rest = await call('/api/cluster');
-    const cluster = rest.body.cluster as ClusterDocument;
+    const rest = await call<{ cluster: ClusterDocument }>('/api/cluster');
+    const cluster = rest.body.cluster;
     assert.equal(cluster.nodes['int-node']!.status, 'live');
     assert.deepEqual(
-      { capacity: cluster.nodes['int-node']!.summary!.resources[GPU]!.capacity, allocated: cluster.nodes['int-node']!.summary!.resources[GPU]!.allocated },
+      {
+        capacity: cluster.nodes['int-node']!.summary!.resources[GPU]!.capacity,
+        allocated: cluster.nodes['int-node']!.summary!.resources[GPU]!.allocated,
+      },
       { capacity: 4, allocated: 1 },
     );
     assert.equal(cluster.nodes['ghost-node']!.status, 'unreachable');
@@ -251,7 +324,7 @@ describe('cluster summary hub', () => {
       return doc;
     };
     await waitFor('cluster snapshot', () => apply());
-    const r = await call('/api/nodes/int-node/faults', {
+    const r = await call<{ id: string }>('/api/nodes/int-node/faults', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
       body: JSON.stringify({ resource: GPU, deviceId: 'gpu-2', reason: 'hub test' }),

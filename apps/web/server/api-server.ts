@@ -76,7 +76,10 @@ export function createApiServer(cfg: WebConfig, directory: GatewayDirectory, log
       if (url.pathname !== '/api/cluster/stream' && !node) return false;
       // Browsers always send Origin on WebSocket upgrades; a foreign page must not read the stream.
       if (!originAllowed(req, cfg.allowedOrigins)) {
-        logger.warn({ component: 'stream', origin: req.headers.origin }, 'rejected WebSocket from foreign origin');
+        logger.warn(
+          { component: 'stream', origin: req.headers.origin },
+          'rejected WebSocket from foreign origin',
+        );
         socket.end('HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\norigin not allowed');
         return true;
       }

@@ -3,7 +3,7 @@
 // Clusters have hundreds of nodes, so browsers never open a socket per gateway. Upstream bursts
 // are coalesced into one patch per tick and each patch is serialised once for all subscribers.
 import type { Logger } from 'pino';
-import { WebSocket } from 'ws';
+import { WebSocket, type RawData } from 'ws';
 import type { NodeSummary, StreamMessage } from '@plugboard/node-gateway/model';
 import type { ClusterDocument, ClusterNode, GatewayLinkStatus } from '../lib/cluster-types';
 import { applyPatchImmutable, pointerToken } from '../lib/json-patch';
@@ -46,20 +46,25 @@ class UpstreamLink {
   private connect(): void {
     if (this.stopped) return;
     const since = this.seq !== null ? `&since=${this.seq}` : '';
-    const ws = new WebSocket(`${this.gateway.url.replace(/^http/, 'ws')}/api/v1/stream?view=summary${since}`, {
-      perMessageDeflate: false,
-      handshakeTimeout: 10_000,
-      ...(this.readToken ? { headers: { authorization: `Bearer ${this.readToken}` } } : {}),
-    });
+    const ws = new WebSocket(
+      `${this.gateway.url.replace(/^http/, 'ws')}/api/v1/stream?view=summary${since}`,
+      {
+        perMessageDeflate: false,
+        handshakeTimeout: 10_000,
+        ...(this.readToken ? { headers: { authorization: `Bearer ${this.readToken}` } } : {}),
+      },
+    );
     this.ws = ws;
-    ws.on('message', (data) => this.onMessage(data.toString()));
+    ws.on('message', (data) => this.onMessage(rawText(data)));
     ws.on('unexpected-response', (_req, res) => {
       res.resume();
       this.onDown(`gateway answered HTTP ${res.statusCode ?? '?'} to the stream upgrade`);
       ws.terminate();
     });
     ws.on('error', (err) => this.onDown(causeText(err)));
-    ws.on('close', (code, reason) => this.onDown(`stream closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`));
+    ws.on('close', (code, reason) =>
+      this.onDown(`stream closed (${code}${reason.length ? ` ${reason.toString()}` : ''})`),
+    );
   }
 
   private armSilence(): void {
@@ -147,6 +152,13 @@ class UpstreamLink {
   }
 }
 
+/** A received frame as text (ws hands out Buffer, ArrayBuffer or fragments). */
+function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
+}
+
 function prefixOp(op: JsonPatchOp, base: string): JsonPatchOp {
   if (op.op === 'move' || op.op === 'copy') return { ...op, from: base + op.from, path: base + op.path };
   return { ...op, path: base + op.path };
@@ -187,7 +199,10 @@ export class ClusterHub {
       this.doc = applyPatchImmutable(this.doc, ops);
     } catch (err) {
       // An upstream patch that does not fit its summary: resync that link rather than corrupt the doc.
-      this.logger.warn({ component: 'cluster-hub', err: (err as Error).message }, 'dropping unappliable summary patch');
+      this.logger.warn(
+        { component: 'cluster-hub', err: (err as Error).message },
+        'dropping unappliable summary patch',
+      );
       return;
     }
     this.pending.push(...ops);
@@ -228,7 +243,13 @@ export class ClusterHub {
     for (const [name, g] of wanted) {
       if (this.links.has(name)) continue;
       if (!this.doc.nodes[name]) {
-        this.replaceNode({ name, status: 'connecting', since: new Date().toISOString(), error: null, summary: null });
+        this.replaceNode({
+          name,
+          status: 'connecting',
+          since: new Date().toISOString(),
+          error: null,
+          summary: null,
+        });
       }
       this.links.set(name, new UpstreamLink(g, this, this.readToken));
     }
@@ -251,7 +272,10 @@ export class ClusterHub {
       this.broadcast(JSON.stringify({ type: 'heartbeat', seq: this.seq, at: new Date().toISOString() }));
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
-    this.logger.info({ component: 'cluster-hub', gateways: this.links.size }, 'cluster summary streams started');
+    this.logger.info(
+      { component: 'cluster-hub', gateways: this.links.size },
+      'cluster summary streams started',
+    );
   }
 
   /** Upstream streams run while anyone watches; they stop a minute after the last viewer leaves. */
@@ -298,11 +322,12 @@ export class ClusterHub {
     ws.on('error', () => ws.terminate());
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
     for (const ws of this.subscribers) ws.close(1001, 'server shutting down');
     this.subscribers.clear();
     clearTimeout(this.idleTimer);
     this.stopLinks();
     clearTimeout(this.flushTimer);
+    return Promise.resolve();
   }
 }

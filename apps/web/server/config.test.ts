@@ -8,7 +8,9 @@ import { WebError } from './errors';
 
 describe('web config', () => {
   it('parses PLUGBOARD_GATEWAYS and defaults to loopback:3000', () => {
-    const cfg = loadWebConfig({ PLUGBOARD_GATEWAYS: 'gpu-node-a=http://127.0.0.1:7001, edge-node=http://127.0.0.1:7002/' });
+    const cfg = loadWebConfig({
+      PLUGBOARD_GATEWAYS: 'gpu-node-a=http://127.0.0.1:7001, edge-node=http://127.0.0.1:7002/',
+    });
     assert.equal(cfg.port, 3000);
     assert.equal(cfg.host, '127.0.0.1');
     assert.deepEqual(cfg.discovery, {
@@ -25,13 +27,34 @@ describe('web config', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pb-web-'));
     writeFileSync(join(dir, 'g.json'), JSON.stringify({ gateways: [{ name: 'a', url: 'http://h:1' }] }));
     writeFileSync(join(dir, 'g.txt'), '# demo\nb=http://h:2\n');
-    assert.deepEqual(loadWebConfig({ PLUGBOARD_GATEWAYS_FILE: join(dir, 'g.json') }).discovery, { mode: 'static', source: join(dir, 'g.json'), gateways: [{ name: 'a', url: 'http://h:1' }] });
-    assert.equal((loadWebConfig({ PLUGBOARD_GATEWAYS_FILE: join(dir, "g.txt") }).discovery as unknown as { gateways: unknown[] }).gateways.length, 1);
+    assert.deepEqual(loadWebConfig({ PLUGBOARD_GATEWAYS_FILE: join(dir, 'g.json') }).discovery, {
+      mode: 'static',
+      source: join(dir, 'g.json'),
+      gateways: [{ name: 'a', url: 'http://h:1' }],
+    });
+    assert.equal(
+      (
+        loadWebConfig({ PLUGBOARD_GATEWAYS_FILE: join(dir, 'g.txt') }).discovery as unknown as {
+          gateways: unknown[];
+        }
+      ).gateways.length,
+      1,
+    );
   });
 
   it('selects Kubernetes discovery by selector', () => {
-    const cfg = loadWebConfig({ PLUGBOARD_GATEWAY_SELECTOR: 'app.kubernetes.io/component=gateway', PLUGBOARD_GATEWAY_NAMESPACE: 'pb', PLUGBOARD_GATEWAY_PORT: '9477' });
-    assert.deepEqual(cfg.discovery, { mode: 'kubernetes', selector: 'app.kubernetes.io/component=gateway', namespace: 'pb', port: 9477, scheme: 'http' });
+    const cfg = loadWebConfig({
+      PLUGBOARD_GATEWAY_SELECTOR: 'app.kubernetes.io/component=gateway',
+      PLUGBOARD_GATEWAY_NAMESPACE: 'pb',
+      PLUGBOARD_GATEWAY_PORT: '9477',
+    });
+    assert.deepEqual(cfg.discovery, {
+      mode: 'kubernetes',
+      selector: 'app.kubernetes.io/component=gateway',
+      namespace: 'pb',
+      port: 9477,
+      scheme: 'http',
+    });
   });
 
   it('honours HOSTNAME only when it is an IP literal', () => {
@@ -51,7 +74,11 @@ describe('web config', () => {
       [{ PLUGBOARD_GATEWAY_DISCOVERY: 'kubernetes' }, /PLUGBOARD_GATEWAY_SELECTOR: required/],
     ];
     for (const [env, re] of cases) {
-      assert.throws(() => loadWebConfig(env), (e: unknown) => e instanceof WebError && e.code === 'config' && re.test(e.message), JSON.stringify(env));
+      assert.throws(
+        () => loadWebConfig(env),
+        (e: unknown) => e instanceof WebError && e.code === 'config' && re.test(e.message),
+        JSON.stringify(env),
+      );
     }
   });
 

@@ -78,11 +78,15 @@ function fieldError(field: string, reason: string): WebError {
 /** `name=url,name=url` (whitespace and newlines allowed as separators too). */
 export function parseGatewayList(field: string, text: string): GatewayEntry[] {
   const out: GatewayEntry[] = [];
-  for (const item of text.split(/[,\n]/).map((s) => s.trim()).filter((s) => s && !s.startsWith('#'))) {
+  for (const item of text
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter((s) => s && !s.startsWith('#'))) {
     const eq = item.indexOf('=');
     if (eq <= 0) throw fieldError(field, `entry "${item}" is not NAME=URL`);
     const parsed = gatewayEntry.safeParse({ name: item.slice(0, eq).trim(), url: item.slice(eq + 1).trim() });
-    if (!parsed.success) throw fieldError(field, `entry "${item}": ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    if (!parsed.success)
+      throw fieldError(field, `entry "${item}": ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     out.push(parsed.data);
   }
   const names = new Set<string>();
@@ -98,7 +102,9 @@ function readGatewayFile(path: string): GatewayEntry[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new WebError('config', `PLUGBOARD_GATEWAYS_FILE: cannot read ${path}: ${(err as Error).message}`, { cause: err });
+    throw new WebError('config', `PLUGBOARD_GATEWAYS_FILE: cannot read ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   if (/^\s*[[{]/.test(text)) {
     let json: unknown;
@@ -110,7 +116,10 @@ function readGatewayFile(path: string): GatewayEntry[] {
     const parsed = gatewayFileSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new WebError('config', `${path}: field ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+      throw new WebError(
+        'config',
+        `${path}: field ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+      );
     }
     return parsed.data;
   }
@@ -124,9 +133,14 @@ export function loadWebConfig(env: Record<string, string | undefined> = process.
     throw fieldError(String(issue.path[0]), issue.message);
   }
   const e = parsed.data;
-  const sources = [e.PLUGBOARD_GATEWAYS, e.PLUGBOARD_GATEWAYS_FILE, e.PLUGBOARD_GATEWAY_SELECTOR].filter((v) => v !== undefined);
+  const sources = [e.PLUGBOARD_GATEWAYS, e.PLUGBOARD_GATEWAYS_FILE, e.PLUGBOARD_GATEWAY_SELECTOR].filter(
+    (v) => v !== undefined,
+  );
   if (sources.length > 1) {
-    throw fieldError('PLUGBOARD_GATEWAYS', 'set only one of PLUGBOARD_GATEWAYS, PLUGBOARD_GATEWAYS_FILE, PLUGBOARD_GATEWAY_SELECTOR');
+    throw fieldError(
+      'PLUGBOARD_GATEWAYS',
+      'set only one of PLUGBOARD_GATEWAYS, PLUGBOARD_GATEWAYS_FILE, PLUGBOARD_GATEWAY_SELECTOR',
+    );
   }
   let discovery: DiscoveryConfig;
   if (e.PLUGBOARD_GATEWAY_DISCOVERY === 'kubernetes' && e.PLUGBOARD_GATEWAY_SELECTOR === undefined) {
@@ -144,7 +158,11 @@ export function loadWebConfig(env: Record<string, string | undefined> = process.
       scheme: e.PLUGBOARD_GATEWAY_SCHEME,
     };
   } else if (e.PLUGBOARD_GATEWAYS_FILE !== undefined) {
-    discovery = { mode: 'static', source: e.PLUGBOARD_GATEWAYS_FILE, gateways: readGatewayFile(e.PLUGBOARD_GATEWAYS_FILE) };
+    discovery = {
+      mode: 'static',
+      source: e.PLUGBOARD_GATEWAYS_FILE,
+      gateways: readGatewayFile(e.PLUGBOARD_GATEWAYS_FILE),
+    };
   } else {
     discovery = {
       mode: 'static',
@@ -157,10 +175,15 @@ export function loadWebConfig(env: Record<string, string | undefined> = process.
     try {
       readToken = readFileSync(e.PLUGBOARD_GATEWAY_TOKEN_FILE, 'utf8').trim() || null;
     } catch (err) {
-      throw new WebError('config', `PLUGBOARD_GATEWAY_TOKEN_FILE: cannot read ${e.PLUGBOARD_GATEWAY_TOKEN_FILE}: ${(err as Error).message}`, { cause: err });
+      throw new WebError(
+        'config',
+        `PLUGBOARD_GATEWAY_TOKEN_FILE: cannot read ${e.PLUGBOARD_GATEWAY_TOKEN_FILE}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   }
-  const hostnameIsIp = e.HOSTNAME !== undefined && /^([0-9.]+|[0-9a-fA-F:]+)$/.test(e.HOSTNAME) && e.HOSTNAME.length > 1;
+  const hostnameIsIp =
+    e.HOSTNAME !== undefined && /^([0-9.]+|[0-9a-fA-F:]+)$/.test(e.HOSTNAME) && e.HOSTNAME.length > 1;
   return Object.freeze({
     port: e.PORT,
     host: e.HOST ?? (hostnameIsIp ? e.HOSTNAME! : '127.0.0.1'),
@@ -168,7 +191,9 @@ export function loadWebConfig(env: Record<string, string | undefined> = process.
     faultsEnabled: e.PLUGBOARD_FAULTS_ENABLED === 'true',
     dev: e.NODE_ENV === 'development',
     discovery,
-    allowedOrigins: e.PLUGBOARD_ALLOWED_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    allowedOrigins: e.PLUGBOARD_ALLOWED_ORIGINS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     logLevel: e.PLUGBOARD_LOG_LEVEL,
     gatewayTimeoutMs: e.PLUGBOARD_GATEWAY_TIMEOUT_MS,
     maxBodyBytes: 64 << 10,

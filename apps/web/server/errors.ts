@@ -83,7 +83,13 @@ export function sendProblem(res: ServerResponse, err: WebError, extra: Record<st
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ type: 'about:blank', title: err.title, status: err.status, detail: err.message, ...extra });
+  const body = JSON.stringify({
+    type: 'about:blank',
+    title: err.title,
+    status: err.status,
+    detail: err.message,
+    ...extra,
+  });
   res.writeHead(err.status, {
     'content-type': 'application/problem+json',
     'content-length': Buffer.byteLength(body),

@@ -16,7 +16,13 @@ const savedKubeconfig = process.env.KUBECONFIG;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pb-web-disc-'));
-  sim = await startKubeletSim({ devicePluginDir: join(dir, 'dp'), stateDir: join(dir, 'kubelet'), nodeName: 'disc-node', listen: '127.0.0.1:0', logger: pino({ level: 'silent' }) });
+  sim = await startKubeletSim({
+    devicePluginDir: join(dir, 'dp'),
+    stateDir: join(dir, 'kubelet'),
+    nodeName: 'disc-node',
+    listen: '127.0.0.1:0',
+    logger: pino({ level: 'silent' }),
+  });
   // The informer loads its client config the standard way (KUBECONFIG, else in-cluster).
   process.env.KUBECONFIG = sim.kubeconfigPath;
 });
@@ -29,7 +35,11 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function waitFor<T>(what: string, fn: () => T | null | undefined | false, timeoutMs = 10_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => T | null | undefined | false,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = fn();
@@ -41,25 +51,47 @@ async function waitFor<T>(what: string, fn: () => T | null | undefined | false, 
 
 it('lists running gateway pods matching the selector by node name and follows deletions', async () => {
   const labels = { 'app.kubernetes.io/name': 'plugboard', 'app.kubernetes.io/component': 'gateway' };
-  await sim.admitPod({ metadata: { name: 'gw-1', namespace: 'plugboard', labels }, spec: { containers: [{ name: 'gateway' }] } });
+  await sim.admitPod({
+    metadata: { name: 'gw-1', namespace: 'plugboard', labels },
+    spec: { containers: [{ name: 'gateway' }] },
+  });
   // Same labels in another namespace, and another component in the same namespace: both ignored.
-  await sim.admitPod({ metadata: { name: 'gw-x', namespace: 'other', labels }, spec: { containers: [{ name: 'gateway' }] } });
-  await sim.admitPod({ metadata: { name: 'web', namespace: 'plugboard', labels: { ...labels, 'app.kubernetes.io/component': 'web' } }, spec: { containers: [{ name: 'web' }] } });
+  await sim.admitPod({
+    metadata: { name: 'gw-x', namespace: 'other', labels },
+    spec: { containers: [{ name: 'gateway' }] },
+  });
+  await sim.admitPod({
+    metadata: {
+      name: 'web',
+      namespace: 'plugboard',
+      labels: { ...labels, 'app.kubernetes.io/component': 'web' },
+    },
+    spec: { containers: [{ name: 'web' }] },
+  });
 
   let changes = 0;
   directory = await kubernetesDirectory(
-    { mode: 'kubernetes', selector: 'app.kubernetes.io/name=plugboard,app.kubernetes.io/component=gateway', namespace: 'plugboard', port: 9477, scheme: 'http' },
+    {
+      mode: 'kubernetes',
+      selector: 'app.kubernetes.io/name=plugboard,app.kubernetes.io/component=gateway',
+      namespace: 'plugboard',
+      port: 9477,
+      scheme: 'http',
+    },
     pino({ level: 'silent' }),
   );
   directory.subscribe(() => (changes += 1));
-  const list = await waitFor('the gateway pod', () => (directory!.list().length > 0 ? directory!.list() : null));
+  const list = await waitFor('the gateway pod', () =>
+    directory!.list().length > 0 ? directory!.list() : null,
+  );
   assert.equal(list.length, 1);
   assert.equal(list[0]!.name, 'disc-node');
   assert.match(list[0]!.url, /^http:\/\/[0-9.]+:9477$/);
   assert.equal(directory.get('disc-node')?.url, list[0]!.url);
   assert.deepEqual(directory.status(), {
     mode: 'kubernetes',
-    source: 'pods matching "app.kubernetes.io/name=plugboard,app.kubernetes.io/component=gateway" in namespace plugboard',
+    source:
+      'pods matching "app.kubernetes.io/name=plugboard,app.kubernetes.io/component=gateway" in namespace plugboard',
     error: null,
   });
 

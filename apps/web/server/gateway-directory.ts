@@ -107,7 +107,10 @@ export async function kubernetesDirectory(
   });
   informer.on('error', (err: unknown) => {
     error = causeText(err);
-    logger.warn({ component: 'discovery', err: error, retryMs: backoff }, 'gateway discovery failed; retrying');
+    logger.warn(
+      { component: 'discovery', err: error, retryMs: backoff },
+      'gateway discovery failed; retrying',
+    );
     listeners.emit();
     if (stopped) return;
     clearTimeout(retry);
@@ -120,7 +123,10 @@ export async function kubernetesDirectory(
     error = causeText(err);
     listeners.emit();
   });
-  logger.info({ component: 'discovery', selector: cfg.selector, namespace: cfg.namespace }, 'discovering gateways');
+  logger.info(
+    { component: 'discovery', selector: cfg.selector, namespace: cfg.namespace },
+    'discovering gateways',
+  );
 
   return {
     list: () => entries,

@@ -26,7 +26,8 @@ const MUTATING = new Set(['POST', 'DELETE', 'PUT', 'PATCH']);
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) throw new WebError('payload-too-large', `request body of ${declared} bytes exceeds ${limit} bytes`);
+  if (declared > limit)
+    throw new WebError('payload-too-large', `request body of ${declared} bytes exceeds ${limit} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -60,19 +61,28 @@ export function createRestProxy(cfg: WebConfig, directory: GatewayDirectory, log
       if (!route) throw new WebError('not-found', `no API route /api/nodes/${nodeName}/${rest}`);
       if (!route.methods.includes(method)) {
         res.setHeader('allow', route.methods.join(', '));
-        throw new WebError('method-not-allowed', `${method} is not allowed on ${rest}; use ${route.methods.join(', ')}`);
+        throw new WebError(
+          'method-not-allowed',
+          `${method} is not allowed on ${rest}; use ${route.methods.join(', ')}`,
+        );
       }
       const gw = directory.get(nodeName);
       if (!gw) {
         const st = directory.status();
-        throw new WebError('not-found', `no gateway known for node "${nodeName}" (gateways come from ${st.source})`);
+        throw new WebError(
+          'not-found',
+          `no gateway known for node "${nodeName}" (gateways come from ${st.source})`,
+        );
       }
       const mutating = MUTATING.has(method);
       if (mutating && !originAllowed(req, cfg.allowedOrigins)) {
         throw new WebError('forbidden-origin', `origin ${req.headers.origin} may not change gateway state`);
       }
       if (mutating && !cfg.faultsEnabled) {
-        throw new WebError('forbidden', 'fault injection is disabled on this dashboard (PLUGBOARD_FAULTS_ENABLED=false)');
+        throw new WebError(
+          'forbidden',
+          'fault injection is disabled on this dashboard (PLUGBOARD_FAULTS_ENABLED=false)',
+        );
       }
       let body: Buffer | undefined;
       if (method === 'POST') {
@@ -117,13 +127,17 @@ export function createRestProxy(cfg: WebConfig, directory: GatewayDirectory, log
         if (v) out[h] = v;
       }
       if (mutating) {
-        logger.info({ component: 'proxy', node: nodeName, method, path: rest, status: upstream.status }, 'gateway mutation');
+        logger.info(
+          { component: 'proxy', node: nodeName, method, path: rest, status: upstream.status },
+          'gateway mutation',
+        );
       }
       res.writeHead(upstream.status, out);
       res.end(buf);
     } catch (err) {
       const e = WebError.from(err);
-      if (e.status >= 500) logger.warn({ component: 'proxy', node: nodeName, path: rest, err: e.message }, 'proxy error');
+      if (e.status >= 500)
+        logger.warn({ component: 'proxy', node: nodeName, path: rest, err: e.message }, 'proxy error');
       sendProblem(res, e, { node: nodeName });
     }
   };

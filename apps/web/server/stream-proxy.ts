@@ -21,7 +21,8 @@ function sendErrorAndClose(ws: WebSocket, status: number, title: string, detail:
 
 /** Close codes a server may send on the wire (1005/1006/1015 are reserved for local use). */
 function relayableCode(code: number): number {
-  if (code === 1000 || code === 1001 || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999)) return code;
+  if (code === 1000 || code === 1001 || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999))
+    return code;
   return CLOSE_GATEWAY_UNREACHABLE;
 }
 
@@ -31,11 +32,23 @@ export function createStreamProxy(
   logger: Logger,
   readToken: string | null,
 ) {
-  return function proxyNodeStream(req: IncomingMessage, socket: Duplex, head: Buffer, nodeName: string, search: URLSearchParams): void {
+  return function proxyNodeStream(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    nodeName: string,
+    search: URLSearchParams,
+  ): void {
     wss.handleUpgrade(req, socket, head, (client) => {
       const gw = directory.get(nodeName);
       if (!gw) {
-        sendErrorAndClose(client, 404, 'Unknown node', `no gateway known for node "${nodeName}"`, CLOSE_UNKNOWN_NODE);
+        sendErrorAndClose(
+          client,
+          404,
+          'Unknown node',
+          `no gateway known for node "${nodeName}"`,
+          CLOSE_UNKNOWN_NODE,
+        );
         return;
       }
       const params = new URLSearchParams();
@@ -68,7 +81,13 @@ export function createStreamProxy(
       upstream.on('unexpected-response', (_req, res) => {
         const status = res.statusCode ?? 502;
         res.resume();
-        sendErrorAndClose(client, status, 'Gateway refused the stream', `gateway for node "${nodeName}" answered HTTP ${status}`, CLOSE_GATEWAY_UNREACHABLE);
+        sendErrorAndClose(
+          client,
+          status,
+          'Gateway refused the stream',
+          `gateway for node "${nodeName}" answered HTTP ${status}`,
+          CLOSE_GATEWAY_UNREACHABLE,
+        );
         upstream.terminate();
       });
       upstream.on('error', (err) => {
@@ -79,11 +98,19 @@ export function createStreamProxy(
       upstream.on('close', (code, reason) => {
         if (client.readyState === WebSocket.OPEN) {
           if (opened) client.close(relayableCode(code), reason.toString().slice(0, 120));
-          else sendErrorAndClose(client, 502, 'Gateway unreachable', `gateway for node "${nodeName}" closed the stream`, CLOSE_GATEWAY_UNREACHABLE);
+          else
+            sendErrorAndClose(
+              client,
+              502,
+              'Gateway unreachable',
+              `gateway for node "${nodeName}" closed the stream`,
+              CLOSE_GATEWAY_UNREACHABLE,
+            );
         }
       });
       client.on('close', () => {
-        if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING) upstream.terminate();
+        if (upstream.readyState === WebSocket.OPEN || upstream.readyState === WebSocket.CONNECTING)
+          upstream.terminate();
       });
       client.on('error', () => upstream.terminate());
     });

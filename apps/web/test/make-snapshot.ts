@@ -54,7 +54,8 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
     const namespace = i % 2 === 0 ? 'ml' : 'batch';
     const held = deviceKeys.slice(next, next + perPod);
     next += perPod;
-    for (const k of held) devices[k] = { ...devices[k]!, allocation: { namespace, pod: name, container: 'main' } };
+    for (const k of held)
+      devices[k] = { ...devices[k]!, allocation: { namespace, pod: name, container: 'main' } };
     const numas = [...new Set(held.map((k) => devices[k]!.numaNodes[0]!))];
     pods[`${namespace}/${name}`] = {
       key: `${namespace}/${name}`,
@@ -95,7 +96,13 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
       unhealthy: 0,
     },
     apiServer: { capacity: deviceKeys.length, allocatable: deviceKeys.length },
-    registration: { phase: 'registered', registeredAt: T0, kubeletRestartsSeen: 0, lastListAndWatchSend: T0, error: null },
+    registration: {
+      phase: 'registered',
+      registeredAt: T0,
+      kubeletRestartsSeen: 0,
+      lastListAndWatchSend: T0,
+      error: null,
+    },
     replicas,
     deviceKeys,
   };

@@ -14,7 +14,16 @@ export interface ConfirmDialogProps {
   children: ReactNode;
 }
 
-export function ConfirmDialog({ title, confirmLabel, pending, danger, error, onConfirm, onCancel, children }: ConfirmDialogProps) {
+export function ConfirmDialog({
+  title,
+  confirmLabel,
+  pending,
+  danger,
+  error,
+  onConfirm,
+  onCancel,
+  children,
+}: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const cancelRef = useRef<HTMLButtonElement>(null);
   useEffect(() => {
@@ -54,7 +63,12 @@ export function ConfirmDialog({ title, confirmLabel, pending, danger, error, onC
           <button type="button" ref={cancelRef} onClick={onCancel} disabled={pending} autoFocus>
             Cancel
           </button>
-          <button type="submit" className={danger ? 'danger' : 'primary'} disabled={pending} aria-busy={pending}>
+          <button
+            type="submit"
+            className={danger ? 'danger' : 'primary'}
+            disabled={pending}
+            aria-busy={pending}
+          >
             {pending ? 'Sending…' : confirmLabel}
           </button>
         </div>

@@ -33,7 +33,14 @@ export function FaultDialog({
 }) {
   const devices = useMemo(() => tileDevices(node, tileKey), [node, tileKey]);
   const first = devices[0];
-  const affected = useMemo(() => blastRadius(node, devices.map((d) => d.key)), [node, devices]);
+  const affected = useMemo(
+    () =>
+      blastRadius(
+        node,
+        devices.map((d) => d.key),
+      ),
+    [node, devices],
+  );
   const faults = useMemo(() => (first ? faultsForDevice(node, first) : []), [node, first]);
   const [reason, setReason] = useState('simulated fault from the dashboard');
   const [ttl, setTtl] = useState('');
@@ -45,7 +52,9 @@ export function FaultDialog({
 
   return (
     <ConfirmDialog
-      title={clearing ? `Clear the simulated fault on ${deviceId}?` : `Inject a simulated fault on ${deviceId}?`}
+      title={
+        clearing ? `Clear the simulated fault on ${deviceId}?` : `Inject a simulated fault on ${deviceId}?`
+      }
       confirmLabel={clearing ? 'Clear simulated fault' : 'Inject simulated fault'}
       danger={!clearing}
       pending={pending}
@@ -77,7 +86,12 @@ export function FaultDialog({
       {!clearing && (
         <div className="form-grid">
           <label htmlFor="fault-reason">Reason</label>
-          <input id="fault-reason" value={reason} maxLength={512} onChange={(e) => setReason(e.target.value)} />
+          <input
+            id="fault-reason"
+            value={reason}
+            maxLength={512}
+            onChange={(e) => setReason(e.target.value)}
+          />
           <label htmlFor="fault-ttl">TTL (seconds, optional)</label>
           <input
             id="fault-ttl"

@@ -25,7 +25,15 @@ export function scenariosKey(node: string) {
   return ['node', node, 'scenarios'] as const;
 }
 
-export function ScenarioPanel({ node, token, disabledReason }: { node: NodeSnapshot; token: string | null; disabledReason: string | null }) {
+export function ScenarioPanel({
+  node,
+  token,
+  disabledReason,
+}: {
+  node: NodeSnapshot;
+  token: string | null;
+  disabledReason: string | null;
+}) {
   const client = useQueryClient();
   const name = node.nodeName;
   const resources = useMemo(() => Object.keys(node.resources).sort(), [node.resources]);
@@ -56,11 +64,30 @@ export function ScenarioPanel({ node, token, disabledReason }: { node: NodeSnaps
     const ttlSeconds = Number(ttl);
     switch (kind) {
       case 'fail-numa-node':
-        return { action: kind, numaNode: Number(numaNode), ...(resource ? { resource } : {}), ttlSeconds, reason: 'simulated NUMA node outage' };
+        return {
+          action: kind,
+          numaNode: Number(numaNode),
+          ...(resource ? { resource } : {}),
+          ttlSeconds,
+          reason: 'simulated NUMA node outage',
+        };
       case 'fail-devices':
-        return { action: kind, resource: effectiveResource, count: Number(count), ttlSeconds, reason: 'simulated device failures' };
+        return {
+          action: kind,
+          resource: effectiveResource,
+          count: Number(count),
+          ttlSeconds,
+          reason: 'simulated device failures',
+        };
       case 'flap-device':
-        return { action: kind, resource: effectiveResource, deviceId: flapDevice || physicalDevices[0], periodMs: Number(periodMs), ttlSeconds, reason: 'simulated flapping device' };
+        return {
+          action: kind,
+          resource: effectiveResource,
+          deviceId: flapDevice || physicalDevices[0],
+          periodMs: Number(periodMs),
+          ttlSeconds,
+          reason: 'simulated flapping device',
+        };
     }
   }, [kind, numaNode, resource, effectiveResource, count, flapDevice, physicalDevices, periodMs, ttl]);
 
@@ -78,8 +105,14 @@ export function ScenarioPanel({ node, token, disabledReason }: { node: NodeSnaps
         .map((d) => d.key);
       return { devices: keys.length, pods: blastRadius(node, keys), note: null };
     }
-    const all = Object.values(node.devices).filter((d) => d.resource === effectiveResource).map((d) => d.key);
-    return { devices: Number(count), pods: blastRadius(node, all), note: `${count} random devices of ${effectiveResource}: any of these pods may be hit.` };
+    const all = Object.values(node.devices)
+      .filter((d) => d.resource === effectiveResource)
+      .map((d) => d.key);
+    return {
+      devices: Number(count),
+      pods: blastRadius(node, all),
+      note: `${count} random devices of ${effectiveResource}: any of these pods may be hit.`,
+    };
   }, [kind, node, numaNode, resource, flapDevice, physicalDevices, effectiveResource, count]);
 
   const ttlInvalid = !Number.isInteger(Number(ttl)) || Number(ttl) < 1;
@@ -97,7 +130,10 @@ export function ScenarioPanel({ node, token, disabledReason }: { node: NodeSnaps
   });
   const stop = useMutation({
     mutationFn: (id: string | null) =>
-      apiFetch<void>(nodeApiPath(name, id ? `scenarios/${encodeURIComponent(id)}` : 'scenarios'), { method: 'DELETE', token }),
+      apiFetch<void>(nodeApiPath(name, id ? `scenarios/${encodeURIComponent(id)}` : 'scenarios'), {
+        method: 'DELETE',
+        token,
+      }),
     onSettled: () => client.invalidateQueries({ queryKey: scenariosKey(name) }),
   });
 
@@ -148,14 +184,23 @@ export function ScenarioPanel({ node, token, disabledReason }: { node: NodeSnaps
         {kind === 'fail-devices' && (
           <label>
             Devices
-            <input type="number" min={1} value={count} onChange={(e) => setCount(e.target.value)} style={{ width: '5em' }} />
+            <input
+              type="number"
+              min={1}
+              value={count}
+              onChange={(e) => setCount(e.target.value)}
+              style={{ width: '5em' }}
+            />
           </label>
         )}
         {kind === 'flap-device' && (
           <>
             <label>
               Device
-              <select value={flapDevice || physicalDevices[0] || ''} onChange={(e) => setFlapDevice(e.target.value)}>
+              <select
+                value={flapDevice || physicalDevices[0] || ''}
+                onChange={(e) => setFlapDevice(e.target.value)}
+              >
                 {physicalDevices.map((id) => (
                   <option key={id} value={id}>
                     {id}
@@ -165,13 +210,26 @@ export function ScenarioPanel({ node, token, disabledReason }: { node: NodeSnaps
             </label>
             <label>
               Period (ms)
-              <input type="number" min={10} value={periodMs} onChange={(e) => setPeriodMs(e.target.value)} style={{ width: '6em' }} />
+              <input
+                type="number"
+                min={10}
+                value={periodMs}
+                onChange={(e) => setPeriodMs(e.target.value)}
+                style={{ width: '6em' }}
+              />
             </label>
           </>
         )}
         <label>
           TTL (seconds)
-          <input type="number" min={1} value={ttl} onChange={(e) => setTtl(e.target.value)} style={{ width: '6em' }} aria-invalid={ttlInvalid} />
+          <input
+            type="number"
+            min={1}
+            value={ttl}
+            onChange={(e) => setTtl(e.target.value)}
+            style={{ width: '6em' }}
+            aria-invalid={ttlInvalid}
+          />
         </label>
         <button type="submit" disabled={disabled || ttlInvalid || start.isPending}>
           Start scenario…
@@ -183,12 +241,19 @@ export function ScenarioPanel({ node, token, disabledReason }: { node: NodeSnaps
           confirmLabel="Start simulated scenario"
           danger
           pending={start.isPending}
-          error={start.error instanceof ApiError ? `${start.error.title}: ${start.error.detail}` : start.error ? String(start.error) : null}
+          error={
+            start.error instanceof ApiError
+              ? `${start.error.title}: ${start.error.detail}`
+              : start.error
+                ? String(start.error)
+                : null
+          }
           onConfirm={() => start.mutate()}
           onCancel={() => setConfirming(false)}
         >
           <p className="notice warn">
-            Simulated faults for {ttl} s: devices go Unhealthy through the plugin and the kubelet, then heal when the scenario ends.
+            Simulated faults for {ttl} s: devices go Unhealthy through the plugin and the kubelet, then heal
+            when the scenario ends.
           </p>
           <p>
             {preview.devices} device(s) targeted. {preview.note}
@@ -208,7 +273,7 @@ export function ScenarioPanel({ node, token, disabledReason }: { node: NodeSnaps
         </ConfirmDialog>
       )}
       <h4>Running scenarios</h4>
-      {list.isError && <p className="notice bad">Cannot list scenarios: {String((list.error as Error).message)}</p>}
+      {list.isError && <p className="notice bad">Cannot list scenarios: {list.error.message}</p>}
       {list.data && list.data.length === 0 && <p className="muted">None.</p>}
       {list.data && list.data.length > 0 && (
         <ul>
@@ -231,7 +296,7 @@ export function ScenarioPanel({ node, token, disabledReason }: { node: NodeSnaps
           </li>
         </ul>
       )}
-      {stop.error && <p className="notice bad">{String((stop.error as Error).message)}</p>}
+      {stop.error && <p className="notice bad">{stop.error.message}</p>}
     </section>
   );
 }

@@ -8,13 +8,28 @@ import { formatTime } from '../../lib/format';
 import { HealthBadge, SimulatedBadge } from '../health-badge';
 import { EventList } from './event-timeline';
 
-export function DeviceDrawer({ node, tileKey, onClose }: { node: NodeSnapshot; tileKey: string; onClose: () => void }) {
+export function DeviceDrawer({
+  node,
+  tileKey,
+  onClose,
+}: {
+  node: NodeSnapshot;
+  tileKey: string;
+  onClose: () => void;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const devices = useMemo(() => tileDevices(node, tileKey), [node, tileKey]);
   const first = devices[0];
   const history = useMemo(() => (first ? deviceHistory(node, first.key) : []), [node, first]);
   const faults = useMemo(() => (first ? faultsForDevice(node, first) : []), [node, first]);
-  const pods = useMemo(() => blastRadius(node, devices.map((d) => d.key)), [node, devices]);
+  const pods = useMemo(
+    () =>
+      blastRadius(
+        node,
+        devices.map((d) => d.key),
+      ),
+    [node, devices],
+  );
   useEffect(() => {
     const d = ref.current;
     if (d && !d.open) {
@@ -61,7 +76,11 @@ export function DeviceDrawer({ node, tileKey, onClose }: { node: NodeSnapshot; t
                     since {formatTime(d.since)}
                     {d.reason ? ` — ${d.reason}` : ''}
                   </td>
-                  <td>{d.allocation ? `${d.allocation.namespace}/${d.allocation.pod} (${d.allocation.container})` : 'free'}</td>
+                  <td>
+                    {d.allocation
+                      ? `${d.allocation.namespace}/${d.allocation.pod} (${d.allocation.container})`
+                      : 'free'}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -82,7 +101,17 @@ export function DeviceDrawer({ node, tileKey, onClose }: { node: NodeSnapshot; t
             </ul>
           )}
           <h3>Pods holding it</h3>
-          {pods.length === 0 ? <p className="muted">None.</p> : <ul>{pods.map((p) => <li key={p.key} className="mono">{p.key}</li>)}</ul>}
+          {pods.length === 0 ? (
+            <p className="muted">None.</p>
+          ) : (
+            <ul>
+              {pods.map((p) => (
+                <li key={p.key} className="mono">
+                  {p.key}
+                </li>
+              ))}
+            </ul>
+          )}
           <h3>History</h3>
           <EventList events={history} label={`History of ${id}, newest first`} />
         </>

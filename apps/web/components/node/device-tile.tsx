@@ -6,9 +6,7 @@ import type { DeviceState, Health } from '@plugboard/node-gateway/model';
 import { HealthIcon } from '../health-badge';
 
 export type FaultControl =
-  | { mode: 'hidden' }
-  | { mode: 'disabled'; reason: string; reasonId: string }
-  | { mode: 'enabled' };
+  { mode: 'hidden' } | { mode: 'disabled'; reason: string; reasonId: string } | { mode: 'enabled' };
 
 export interface DeviceTileProps {
   tileKey: string;
@@ -26,11 +24,22 @@ function tileHealth(devices: readonly DeviceState[]): Health {
   return devices.some((d) => d.health !== 'Healthy') ? 'Unhealthy' : 'Healthy';
 }
 
-function DeviceTileView({ tileKey, id, devices, faultControl, pending, onOpen, onToggleFault, onRender }: DeviceTileProps) {
+function DeviceTileView({
+  tileKey,
+  id,
+  devices,
+  faultControl,
+  pending,
+  onOpen,
+  onToggleFault,
+  onRender,
+}: DeviceTileProps) {
   onRender?.(tileKey);
   const health = tileHealth(devices);
   const faulted = devices.some((d) => d.faulted);
-  const users = devices.flatMap((d) => (d.allocation ? [`${d.allocation.namespace}/${d.allocation.pod}`] : []));
+  const users = devices.flatMap((d) =>
+    d.allocation ? [`${d.allocation.namespace}/${d.allocation.pod}`] : [],
+  );
   const uniqueUsers = [...new Set(users)];
   const shared = devices.length > 1 || devices.some((d) => d.replicaOf !== null);
   const reason = devices.find((d) => d.health !== 'Healthy')?.reason ?? null;

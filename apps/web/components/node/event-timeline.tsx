@@ -47,7 +47,14 @@ export function EventList({ events, label }: { events: readonly NodeEvent[]; lab
 
 export const EventTimeline = memo(function EventTimeline({ events }: { events: readonly NodeEvent[] }) {
   const [kind, setKind] = useState<NodeEventKind | ''>('');
-  const shown = useMemo(() => events.filter((e) => !kind || e.kind === kind).slice().reverse(), [events, kind]);
+  const shown = useMemo(
+    () =>
+      events
+        .filter((e) => !kind || e.kind === kind)
+        .slice()
+        .reverse(),
+    [events, kind],
+  );
   return (
     <>
       <label style={{ marginBottom: '0.5rem' }}>

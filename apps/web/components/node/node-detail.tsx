@@ -37,7 +37,8 @@ interface Awaiting {
 function errorText(err: unknown): string {
   if (err instanceof ApiError) {
     if (err.status === 401) return `${err.title}: ${err.detail} — enter a valid bearer token.`;
-    if (err.status === 403) return `${err.title}: ${err.detail} — your token may not inject faults on this gateway.`;
+    if (err.status === 403)
+      return `${err.title}: ${err.detail} — your token may not inject faults on this gateway.`;
     return `${err.title}: ${err.detail}`;
   }
   return err instanceof Error ? err.message : String(err);
@@ -64,7 +65,8 @@ async function sendFaultRequest(nodeName: string, req: FaultRequest, token: stri
     const r = await apiFetch<{ items: { id: string }[] }>(nodeApiPath(nodeName, `faults?${q}`), { token });
     ids = r.items.map((f) => f.id);
   }
-  for (const id of ids) await apiFetch(nodeApiPath(nodeName, `faults/${encodeURIComponent(id)}`), { method: 'DELETE', token });
+  for (const id of ids)
+    await apiFetch(nodeApiPath(nodeName, `faults/${encodeURIComponent(id)}`), { method: 'DELETE', token });
 }
 
 export function NodeDetail({ name }: { name: string }) {
@@ -102,7 +104,9 @@ export function NodeDetail({ name }: { name: string }) {
   const mutation = useMutation({
     mutationFn: (req: FaultRequest) => sendFaultRequest(name, req, token),
     onSuccess: (_data, req) => {
-      setAwaiting((m) => new Map(m).set(req.tileKey, { expectFaulted: req.kind === 'inject', at: Date.now() }));
+      setAwaiting((m) =>
+        new Map(m).set(req.tileKey, { expectFaulted: req.kind === 'inject', at: Date.now() }),
+      );
       setDialogTile(null);
       setNotice(null);
     },
@@ -126,17 +130,22 @@ export function NodeDetail({ name }: { name: string }) {
   useEffect(() => {
     if (awaiting.size === 0) return;
     const oldest = Math.min(...[...awaiting.values()].map((a) => a.at));
-    const t = setTimeout(() => {
-      const now = Date.now();
-      const expired = [...awaiting].filter(([, a]) => now - a.at >= AWAIT_STREAM_MS).map(([k]) => k);
-      if (expired.length === 0) return;
-      setNotice(`The gateway accepted the request, but after ${AWAIT_STREAM_MS / 1000} s the stream still does not show the change for ${expired.join(', ')}.`);
-      setAwaiting((m) => {
-        const n = new Map(m);
-        for (const k of expired) n.delete(k);
-        return n;
-      });
-    }, Math.max(0, oldest + AWAIT_STREAM_MS - Date.now()));
+    const t = setTimeout(
+      () => {
+        const now = Date.now();
+        const expired = [...awaiting].filter(([, a]) => now - a.at >= AWAIT_STREAM_MS).map(([k]) => k);
+        if (expired.length === 0) return;
+        setNotice(
+          `The gateway accepted the request, but after ${AWAIT_STREAM_MS / 1000} s the stream still does not show the change for ${expired.join(', ')}.`,
+        );
+        setAwaiting((m) => {
+          const n = new Map(m);
+          for (const k of expired) n.delete(k);
+          return n;
+        });
+      },
+      Math.max(0, oldest + AWAIT_STREAM_MS - Date.now()),
+    );
     return () => clearTimeout(t);
   }, [awaiting]);
 
@@ -181,7 +190,11 @@ export function NodeDetail({ name }: { name: string }) {
         {query.isPending && <p role="status">Loading node {name}…</p>}
         {query.isError && (
           <ProblemNotice
-            title={query.error instanceof ApiError && query.error.status === 404 ? `Unknown node ${name}` : `Cannot reach the gateway of ${name}`}
+            title={
+              query.error instanceof ApiError && query.error.status === 404
+                ? `Unknown node ${name}`
+                : `Cannot reach the gateway of ${name}`
+            }
             error={query.error}
           >
             <p>The page keeps trying through the live stream; data appears as soon as the gateway answers.</p>
@@ -199,11 +212,14 @@ export function NodeDetail({ name }: { name: string }) {
         <LiveIndicator status={status} dataAt={query.data?.receivedAt ?? null} />
       </div>
       <p className="muted">
-        gateway {node.gateway.version} · started {formatTime(node.gateway.startedAt)} · updated {formatTime(node.updatedAt)} ·{' '}
-        {Object.keys(node.devices).length} devices · {Object.keys(node.pods).length} pods
+        gateway {node.gateway.version} · started {formatTime(node.gateway.startedAt)} · updated{' '}
+        {formatTime(node.updatedAt)} · {Object.keys(node.devices).length} devices ·{' '}
+        {Object.keys(node.pods).length} pods
       </p>
       {status.state === 'failed' && (
-        <ProblemNotice title={`Data is stale since ${formatTime(new Date(query.data?.receivedAt ?? Date.now()).toISOString())}`}>
+        <ProblemNotice
+          title={`Data is stale since ${formatTime(new Date(query.data?.receivedAt ?? Date.now()).toISOString())}`}
+        >
           <p>{status.error}</p>
         </ProblemNotice>
       )}
@@ -218,8 +234,18 @@ export function NodeDetail({ name }: { name: string }) {
           {faultControl.reason}
         </p>
       )}
-      {notice && <p className="notice warn" role="alert">{notice}</p>}
-      <NumaMap node={node} faultControl={faultControl} pendingTiles={pendingTiles} onOpen={openDrawer} onToggleFault={openFaultDialog} />
+      {notice && (
+        <p className="notice warn" role="alert">
+          {notice}
+        </p>
+      )}
+      <NumaMap
+        node={node}
+        faultControl={faultControl}
+        pendingTiles={pendingTiles}
+        onOpen={openDrawer}
+        onToggleFault={openFaultDialog}
+      />
 
       <h2>Pods</h2>
       <PodTable node={node} />
@@ -230,8 +256,8 @@ export function NodeDetail({ name }: { name: string }) {
       ) : (
         <>
           <p className="muted">
-            Every fault here is simulated by the plugin&apos;s fault overlay and travels the real kubelet path. Use the{' '}
-            <em>Fault</em> switch on a device tile, or a scenario below.
+            Every fault here is simulated by the plugin&apos;s fault overlay and travels the real kubelet
+            path. Use the <em>Fault</em> switch on a device tile, or a scenario below.
           </p>
           {node.gateway.authRequired && <TokenForm />}
           <ActiveFaults node={node} />
@@ -271,8 +297,8 @@ function ActiveFaults({ node }: { node: NodeSnapshot }) {
         <ul>
           {faults.map((f) => (
             <li key={f.id}>
-              <span className="badge warn">simulated</span> <span className="mono">{f.deviceId}</span> ({f.resource}) — {f.reason}; since{' '}
-              {formatTime(f.createdAt)}
+              <span className="badge warn">simulated</span> <span className="mono">{f.deviceId}</span> (
+              {f.resource}) — {f.reason}; since {formatTime(f.createdAt)}
               {f.expiresAt ? `, expires ${formatTime(f.expiresAt)}` : ', until cleared'}
               {f.scenarioId ? `, scenario ${f.scenarioId}` : ''}
             </li>

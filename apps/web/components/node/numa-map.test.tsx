@@ -14,9 +14,20 @@ const noPending: ReadonlySet<string> = new Set();
 
 afterEach(() => cleanup());
 
-function renderMap(node: NodeSnapshot, faultControl: FaultControl = enabled, onTileRender?: (k: string) => void) {
+function renderMap(
+  node: NodeSnapshot,
+  faultControl: FaultControl = enabled,
+  onTileRender?: (k: string) => void,
+) {
   const ui = (n: NodeSnapshot) => (
-    <NumaMap node={n} faultControl={faultControl} pendingTiles={noPending} onOpen={noop} onToggleFault={noop} {...(onTileRender ? { onTileRender } : {})} />
+    <NumaMap
+      node={n}
+      faultControl={faultControl}
+      pendingTiles={noPending}
+      onOpen={noop}
+      onToggleFault={noop}
+      {...(onTileRender ? { onTileRender } : {})}
+    />
   );
   const r = render(ui(node));
   return { ...r, update: (n: NodeSnapshot) => r.rerender(ui(n)) };
@@ -33,14 +44,21 @@ describe('NumaMap', () => {
     assert.ok(within(numa1).getByRole('button', { name: /^dev-7\s*,\s*Healthy\s*,\s*free$/ }));
     const sw = screen.getByRole('switch', { name: 'Fault dev-5' });
     assert.equal(sw.getAttribute('aria-checked'), 'false');
-    assert.match(numa0.textContent ?? '', /CPUs 0-31/);
+    assert.match(numa0.textContent ?? '', /CPUs 0-31 · memory 64 GiB/);
   });
 
   it('shows an unhealthy faulted device as text, icon and label, and hides switches when faults are off', () => {
     const node = makeSnapshot({ devices: 4, numaNodes: 1, pods: 1 });
-    node.devices[`${R}/dev-0`] = { ...node.devices[`${R}/dev-0`]!, health: 'Unhealthy', reason: 'simulated: test', faulted: true };
+    node.devices[`${R}/dev-0`] = {
+      ...node.devices[`${R}/dev-0`]!,
+      health: 'Unhealthy',
+      reason: 'simulated: test',
+      faulted: true,
+    };
     renderMap(node, { mode: 'hidden' });
-    const tile = screen.getByRole('button', { name: /^dev-0\s*,\s*Unhealthy\s*,\s*simulated fault\s*,\s*simulated: test\s*,\s*used by ml\/pod-0$/ });
+    const tile = screen.getByRole('button', {
+      name: /^dev-0\s*,\s*Unhealthy\s*,\s*simulated fault\s*,\s*simulated: test\s*,\s*used by ml\/pod-0$/,
+    });
     assert.match(tile.textContent ?? '', /Unhealthy/);
     assert.match(tile.textContent ?? '', /simulated/);
     assert.equal(screen.queryAllByRole('switch').length, 0);
@@ -49,14 +67,16 @@ describe('NumaMap', () => {
   it('disables switches with the reason as their description', () => {
     const ctl: FaultControl = { mode: 'disabled', reason: 'need a token', reasonId: 'why' };
     renderMap(makeSnapshot({ devices: 2, numaNodes: 1, pods: 0 }), ctl);
-    const sw = screen.getByRole('switch', { name: 'Fault dev-1' }) as HTMLButtonElement;
+    const sw = screen.getByRole<HTMLButtonElement>('switch', { name: 'Fault dev-1' });
     assert.equal(sw.disabled, true);
     assert.equal(sw.getAttribute('aria-describedby'), 'why');
   });
 
   it('shows one tile per shared physical device with its replica use', () => {
     renderMap(makeSnapshot({ devices: 8, numaNodes: 1, pods: 3, replicas: 4 }));
-    const tile = screen.getByRole('button', { name: /^dev-0\s*,\s*Healthy\s*,\s*used by ml\/pod-0, batch\/pod-1, ml\/pod-2 · 3\/4 replicas in use$/ });
+    const tile = screen.getByRole('button', {
+      name: /^dev-0\s*,\s*Healthy\s*,\s*used by ml\/pod-0, batch\/pod-1, ml\/pod-2 · 3\/4 replicas in use$/,
+    });
     assert.match(tile.textContent ?? '', /3\/4 replicas in use/);
     assert.equal(screen.getAllByRole('switch').length, 2);
   });
@@ -90,6 +110,9 @@ describe('NumaMap', () => {
     // Scoped queries: computing 1,024 accessible names per assertion would dominate the test.
     const tile = view.container.querySelector<HTMLElement>('li[data-device="dev-700"]')!;
     assert.ok(within(tile).getByRole('button', { name: /^dev-700\s*,\s*Unhealthy\s*,\s*simulated fault/ }));
-    assert.equal(within(tile).getByRole('switch', { name: 'Fault dev-700' }).getAttribute('aria-checked'), 'true');
+    assert.equal(
+      within(tile).getByRole('switch', { name: 'Fault dev-700' }).getAttribute('aria-checked'),
+      'true',
+    );
   });
 });

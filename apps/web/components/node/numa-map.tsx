@@ -14,10 +14,21 @@ export interface NumaMapProps {
   onTileRender?: (tileKey: string) => void;
 }
 
-export const NumaMap = memo(function NumaMap({ node, faultControl, pendingTiles, onOpen, onToggleFault, onTileRender }: NumaMapProps) {
+export const NumaMap = memo(function NumaMap({
+  node,
+  faultControl,
+  pendingTiles,
+  onOpen,
+  onToggleFault,
+  onTileRender,
+}: NumaMapProps) {
   const groups = useMemo(() => groupByNuma(node), [node]);
   if (groups.length === 0) {
-    return <p className="notice info">This gateway advertises no devices yet (no plugin has reported a device list).</p>;
+    return (
+      <p className="notice info">
+        This gateway advertises no devices yet (no plugin has reported a device list).
+      </p>
+    );
   }
   return (
     <div className="numa-map">
@@ -30,7 +41,13 @@ export const NumaMap = memo(function NumaMap({ node, faultControl, pendingTiles,
             </span>
           </h3>
           <p className="muted" style={{ margin: '0 0 0.4rem' }}>
-            CPUs <span className="mono">{formatIdRanges(g.cpuIds)}</span>
+            {g.cpuIds.length > 0 ? (
+              <>
+                CPUs <span className="mono">{formatIdRanges(g.cpuIds)}</span>
+              </>
+            ) : (
+              'CPU IDs not reported by the kubelet'
+            )}
             {Object.entries(g.memory).map(([type, bytes]) => (
               <span key={type}>
                 {' '}

@@ -17,7 +17,11 @@ const PodRow = memo(function PodRow({ pod }: { pod: PodState }) {
   return (
     <>
       {rows.map((c, i) => (
-        <tr key={c?.name ?? i} data-pod={pod.key} className={pod.affectedByUnhealthyDevice ? 'affected' : undefined}>
+        <tr
+          key={c?.name ?? i}
+          data-pod={pod.key}
+          className={pod.affectedByUnhealthyDevice ? 'affected' : undefined}
+        >
           {i === 0 && (
             <>
               <th scope="row" rowSpan={rows.length}>
@@ -33,8 +37,15 @@ const PodRow = memo(function PodRow({ pod }: { pod: PodState }) {
                 )}
               </td>
               <td rowSpan={rows.length}>
-                <span className={`badge ${a.verdict === 'aligned' ? 'ok' : a.verdict === 'spread' ? 'warn' : 'info'}`} title={a.reason}>
-                  {a.verdict === 'aligned' ? '✓ NUMA-aligned' : a.verdict === 'spread' ? `! spread over ${a.numaNodes.length} NUMA nodes` : 'no NUMA preference'}
+                <span
+                  className={`badge ${a.verdict === 'aligned' ? 'ok' : a.verdict === 'spread' ? 'warn' : 'info'}`}
+                  title={a.reason}
+                >
+                  {a.verdict === 'aligned'
+                    ? '✓ NUMA-aligned'
+                    : a.verdict === 'spread'
+                      ? `! spread over ${a.numaNodes.length} NUMA nodes`
+                      : 'no NUMA preference'}
                 </span>
                 {a.numaNodes.length > 0 && <div className="muted">NUMA {a.numaNodes.join(', ')}</div>}
               </td>
@@ -42,17 +53,22 @@ const PodRow = memo(function PodRow({ pod }: { pod: PodState }) {
           )}
           <td className="mono">{c?.name ?? '—'}</td>
           <td>
-            {c && Object.keys(c.devices).length === 0 && c.dynamicResources.length === 0 && <span className="muted">none</span>}
+            {c && Object.keys(c.devices).length === 0 && c.dynamicResources.length === 0 && (
+              <span className="muted">none</span>
+            )}
             {c &&
               Object.entries(c.devices).map(([res, keys]) => (
                 <div key={res}>
-                  <span className="muted">{res}:</span> <span className="mono">{keys.map(shortDevice).join(', ')}</span>
+                  <span className="muted">{res}:</span>{' '}
+                  <span className="mono">{keys.map(shortDevice).join(', ')}</span>
                 </div>
               ))}
             {c?.dynamicResources.map((claim) => (
               <div key={`${claim.claimNamespace}/${claim.claimName}`}>
                 <span className="badge info">DRA claim</span> <span className="mono">{claim.claimName}</span>:{' '}
-                <span className="mono">{claim.devices.map((d) => `${d.driver}/${d.pool}/${d.device}`).join(', ')}</span>
+                <span className="mono">
+                  {claim.devices.map((d) => `${d.driver}/${d.pool}/${d.device}`).join(', ')}
+                </span>
               </div>
             ))}
           </td>
@@ -79,16 +95,28 @@ export const PodTable = memo(function PodTable({ node }: { node: NodeSnapshot })
   const pods = useMemo(() => {
     const t = text.trim().toLowerCase();
     return Object.values(node.pods)
-      .filter((p) => (!onlyAffected || p.affectedByUnhealthyDevice) && (!t || p.key.toLowerCase().includes(t)))
-      .sort((a, b) => Number(b.affectedByUnhealthyDevice) - Number(a.affectedByUnhealthyDevice) || a.key.localeCompare(b.key));
+      .filter(
+        (p) => (!onlyAffected || p.affectedByUnhealthyDevice) && (!t || p.key.toLowerCase().includes(t)),
+      )
+      .sort(
+        (a, b) =>
+          Number(b.affectedByUnhealthyDevice) - Number(a.affectedByUnhealthyDevice) ||
+          a.key.localeCompare(b.key),
+      );
   }, [node.pods, onlyAffected, text]);
-  const affected = useMemo(() => Object.values(node.pods).filter((p) => p.affectedByUnhealthyDevice).length, [node.pods]);
+  const affected = useMemo(
+    () => Object.values(node.pods).filter((p) => p.affectedByUnhealthyDevice).length,
+    [node.pods],
+  );
   const total = Object.keys(node.pods).length;
   if (total === 0) {
     return (
       <p className="notice info">
         No pods hold devices on this node
-        {node.sources.podResources.status !== 'ok' ? ` (PodResources is ${node.sources.podResources.status}, so assignments may be missing)` : ''}.
+        {node.sources.podResources.status !== 'ok'
+          ? ` (PodResources is ${node.sources.podResources.status}, so assignments may be missing)`
+          : ''}
+        .
       </p>
     );
   }
@@ -97,7 +125,12 @@ export const PodTable = memo(function PodTable({ node }: { node: NodeSnapshot })
       <div className="row" style={{ marginBottom: '0.5rem' }}>
         <label>
           Pod
-          <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="namespace/name contains…" />
+          <input
+            type="search"
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            placeholder="namespace/name contains…"
+          />
         </label>
         <label>
           <input type="checkbox" checked={onlyAffected} onChange={(e) => setOnlyAffected(e.target.checked)} />

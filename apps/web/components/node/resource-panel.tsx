@@ -9,7 +9,8 @@ import { SimulatedBadge } from '../health-badge';
 
 function Registration({ r }: { r: ResourceState }) {
   const reg = r.registration;
-  const cls = reg.phase === 'registered' ? 'ok' : reg.phase === 'failed' || reg.phase === 'stopped' ? 'bad' : 'warn';
+  const cls =
+    reg.phase === 'registered' ? 'ok' : reg.phase === 'failed' || reg.phase === 'stopped' ? 'bad' : 'warn';
   return (
     <p className="row" style={{ margin: '0.3rem 0', fontSize: '0.92em' }}>
       <span className={`badge ${cls}`}>
@@ -17,7 +18,9 @@ function Registration({ r }: { r: ResourceState }) {
       </span>
       <span>registered {reg.registeredAt ? formatTime(reg.registeredAt) : 'never'}</span>
       <span>kubelet restarts seen {reg.kubeletRestartsSeen}</span>
-      <span>last ListAndWatch update {reg.lastListAndWatchSend ? formatAgo(reg.lastListAndWatchSend) : 'never'}</span>
+      <span>
+        last ListAndWatch update {reg.lastListAndWatchSend ? formatAgo(reg.lastListAndWatchSend) : 'never'}
+      </span>
       {reg.error && <span className="badge bad">{reg.error}</span>}
     </p>
   );
@@ -27,7 +30,12 @@ function ResourceCard({ node, r }: { node: NodeSnapshot; r: ResourceState }) {
   const why = useMemo(() => explainAllocatable(node, r), [node, r]);
   return (
     <article className="card">
-      <ResourceSummary name={r.name} counts={r.kubelet} apiServer={r.apiServer} registered={r.registration.phase === 'registered'} />
+      <ResourceSummary
+        name={r.name}
+        counts={r.kubelet}
+        apiServer={r.apiServer}
+        registered={r.registration.phase === 'registered'}
+      />
       {r.replicas > 1 && <p className="muted">Shared: {r.replicas} replicas per physical device.</p>}
       <Registration r={r} />
       {why.length > 0 && (
@@ -60,7 +68,11 @@ function ResourceCard({ node, r }: { node: NodeSnapshot; r: ResourceState }) {
 export const ResourcePanel = memo(function ResourcePanel({ node }: { node: NodeSnapshot }) {
   const resources = Object.values(node.resources).sort((a, b) => a.name.localeCompare(b.name));
   if (resources.length === 0) {
-    return <p className="notice warn">No extended resources: no device plugin is configured or running on this gateway.</p>;
+    return (
+      <p className="notice warn">
+        No extended resources: no device plugin is configured or running on this gateway.
+      </p>
+    );
   }
   return (
     <div className="grid">

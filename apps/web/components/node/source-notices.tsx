@@ -8,7 +8,10 @@ function sourceText(label: string, s: SourceState): { cls: string; text: string 
     case 'ok':
       return null;
     case 'stale':
-      return { cls: 'warn', text: `${label} unavailable — showing data from ${formatTime(s.lastSuccess)}${s.reason ? `: ${s.reason}` : ''}` };
+      return {
+        cls: 'warn',
+        text: `${label} unavailable — showing data from ${formatTime(s.lastSuccess)}${s.reason ? `: ${s.reason}` : ''}`,
+      };
     case 'connecting':
       return { cls: 'info', text: `${label}: connecting${s.reason ? ` (${s.reason})` : ''}` };
     case 'disabled':
@@ -31,8 +34,9 @@ export function SourceNotices({ node }: { node: NodeSnapshot }) {
       ))}
       {unregistered.map((r) => (
         <p key={r.name} className={`notice ${r.registration.phase === 'failed' ? 'bad' : 'warn'}`}>
-          Plugin for <span className="mono">{r.name}</span> is not registered with the kubelet ({r.registration.phase})
-          {r.registration.error ? `: ${r.registration.error}` : ''}. The kubelet advertises none of its devices until it registers.
+          Plugin for <span className="mono">{r.name}</span> is not registered with the kubelet (
+          {r.registration.phase}){r.registration.error ? `: ${r.registration.error}` : ''}. The kubelet
+          advertises none of its devices until it registers.
         </p>
       ))}
     </>

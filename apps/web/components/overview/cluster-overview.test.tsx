@@ -8,23 +8,54 @@ import { NodeCard } from './node-card';
 
 afterEach(() => cleanup());
 
-function summary(name: string, res: Record<string, [number, number, number, number]>, unhealthy = 0): NodeSummary {
+function summary(
+  name: string,
+  res: Record<string, [number, number, number, number]>,
+  unhealthy = 0,
+): NodeSummary {
   const resources: NodeSummary['resources'] = {};
   for (const [r, [capacity, allocatable, allocated, free]] of Object.entries(res)) {
-    resources[r] = { capacity, allocatable, allocated, free, healthy: allocatable, unhealthy: capacity - allocatable, apiServer: null, registered: true };
+    resources[r] = {
+      capacity,
+      allocatable,
+      allocated,
+      free,
+      healthy: allocatable,
+      unhealthy: capacity - allocatable,
+      apiServer: null,
+      registered: true,
+    };
   }
   const ok = { status: 'ok' as const, lastSuccess: 'x', reason: null };
-  return { schema: 1, nodeName: name, updatedAt: 'x', resources, unhealthyDevices: unhealthy, activeFaults: unhealthy, faultsEnabled: true, sources: { podResources: ok, kubernetes: ok } };
+  return {
+    schema: 1,
+    nodeName: name,
+    updatedAt: 'x',
+    resources,
+    unhealthyDevices: unhealthy,
+    activeFaults: unhealthy,
+    faultsEnabled: true,
+    sources: { podResources: ok, kubernetes: ok },
+  };
 }
 
 function node(name: string, s: NodeSummary | null, status: ClusterNode['status'] = 'live'): ClusterNode {
-  return { name, status, since: '2026-01-01T00:00:00Z', error: status === 'live' ? null : 'connect ECONNREFUSED', summary: s };
+  return {
+    name,
+    status,
+    since: '2026-01-01T00:00:00Z',
+    error: status === 'live' ? null : 'connect ECONNREFUSED',
+    summary: s,
+  };
 }
 
 const doc: ClusterDocument = {
   discovery: { mode: 'static', source: 'PLUGBOARD_GATEWAYS', error: null },
   nodes: {
-    'gpu-node-a': node('gpu-node-a', summary('gpu-node-a', { 'x/gpu': [8, 7, 5, 2], 'x/nic': [16, 16, 4, 12] }, 1)),
+    'gpu-node-a': node(
+      'gpu-node-a',
+      summary('gpu-node-a', { 'x/gpu': [8, 7, 5, 2], 'x/nic': [16, 16, 4, 12] }, 1),
+    ),
     'gpu-node-b': node('gpu-node-b', summary('gpu-node-b', { 'x/gpu': [16, 16, 4, 12] })),
     'edge-node': node('edge-node', summary('edge-node', { 'x/serial': [4, 4, 1, 3] })),
     gone: node('gone', null, 'unreachable'),
@@ -33,7 +64,8 @@ const doc: ClusterDocument = {
 
 describe('selectNodes', () => {
   it('sorts by name, unhealthy devices, free and allocated devices', () => {
-    const names = (sort: Parameters<typeof selectNodes>[1]['sort'], resource = '') => selectNodes(doc, { text: '', resource, health: 'all', sort }).map((n) => n.name);
+    const names = (sort: Parameters<typeof selectNodes>[1]['sort'], resource = '') =>
+      selectNodes(doc, { text: '', resource, health: 'all', sort }).map((n) => n.name);
     assert.deepEqual(names('name'), ['edge-node', 'gone', 'gpu-node-a', 'gpu-node-b']);
     assert.deepEqual(names('unhealthy'), ['gpu-node-a', 'edge-node', 'gpu-node-b', 'gone']);
     assert.deepEqual(names('free', 'x/gpu'), ['gpu-node-b', 'gpu-node-a', 'gone']);
@@ -41,7 +73,8 @@ describe('selectNodes', () => {
   });
 
   it('filters by node text, resource and health', () => {
-    const pick = (o: Partial<Parameters<typeof selectNodes>[1]>) => selectNodes(doc, { text: '', resource: '', health: 'all', sort: 'name', ...o }).map((n) => n.name);
+    const pick = (o: Partial<Parameters<typeof selectNodes>[1]>) =>
+      selectNodes(doc, { text: '', resource: '', health: 'all', sort: 'name', ...o }).map((n) => n.name);
     assert.deepEqual(pick({ text: 'GPU' }), ['gpu-node-a', 'gpu-node-b']);
     assert.deepEqual(pick({ resource: 'x/serial' }), ['edge-node', 'gone']);
     assert.deepEqual(pick({ health: 'unhealthy' }), ['gpu-node-a']);

@@ -46,11 +46,15 @@ export function selectNodes(
     case 'name':
       return nodes.sort(byName);
     case 'unhealthy':
-      return nodes.sort((a, b) => (b.summary?.unhealthyDevices ?? -1) - (a.summary?.unhealthyDevices ?? -1) || byName(a, b));
+      return nodes.sort(
+        (a, b) => (b.summary?.unhealthyDevices ?? -1) - (a.summary?.unhealthyDevices ?? -1) || byName(a, b),
+      );
     case 'free':
       return nodes.sort((a, b) => freeOf(b, opts.resource) - freeOf(a, opts.resource) || byName(a, b));
     case 'allocated':
-      return nodes.sort((a, b) => allocatedOf(b, opts.resource) - allocatedOf(a, opts.resource) || byName(a, b));
+      return nodes.sort(
+        (a, b) => allocatedOf(b, opts.resource) - allocatedOf(a, opts.resource) || byName(a, b),
+      );
   }
 }
 
@@ -67,7 +71,8 @@ export function ClusterOverview() {
 
   const resourceNames = useMemo(() => {
     const names = new Set<string>();
-    for (const n of Object.values(doc?.nodes ?? {})) for (const r of Object.keys(n.summary?.resources ?? {})) names.add(r);
+    for (const n of Object.values(doc?.nodes ?? {}))
+      for (const r of Object.keys(n.summary?.resources ?? {})) names.add(r);
     return [...names].sort();
   }, [doc]);
   const nodes = useMemo(
@@ -78,7 +83,9 @@ export function ClusterOverview() {
   useEffect(() => {
     if (total > 0) markAfterPaint('plugboard:overview-rendered');
   }, [total]);
-  const unhealthyNodes = doc ? Object.values(doc.nodes).filter((n) => (n.summary?.unhealthyDevices ?? 0) > 0).length : 0;
+  const unhealthyNodes = doc
+    ? Object.values(doc.nodes).filter((n) => (n.summary?.unhealthyDevices ?? 0) > 0).length
+    : 0;
   const unreachable = doc ? Object.values(doc.nodes).filter((n) => n.status !== 'live').length : 0;
 
   return (
@@ -93,7 +100,8 @@ export function ClusterOverview() {
       {doc && (
         <>
           <p className="muted">
-            {total} nodes · {unhealthyNodes} with unhealthy devices · {unreachable} not live · gateways from {doc.discovery.source}
+            {total} nodes · {unhealthyNodes} with unhealthy devices · {unreachable} not live · gateways from{' '}
+            {doc.discovery.source}
           </p>
           {doc.discovery.error && (
             <ProblemNotice title="Gateway discovery is failing">
@@ -113,10 +121,21 @@ export function ClusterOverview() {
             </div>
           )}
           {total > 0 && (
-            <form className="row card" role="search" aria-label="Filter nodes" onSubmit={(e) => e.preventDefault()} style={{ margin: '0.5rem 0 1rem' }}>
+            <form
+              className="row card"
+              role="search"
+              aria-label="Filter nodes"
+              onSubmit={(e) => e.preventDefault()}
+              style={{ margin: '0.5rem 0 1rem' }}
+            >
               <label>
                 Node
-                <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="name contains…" />
+                <input
+                  type="search"
+                  value={text}
+                  onChange={(e) => setText(e.target.value)}
+                  placeholder="name contains…"
+                />
               </label>
               <label>
                 Resource

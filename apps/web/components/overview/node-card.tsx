@@ -19,9 +19,17 @@ function LinkBadge({ node }: { node: ClusterNode }) {
   }
 }
 
-export const NodeCard = memo(function NodeCard({ node, resourceFilter }: { node: ClusterNode; resourceFilter: string }) {
+export const NodeCard = memo(function NodeCard({
+  node,
+  resourceFilter,
+}: {
+  node: ClusterNode;
+  resourceFilter: string;
+}) {
   const s = node.summary;
-  const resources = s ? Object.entries(s.resources).filter(([name]) => !resourceFilter || name === resourceFilter) : [];
+  const resources = s
+    ? Object.entries(s.resources).filter(([name]) => !resourceFilter || name === resourceFilter)
+    : [];
   resources.sort(([a], [b]) => a.localeCompare(b));
   const sourceIssues = s
     ? (
@@ -64,10 +72,20 @@ export const NodeCard = memo(function NodeCard({ node, resourceFilter }: { node:
       )}
       {!s && node.status !== 'connecting' && <p>No data received from this node yet.</p>}
       {s && resources.length === 0 && (
-        <p className="muted">{resourceFilter ? `No ${resourceFilter} on this node.` : 'No extended resources advertised by this gateway.'}</p>
+        <p className="muted">
+          {resourceFilter
+            ? `No ${resourceFilter} on this node.`
+            : 'No extended resources advertised by this gateway.'}
+        </p>
       )}
       {resources.map(([name, r]) => (
-        <ResourceSummary key={name} name={name} counts={r} apiServer={r.apiServer} registered={r.registered} />
+        <ResourceSummary
+          key={name}
+          name={name}
+          counts={r}
+          apiServer={r.apiServer}
+          registered={r.registered}
+        />
       ))}
     </article>
   );
