@@ -35,6 +35,7 @@ export interface ApiServerOptions {
 }
 
 const MAX_BODY = 1024 * 1024;
+const MAX_WATCH_BACKLOG = 16 * 1024 * 1024;
 
 class HttpError extends Error {
   constructor(
@@ -235,6 +236,13 @@ export class ApiServer {
     const send = (event: WatchEvent) => {
       // A watch ended by its timeout or by stop() gets no more events before its 'close' arrives.
       if (res.writableEnded || res.destroyed) return;
+      // A watcher that does not read is cut off (as the API server does) instead of buffering
+      // without bound; informers re-list and watch again.
+      if (res.writableLength > MAX_WATCH_BACKLOG) {
+        this.log.warn({ path: req.url }, 'closing an unresponsive watch');
+        res.destroy();
+        return;
+      }
       res.write(`${JSON.stringify(event)}\n`);
     };
     const started = store.watch(fromRv, filter, send, { initialEventsEnd });
@@ -246,16 +254,24 @@ export class ApiServer {
     }
     this.watches.add(res);
     const timers: NodeJS.Timeout[] = [];
-    if (bookmarks)
-      timers.push(setInterval(() => send(store.bookmark()), this.o.bookmarkIntervalMs ?? 60_000));
-    const timeout = Number(url.searchParams.get('timeoutSeconds') ?? 0);
-    if (timeout > 0) timers.push(setTimeout(() => res.end(), timeout * 1000));
     const close = () => {
       started.cancel();
       for (const t of timers) clearTimeout(t);
       this.watches.delete(res);
     };
+    if (bookmarks)
+      timers.push(setInterval(() => send(store.bookmark()), this.o.bookmarkIntervalMs ?? 60_000));
+    const timeout = Number(url.searchParams.get('timeoutSeconds') ?? 0);
+    if (timeout > 0) {
+      timers.push(
+        setTimeout(() => {
+          close();
+          res.end();
+        }, timeout * 1000),
+      );
+    }
     res.on('close', close);
+    res.on('error', close);
     req.on('close', close);
   }
 

@@ -200,7 +200,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     this.allDevices = new Map();
     this.healthy = new Map();
     this.unhealthy = new Map();
-    this.removed = new Set();
+    // `removed` survives: the Node object (kept by the API server) still reports those at 0.
     this.podDevices = new Map();
     await this.start();
     this.emit('changed');

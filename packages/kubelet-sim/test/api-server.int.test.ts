@@ -211,6 +211,25 @@ describe('Kubernetes API slice with @kubernetes/client-node', () => {
     ]);
   });
 
+  test('timeoutSeconds ends a watch from the server side; later changes do not write to it', async () => {
+    const started = Date.now();
+    const res = await fetch(`${f.sim.url}/api/v1/pods?watch=true&timeoutSeconds=1`);
+    assert.equal(res.status, 200);
+    const body = await res.text(); // resolves when the server ends the stream
+    assert.ok(Date.now() - started >= 900, 'ended by the timeout');
+    assert.ok(
+      body
+        .split('\n')
+        .filter(Boolean)
+        .every((l) => (JSON.parse(l) as { type: string }).type === 'ADDED'),
+    );
+    await f.sim.admitPod(pod('after-timeout', {}));
+    assert.equal(
+      (await core.readNamespacedPod({ name: 'after-timeout', namespace: 'default' })).metadata?.name,
+      'after-timeout',
+    );
+  });
+
   test('events can be created and are listed with their field selectors', async () => {
     const created = await core.createNamespacedEvent({
       namespace: 'default',
