@@ -87,11 +87,13 @@ export class ListAndWatchStreams {
     this.#write(stream);
   }
 
-  /** Sends the current list to every stream on the next turn; several changes in one turn send once. */
+  /** Sends the current list to every stream when this synchronous block ends (one list per block). */
   schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    setImmediate(() => {
+    // A microtask, not setImmediate: changes made in one synchronous block still go out as one
+    // list, without waiting behind the event loop's pending I/O callbacks.
+    queueMicrotask(() => {
       this.#scheduled = false;
       for (const stream of this.#streams) this.#write(stream);
     });
