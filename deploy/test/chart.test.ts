@@ -437,6 +437,14 @@ describe('web', () => {
     }
   });
 
+  it('probes its health endpoint on the http port', () => {
+    for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+      assert.equal(at(c, probe, 'httpGet', 'path'), '/api/healthz');
+      assert.equal(at(c, probe, 'httpGet', 'port'), 'http');
+    }
+    assert.equal(at(c, 'ports', 0, 'containerPort'), 3000);
+  });
+
   it('discovers exactly the gateway pods: selector, namespace and port match the DaemonSet', () => {
     const ds = gatewayDaemonSet(defaults);
     const selector = String(envValue(c, 'PLUGBOARD_GATEWAY_SELECTOR'));
