@@ -4,7 +4,7 @@
 //   node --conditions=@plugboard/source --import tsx apps/web/e2e/cluster-fixture.ts
 // It prints one line `PLUGBOARD_FIXTURE=<json>` when every gateway shows its pods, and tears
 // everything down on SIGTERM/SIGINT.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -12,7 +12,7 @@ import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import type { NodeSnapshot } from '@plugboard/node-gateway/model';
 
-import { NODES } from './fixture-spec';
+import { E2E_TOKEN, NODES } from './fixture-spec';
 
 export interface FixtureInfo {
   gateways: { name: string; url: string }[];
@@ -56,6 +56,11 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop(0));
   process.once('SIGINT', () => void stop(0));
 
+  const tokenFile = () => {
+    const path = join(dir, 'gateway-token');
+    writeFileSync(path, `${E2E_TOKEN}\n`, { mode: 0o600 });
+    return path;
+  };
   try {
     for (const spec of NODES) {
       const base = join(dir, spec.name);
@@ -80,7 +85,8 @@ async function main(): Promise<void> {
             stateDir: join(base, 'gateway'),
             podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 200 },
             kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-            faults: { enabled: true },
+            faults: { enabled: spec.faults !== 'disabled' },
+            ...(spec.faults === 'token' ? { auth: { tokenFile: tokenFile() } } : {}),
           },
         }),
         { logger },

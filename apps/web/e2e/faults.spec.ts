@@ -2,7 +2,7 @@
 // Cancel focused and the affected pods; allocatable drops by one only when the stream says so;
 // clearing restores it.
 import { expect, test } from '@playwright/test';
-import { GPU } from './fixture-spec';
+import { E2E_TOKEN, GPU, SERIAL } from './fixture-spec';
 import { expectNoSeriousA11yViolations, gatewaySnapshot, saveScreenshot, webUrl } from './helpers';
 
 test('injecting a fault drops allocatable by one and flags the affected pod; clearing restores both', async ({
@@ -111,4 +111,47 @@ test('a NUMA-node scenario is previewed, confirmed and stopped', async ({ page }
   await panel.getByRole('button', { name: 'Stop all scenarios' }).click();
   await expect(numa1.getByRole('button', { name: /^gpu-\d\s*,\s*Unhealthy/ })).toHaveCount(0);
   await expect(numa1.getByRole('button', { name: /^gpu-\d\s*,\s*Healthy/ })).toHaveCount(4);
+});
+
+test('a gateway that requires a token: controls wait for one, a wrong token is refused with the reason, the right one works', async ({
+  page,
+}) => {
+  const truth = await gatewaySnapshot('edge-node');
+  const free = Object.values(truth.devices).find((d) => !d.allocation)!;
+  const capacity = truth.resources[SERIAL]!.kubelet.capacity;
+  const summary = () =>
+    page.getByRole('region', {
+      name: new RegExp(`^${SERIAL.replace('.', '\\.')} capacity ${capacity} allocatable \\d+$`),
+    });
+  await page.goto(webUrl('/nodes/edge-node'));
+  await expect(page.getByRole('status').filter({ hasText: 'Live' }).first()).toBeVisible();
+  const sw = page.getByRole('switch', { name: `Fault ${free.id}`, exact: true });
+  await expect(sw).toBeDisabled();
+  await expect(sw).toHaveAccessibleDescription(/requires a bearer token/);
+
+  await page.getByLabel('Bearer token').fill('not-the-token');
+  await page.getByRole('button', { name: 'Use token' }).click();
+  await expect(sw).toBeEnabled();
+  await sw.click();
+  const dialog = page.getByRole('dialog', { name: `Inject a simulated fault on ${free.id}?` });
+  await dialog.getByRole('button', { name: 'Inject simulated fault' }).click();
+  await expect(dialog.getByRole('alert')).toContainText('enter a valid bearer token');
+  await expect(sw).toHaveAttribute('aria-checked', 'false');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  expect(Object.keys((await gatewaySnapshot('edge-node')).faults)).toHaveLength(0);
+
+  await page.getByRole('button', { name: 'Forget token' }).click();
+  await page.getByLabel('Bearer token').fill(E2E_TOKEN);
+  await page.getByRole('button', { name: 'Use token' }).click();
+  await sw.click();
+  await dialog.getByRole('button', { name: 'Inject simulated fault' }).click();
+  await expect(sw).toHaveAttribute('aria-checked', 'true');
+  await expect(summary()).toContainText(`allocatable ${capacity - 1}`);
+  await sw.click();
+  await page
+    .getByRole('dialog', { name: `Clear the simulated fault on ${free.id}?` })
+    .getByRole('button', { name: 'Clear simulated fault' })
+    .click();
+  await expect(sw).toHaveAttribute('aria-checked', 'false');
+  await expect(summary()).toContainText(`allocatable ${capacity}`);
 });

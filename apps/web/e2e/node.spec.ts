@@ -87,3 +87,31 @@ test('unknown and unreachable nodes say why', async ({ page }) => {
   await saveScreenshot(page, 'node-unreachable');
   await expectNoSeriousA11yViolations(page, 'unreachable node page');
 });
+
+test('a shared device is one tile with its replica use; a gateway with faults disabled shows no fault controls and says why', async ({
+  page,
+}) => {
+  const truth = await gatewaySnapshot('gpu-node-b');
+  await page.goto(webUrl('/nodes/gpu-node-b'));
+  await expect(page.getByRole('status').filter({ hasText: 'Live' }).first()).toBeVisible();
+  const physical = new Map<string, string[]>();
+  for (const d of Object.values(truth.devices)) {
+    const id = d.replicaOf ?? d.id;
+    const users = physical.get(id) ?? [];
+    if (d.allocation) users.push(`${d.allocation.namespace}/${d.allocation.pod}`);
+    physical.set(id, users);
+  }
+  expect(physical.size).toBe(2);
+  let inUse = 0;
+  for (const [id, users] of physical) {
+    const tile = page.getByRole('button', { name: new RegExp(`^${id}\\s*,\\s*Healthy`) });
+    await expect(tile).toContainText(`${users.length}/4 replicas in use`);
+    for (const u of users) await expect(tile).toContainText(u);
+    inUse += users.length;
+  }
+  expect(inUse).toBe(3);
+  await expect(page.getByRole('switch')).toHaveCount(0);
+  await expect(page.getByText(/Fault injection is disabled on this gateway/)).toBeVisible();
+  await expect(page.getByText('Shared: 4 replicas per physical device.')).toBeVisible();
+  await saveScreenshot(page, 'node-shared-faults-disabled');
+});

@@ -2,7 +2,7 @@
 // an unreachable gateway that says why, filters, and an accessibility scan.
 import { expect, test } from '@playwright/test';
 import { expectNoSeriousA11yViolations, gatewaySummary, saveScreenshot, webUrl } from './helpers';
-import { NODES } from './fixture-spec';
+import { advertised, NODES } from './fixture-spec';
 
 test('the overview lists every node with capacity, allocatable, allocated and free per resource', async ({
   page,
@@ -17,20 +17,19 @@ test('the overview lists every node with capacity, allocatable, allocated and fr
     const truth = await gatewaySummary(spec.name);
     for (const res of spec.resources) {
       const counts = truth.resources[res.name]!;
+      const total = advertised(res);
       // The fixture's own arithmetic, independent of the gateway: devices minus the pods' limits.
       const requested = spec.pods.reduce((n, p) => n + (p.limits[res.name] ?? 0), 0);
-      expect(counts.capacity).toBe(res.simulated.count);
+      expect(counts.capacity).toBe(total);
       expect(counts.allocated).toBe(requested);
-      const region = card.getByRole('region', {
-        name: `${res.name} capacity ${res.simulated.count} allocatable ${res.simulated.count}`,
-      });
-      await expect(region).toContainText(`capacity ${res.simulated.count}`);
-      await expect(region).toContainText(`allocatable ${res.simulated.count}`);
+      const region = card.getByRole('region', { name: `${res.name} capacity ${total} allocatable ${total}` });
+      await expect(region).toContainText(`capacity ${total}`);
+      await expect(region).toContainText(`allocatable ${total}`);
       await expect(region).toContainText(`allocated ${requested}`);
-      await expect(region).toContainText(`free ${res.simulated.count - requested}`);
+      await expect(region).toContainText(`free ${total - requested}`);
     }
   }
-  await expect(page.getByText(/3 nodes · 0 with unhealthy devices · 1 not live/)).toBeVisible();
+  await expect(page.getByText(/4 nodes · 0 with unhealthy devices · 1 not live/)).toBeVisible();
   await saveScreenshot(page, 'overview');
   await expectNoSeriousA11yViolations(page, 'overview');
 });
@@ -45,13 +44,14 @@ test('an unreachable gateway is listed with the reason, never as zeros', async (
 
 test('filters by node name, resource and health, and sorts', async ({ page }) => {
   await page.goto(webUrl('/'));
-  await expect(page.getByRole('article')).toHaveCount(3);
+  await expect(page.getByRole('article')).toHaveCount(4);
   await page.getByRole('searchbox', { name: 'Node' }).fill('edge');
   await expect(page.getByRole('article')).toHaveCount(1);
   await expect(page.getByRole('article', { name: 'edge-node' })).toBeVisible();
   await page.getByRole('searchbox', { name: 'Node' }).fill('');
   await page.getByRole('combobox', { name: 'Resource' }).selectOption('plugboard.example/gpu');
   await expect(page.getByRole('article', { name: 'gpu-node-a' })).toBeVisible();
+  await expect(page.getByRole('article', { name: 'gpu-node-b' })).toBeVisible();
   await expect(page.getByRole('article', { name: 'edge-node' })).toHaveCount(0);
   await expect(
     page.getByRole('article', { name: 'gpu-node-a' }).getByRole('region', { name: /nic-vf/ }),
