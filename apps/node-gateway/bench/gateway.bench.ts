@@ -24,15 +24,18 @@ const FAULTS = 100;
 const CLIENTS = 500;
 const MESSAGES = 200;
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const rssOf = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const mb = (b: number) => (b / 1048576).toFixed(1);
 /** utime + stime of a process, in seconds (clock ticks of 1/100 s on Linux). */
 const cpuOf = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
-const metric = (text: string, name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+const metric = (text: string, name: string) =>
+  Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 
 async function gatewayScenario() {
   const dir = mkdtempSync(join(tmpdir(), 'pb-gw-bench-'));
@@ -57,29 +60,60 @@ async function gatewayScenario() {
   const prof = process.env.PLUGBOARD_BENCH_CPU_PROF;
   const child = spawn(
     process.execPath,
-    [...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []), bin, '--config', cfg, '--device-plugin-dir', sim.devicePluginDir, '--pod-resources-socket', sim.podResourcesSocket,
-      '--kubeconfig', sim.kubeconfigPath, '--node-name', 'bench-node', '--listen', `127.0.0.1:${port}`, '--state-dir', join(dir, 'gw')],
+    [
+      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
+      bin,
+      '--config',
+      cfg,
+      '--device-plugin-dir',
+      sim.devicePluginDir,
+      '--pod-resources-socket',
+      sim.podResourcesSocket,
+      '--kubeconfig',
+      sim.kubeconfigPath,
+      '--node-name',
+      'bench-node',
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--state-dir',
+      join(dir, 'gw'),
+    ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitFor('gateway ready', async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200, 60_000);
+    await waitFor(
+      'gateway ready',
+      async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200,
+      60_000,
+    );
     await new Promise((r) => setTimeout(r, 1000));
     const rssIdle = rssOf(child.pid!);
     for (let i = 0; i < PODS; i++) {
       await sim.admitPod({
         metadata: { name: `pod-${i}`, namespace: `ns-${i % 10}` },
-        spec: { restartPolicy: 'Always', containers: [{ name: 'main', resources: { limits: { [GPU]: 1 + (i % 3) } } }] },
+        spec: {
+          restartPolicy: 'Always',
+          containers: [{ name: 'main', resources: { limits: { [GPU]: 1 + (i % 3) } } }],
+        },
       });
     }
-    const node = await waitFor('all pods in the snapshot', async () => {
-      const s = (await (await fetch(`${url}/api/v1/node`)).json()) as NodeSnapshot;
-      return Object.keys(s.pods).length === PODS && (s.resources[GPU]?.kubelet.allocated ?? 0) > 0 ? s : null;
-    }, 60_000);
+    const node = await waitFor(
+      'all pods in the snapshot',
+      async () => {
+        const s = (await (await fetch(`${url}/api/v1/node`)).json()) as NodeSnapshot;
+        return Object.keys(s.pods).length === PODS && (s.resources[GPU]?.kubelet.allocated ?? 0) > 0
+          ? s
+          : null;
+      },
+      60_000,
+    );
     const client = await connectStream(`${url.replace('http', 'ws')}/api/v1/stream`);
     await client.next((m) => m.type === 'snapshot', 'snapshot', 30_000);
     const snapshotBytes = Buffer.byteLength(JSON.stringify({ type: 'snapshot', seq: 1, node }));
-    const free = Object.values(node.devices).filter((d) => !d.allocation).map((d) => d.id);
+    const free = Object.values(node.devices)
+      .filter((d) => !d.allocation)
+      .map((d) => d.id);
     const latencies: number[] = [];
     let patchBytes = 0;
     const cpu0 = cpuOf(child.pid!);
@@ -94,11 +128,19 @@ async function gatewayScenario() {
         body: JSON.stringify({ resource: GPU, deviceId: id, reason: 'bench' }),
       });
       const { id: faultId } = (await res.json()) as { id: string };
-      const patch = await client.next((m) => m.type === 'patch' && m.ops.some((o: any) => o.path === path && o.value === 'Unhealthy'), 'fault patch');
+      const patch = await client.next(
+        (m) =>
+          m.type === 'patch' && m.ops.some((o) => o.path === path && 'value' in o && o.value === 'Unhealthy'),
+        'fault patch',
+      );
       latencies.push(performance.now() - t0);
       if (i === 0) patchBytes = Buffer.byteLength(JSON.stringify(patch));
       await fetch(`${url}/api/v1/faults/${faultId}`, { method: 'DELETE' });
-      await client.next((m) => m.type === 'patch' && m.ops.some((o: any) => o.path === path && o.value === 'Healthy'), 'heal patch');
+      await client.next(
+        (m) =>
+          m.type === 'patch' && m.ops.some((o) => o.path === path && 'value' in o && o.value === 'Healthy'),
+        'heal patch',
+      );
     }
     const cpuPerCycle = (cpuOf(child.pid!) - cpu0) / FAULTS;
     // Let the PodResources poll and event ring settle, then measure the gateway process.
@@ -108,8 +150,16 @@ async function gatewayScenario() {
     const heapUsed = metric(metrics, 'nodejs_heap_size_used_bytes');
     await client.close();
     return {
-      latencies, patchBytes, snapshotBytes, rss, rssIdle, heapUsed, cpuPerCycle, load,
-      devices: Object.keys(node.devices).length, pods: Object.keys(node.pods).length,
+      latencies,
+      patchBytes,
+      snapshotBytes,
+      rss,
+      rssIdle,
+      heapUsed,
+      cpuPerCycle,
+      load,
+      devices: Object.keys(node.devices).length,
+      pods: Object.keys(node.pods).length,
     };
   } finally {
     child.kill('SIGTERM');
@@ -148,12 +198,19 @@ async function fanOut(url: string, broadcast: (i: number) => void, expected: num
 async function fanOutScenario(patch: unknown) {
   // Gateway path: StreamHub, one serialisation per broadcast, bounded per-client queues.
   const doc = { n: 0 };
-  const hub = new StreamHub({ heartbeatMs: 60_000, maxQueueBytes: 8 << 20, historySize: 1024, maxClients: 10_000 }, { full: doc, summary: {} });
+  const hub = new StreamHub(
+    { heartbeatMs: 60_000, maxQueueBytes: 8 << 20, historySize: 1024, maxClients: 10_000 },
+    { full: doc, summary: {} },
+  );
   const s1 = createServer();
   s1.on('upgrade', (req, sock, head) => hub.accept(req, sock, head, 'full', null));
   await new Promise<void>((r) => s1.listen(0, '127.0.0.1', r));
   const ops = (patch as { ops: never[] }).ops;
-  const hubResult = await fanOut(`ws://127.0.0.1:${(s1.address() as AddressInfo).port}`, () => hub.channels.full.publish(doc, ops), MESSAGES);
+  const hubResult = await fanOut(
+    `ws://127.0.0.1:${(s1.address() as AddressInfo).port}`,
+    () => hub.channels.full.publish(doc, ops),
+    MESSAGES,
+  );
   await hub.closeAll(100);
   s1.closeAllConnections();
   await new Promise((r) => s1.close(r));
@@ -164,10 +221,14 @@ async function fanOutScenario(patch: unknown) {
   wss.on('connection', (ws) => ws.send('{"type":"snapshot"}'));
   await new Promise<void>((r) => s2.listen(0, '127.0.0.1', r));
   let seq = 0;
-  const bare = await fanOut(`ws://127.0.0.1:${(s2.address() as AddressInfo).port}`, () => {
-    const msg = JSON.stringify({ type: 'patch', seq: ++seq, ops });
-    for (const ws of wss.clients) ws.send(msg);
-  }, MESSAGES);
+  const bare = await fanOut(
+    `ws://127.0.0.1:${(s2.address() as AddressInfo).port}`,
+    () => {
+      const msg = JSON.stringify({ type: 'patch', seq: ++seq, ops });
+      for (const ws of wss.clients) ws.send(msg);
+    },
+    MESSAGES,
+  );
   for (const ws of wss.clients) ws.terminate();
   await new Promise((r) => wss.close(r));
   await new Promise((r) => s2.close(r));
@@ -175,14 +236,27 @@ async function fanOutScenario(patch: unknown) {
 }
 
 const g = await gatewayScenario();
-const samplePatch = { type: 'patch', seq: 1, ops: [{ op: 'replace', path: `/devices/${GPU.replace(/\//g, '~1')}~1gpu-3/health`, value: 'Unhealthy' }, { op: 'replace', path: '/updatedAt', value: new Date().toISOString() }] };
+const samplePatch = {
+  type: 'patch',
+  seq: 1,
+  ops: [
+    { op: 'replace', path: `/devices/${GPU.replace(/\//g, '~1')}~1gpu-3/health`, value: 'Unhealthy' },
+    { op: 'replace', path: '/updatedAt', value: new Date().toISOString() },
+  ],
+};
 // The machine is shared: alternate the two servers over 3 rounds and keep each one's median.
 const rounds = [];
 for (let i = 0; i < 3; i++) rounds.push(await fanOutScenario(samplePatch));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const f = {
-  hub: { msgsPerSec: median(rounds.map((r) => r.hub.msgsPerSec)), cpuSeconds: median(rounds.map((r) => r.hub.cpuSeconds)) },
-  bare: { msgsPerSec: median(rounds.map((r) => r.bare.msgsPerSec)), cpuSeconds: median(rounds.map((r) => r.bare.cpuSeconds)) },
+  hub: {
+    msgsPerSec: median(rounds.map((r) => r.hub.msgsPerSec)),
+    cpuSeconds: median(rounds.map((r) => r.hub.cpuSeconds)),
+  },
+  bare: {
+    msgsPerSec: median(rounds.map((r) => r.bare.msgsPerSec)),
+    cpuSeconds: median(rounds.map((r) => r.bare.cpuSeconds)),
+  },
 };
 const ratios = rounds.map((r) => (r.hub.msgsPerSec / r.bare.msgsPerSec).toFixed(2)).join(', ');
 const lines = [

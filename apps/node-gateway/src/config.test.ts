@@ -25,18 +25,30 @@ test('defaults: loopback listen, faults off, kube auto → disabled outside a cl
   assert.equal(c.podResources.pollIntervalMs, 1000);
   assert.equal(c.devicePluginDir, '/var/lib/kubelet/device-plugins/');
   assert.ok(Object.isFrozen(c) && Object.isFrozen(c.stream));
-  assert.equal(parseGatewayConfig({ resources }, { env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' } }).kube.mode, 'in-cluster');
-  assert.deepEqual(parseGatewayConfig({ resources, gateway: { listen: '[::1]:0' } }).listen, { host: '::1', port: 0 });
+  assert.equal(
+    parseGatewayConfig({ resources }, { env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' } }).kube.mode,
+    'in-cluster',
+  );
+  assert.deepEqual(parseGatewayConfig({ resources, gateway: { listen: '[::1]:0' } }).listen, {
+    host: '::1',
+    port: 0,
+  });
 });
 
 test('invalid configs name the file, the field and the reason', () => {
   const cases: [unknown, RegExp][] = [
     [{ resources, gateway: { listen: 'nope' } }, /f\.yaml: gateway\.listen: must be HOST:PORT/],
     [{ resources, gateway: { listen: '127.0.0.1:70000' } }, /gateway\.listen: port must be 0\.\.65535/],
-    [{ resources, gateway: { podResources: { pollIntervalMs: 1 } } }, /gateway\.podResources\.pollIntervalMs/],
+    [
+      { resources, gateway: { podResources: { pollIntervalMs: 1 } } },
+      /gateway\.podResources\.pollIntervalMs/,
+    ],
     [{ resources, gateway: { bogus: 1 } }, /gateway: unknown key "bogus"/],
     [{ resources, gateway: { kube: { mode: 'kubeconfig' } } }, /gateway\.kube\.kubeconfig: required/],
-    [{ resources, gateway: { auth: { kubernetes: { enabled: true } }, kube: { mode: 'disabled' } } }, /gateway\.auth\.kubernetes\.enabled: needs the Kubernetes API/],
+    [
+      { resources, gateway: { auth: { kubernetes: { enabled: true } }, kube: { mode: 'disabled' } } },
+      /gateway\.auth\.kubernetes\.enabled: needs the Kubernetes API/,
+    ],
     [{ resources, gateway: { stream: { maxQueueBytes: 10 } } }, /gateway\.stream\.maxQueueBytes/],
     [{ resources: [] }, /resources: needs at least one resource/],
     [{ resources: [{ name: 'gpu', simulated: { count: 1 } }] }, /resources\[0\]\.name/],
@@ -44,22 +56,45 @@ test('invalid configs name the file, the field and the reason', () => {
   for (const [doc, message] of cases) {
     assert.throws(
       () => parseGatewayConfig(doc, { source: 'f.yaml' }),
-      (err: unknown) => err instanceof GatewayError && err.code === 'config-invalid' && message.test(err.message),
+      (err: unknown) =>
+        err instanceof GatewayError && err.code === 'config-invalid' && message.test(err.message),
       `${JSON.stringify(doc)} should fail with ${message}`,
     );
   }
 });
 
 test('flags override env, env overrides the file', () => {
-  const cfg = file('a.yaml', 'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 1 }\ngateway:\n  listen: 127.0.0.1:1111\n  nodeName: from-file\n  faults: { enabled: false }\n');
-  const env = { PLUGBOARD_CONFIG: cfg, PLUGBOARD_LISTEN: '127.0.0.1:2222', PLUGBOARD_NODE_NAME: 'from-env', PLUGBOARD_ENABLE_FAULTS: 'true', PLUGBOARD_ALLOWED_ORIGINS: 'http://a, http://b' };
+  const cfg = file(
+    'a.yaml',
+    'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 1 }\ngateway:\n  listen: 127.0.0.1:1111\n  nodeName: from-file\n  faults: { enabled: false }\n',
+  );
+  const env = {
+    PLUGBOARD_CONFIG: cfg,
+    PLUGBOARD_LISTEN: '127.0.0.1:2222',
+    PLUGBOARD_NODE_NAME: 'from-env',
+    PLUGBOARD_ENABLE_FAULTS: 'true',
+    PLUGBOARD_ALLOWED_ORIGINS: 'http://a, http://b',
+  };
   const r1 = loadGatewayConfig([], env);
   assert.ok(!r1.help);
   assert.equal(r1.config.listen.port, 2222);
   assert.equal(r1.config.nodeName, 'from-env');
   assert.equal(r1.config.faults.enabled, true);
   assert.deepEqual(r1.config.stream.allowedOrigins, ['http://a', 'http://b']);
-  const r2 = loadGatewayConfig(['--listen', '127.0.0.1:3333', '--node-name', 'from-flag', '--no-kube', '--pod-resources-socket', '', '--state-dir', dir], env);
+  const r2 = loadGatewayConfig(
+    [
+      '--listen',
+      '127.0.0.1:3333',
+      '--node-name',
+      'from-flag',
+      '--no-kube',
+      '--pod-resources-socket',
+      '',
+      '--state-dir',
+      dir,
+    ],
+    env,
+  );
   assert.ok(!r2.help);
   assert.equal(r2.config.listen.port, 3333);
   assert.equal(r2.config.nodeName, 'from-flag');
@@ -74,9 +109,24 @@ test('flags override env, env overrides the file', () => {
 test('command-line errors', () => {
   const cfg = file('b.yaml', 'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 1 }\n');
   assert.throws(() => loadGatewayConfig([], {}), /missing --config/);
-  assert.throws(() => loadGatewayConfig(['--config', cfg, '--frobnicate'], {}), /invalid command line: .*frobnicate/);
-  assert.throws(() => loadGatewayConfig(['--config', cfg, '--in-cluster', '--no-kube'], {}), /mutually exclusive/);
-  assert.throws(() => loadGatewayConfig(['--config', join(dir, 'missing.yaml')], {}), /cannot read config .*missing\.yaml/);
-  assert.throws(() => loadGatewayConfig(['--config', file('c.yaml', '- a list')], {}), /top level must be a mapping/);
-  assert.throws(() => loadGatewayConfig(['--config', file('d.yaml', 'resources: [\n')], {}), /cannot read config .*d\.yaml/);
+  assert.throws(
+    () => loadGatewayConfig(['--config', cfg, '--frobnicate'], {}),
+    /invalid command line: .*frobnicate/,
+  );
+  assert.throws(
+    () => loadGatewayConfig(['--config', cfg, '--in-cluster', '--no-kube'], {}),
+    /mutually exclusive/,
+  );
+  assert.throws(
+    () => loadGatewayConfig(['--config', join(dir, 'missing.yaml')], {}),
+    /cannot read config .*missing\.yaml/,
+  );
+  assert.throws(
+    () => loadGatewayConfig(['--config', file('c.yaml', '- a list')], {}),
+    /top level must be a mapping/,
+  );
+  assert.throws(
+    () => loadGatewayConfig(['--config', file('d.yaml', 'resources: [\n')], {}),
+    /cannot read config .*d\.yaml/,
+  );
 });

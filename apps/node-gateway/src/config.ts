@@ -81,15 +81,33 @@ export const gatewaySectionSchema = z
         allowedOrigins: z.array(z.string().min(1)).default([]),
         heartbeatMs: ms(100, 300_000, 15_000),
         /** Bytes a client may have waiting to be sent before it is cut off as too slow. */
-        maxQueueBytes: z.number().int().min(1024).max(1 << 30).default(8 << 20),
+        maxQueueBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(1 << 30)
+          .default(8 << 20),
         /** Patches kept for `?since=N` resume. */
         historySize: z.number().int().min(1).max(100_000).default(1024),
         maxClients: z.number().int().min(1).max(100_000).default(5000),
       })
       .strict()
       .prefault({}),
-    events: z.object({ ringSize: z.number().int().min(1).max(100_000).default(200) }).strict().prefault({}),
-    http: z.object({ maxBodyBytes: z.number().int().min(256).max(16 << 20).default(64 << 10) }).strict().prefault({}),
+    events: z
+      .object({ ringSize: z.number().int().min(1).max(100_000).default(200) })
+      .strict()
+      .prefault({}),
+    http: z
+      .object({
+        maxBodyBytes: z
+          .number()
+          .int()
+          .min(256)
+          .max(16 << 20)
+          .default(64 << 10),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -147,7 +165,9 @@ export function parseGatewayConfig(
     // The plugin package's parser names file, field and reason the same way for both sections.
     parsed = parseConfigWith(documentSchema, document ?? {}, source);
   } catch (err) {
-    throw new GatewayError('config-invalid', `invalid gateway config:\n${(err as Error).message}`, { cause: err });
+    throw new GatewayError('config-invalid', `invalid gateway config:\n${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const { gateway, ...plugins } = parsed;
   let mode: KubeMode;
@@ -157,7 +177,10 @@ export function parseGatewayConfig(
     mode = gateway.kube.mode;
   }
   if (mode === 'kubeconfig' && !gateway.kube.kubeconfig) {
-    throw new GatewayError('config-invalid', `invalid gateway config: ${source}: gateway.kube.kubeconfig: required when kube.mode is kubeconfig`);
+    throw new GatewayError(
+      'config-invalid',
+      `invalid gateway config: ${source}: gateway.kube.kubeconfig: required when kube.mode is kubeconfig`,
+    );
   }
   if (gateway.auth.kubernetes.enabled && mode === 'disabled') {
     throw new GatewayError(
@@ -167,7 +190,7 @@ export function parseGatewayConfig(
   }
   return deepFreeze({
     source,
-    plugins: plugins as PluginConfig,
+    plugins,
     nodeName: gateway.nodeName ?? env.PLUGBOARD_NODE_NAME ?? hostname(),
     listen: splitListen(gateway.listen),
     devicePluginDir: gateway.devicePluginDir,
@@ -218,7 +241,10 @@ const truthy = (v: string | undefined): boolean | undefined =>
   v === undefined || v === '' ? undefined : /^(1|true|yes|on)$/i.test(v);
 
 /** Reads flags + env + the YAML file into a GatewayConfig (or `{ help: true }`). */
-export function loadGatewayConfig(argv: readonly string[], env: Record<string, string | undefined>): LoadResult {
+export function loadGatewayConfig(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+): LoadResult {
   let values;
   try {
     ({ values } = parseArgs({
@@ -245,16 +271,24 @@ export function loadGatewayConfig(argv: readonly string[], env: Record<string, s
       },
     }));
   } catch (err) {
-    throw new GatewayError('config-invalid', `invalid command line: ${(err as Error).message}`, { cause: err });
+    throw new GatewayError('config-invalid', `invalid command line: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   if (values.help) return { help: true };
-  const kubeFlags = [values.kubeconfig !== undefined, values['in-cluster'], values['no-kube']].filter(Boolean).length;
+  const kubeFlags = [values.kubeconfig !== undefined, values['in-cluster'], values['no-kube']].filter(
+    Boolean,
+  ).length;
   if (kubeFlags > 1) {
-    throw new GatewayError('config-invalid', 'invalid command line: --kubeconfig, --in-cluster and --no-kube are mutually exclusive');
+    throw new GatewayError(
+      'config-invalid',
+      'invalid command line: --kubeconfig, --in-cluster and --no-kube are mutually exclusive',
+    );
   }
 
   const file = values.config ?? env.PLUGBOARD_CONFIG;
-  if (!file) throw new GatewayError('config-invalid', 'missing --config FILE (or PLUGBOARD_CONFIG); see --help');
+  if (!file)
+    throw new GatewayError('config-invalid', 'missing --config FILE (or PLUGBOARD_CONFIG); see --help');
   let document: Record<string, unknown>;
   try {
     const raw: unknown = parseYaml(readFileSync(file, 'utf8'));
@@ -263,14 +297,20 @@ export function loadGatewayConfig(argv: readonly string[], env: Record<string, s
     }
     document = (raw ?? {}) as Record<string, unknown>;
   } catch (err) {
-    throw new GatewayError('config-invalid', `cannot read config ${file}: ${(err as Error).message}`, { cause: err });
+    throw new GatewayError('config-invalid', `cannot read config ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const fileGateway = document.gateway;
-  if (fileGateway !== undefined && (fileGateway === null || typeof fileGateway !== 'object' || Array.isArray(fileGateway))) {
+  if (
+    fileGateway !== undefined &&
+    (fileGateway === null || typeof fileGateway !== 'object' || Array.isArray(fileGateway))
+  ) {
     throw new GatewayError('config-invalid', `invalid gateway config: ${file}: gateway: must be a mapping`);
   }
-  const gw: Record<string, any> = structuredClone((fileGateway ?? {}) as Record<string, unknown>);
-  const section = (key: string): Record<string, any> => (gw[key] ??= {});
+  type Section = Record<string, unknown>;
+  const gw: Section = structuredClone((fileGateway ?? {}) as Section);
+  const section = (key: string): Section => (gw[key] ??= {}) as Section;
 
   // env first, then flags, so flags win.
   const pick = (flag: string | undefined, envName: string): string | undefined => flag ?? env[envName];
@@ -292,20 +332,27 @@ export function loadGatewayConfig(argv: readonly string[], env: Record<string, s
   const envKubeconfig = env.PLUGBOARD_KUBECONFIG;
   const envMode = env.PLUGBOARD_KUBE_MODE;
   if (kubeFlags === 1) {
-    if (values.kubeconfig !== undefined) Object.assign(section('kube'), { mode: 'kubeconfig', kubeconfig: values.kubeconfig });
+    if (values.kubeconfig !== undefined)
+      Object.assign(section('kube'), { mode: 'kubeconfig', kubeconfig: values.kubeconfig });
     else section('kube').mode = values['in-cluster'] ? 'in-cluster' : 'disabled';
   } else {
-    if (envKubeconfig) Object.assign(section('kube'), { kubeconfig: envKubeconfig, mode: envMode ?? 'kubeconfig' });
+    if (envKubeconfig)
+      Object.assign(section('kube'), { kubeconfig: envKubeconfig, mode: envMode ?? 'kubeconfig' });
     else if (envMode) section('kube').mode = envMode;
   }
 
   const kubeAuth = values['kube-auth'] ?? truthy(env.PLUGBOARD_KUBE_AUTH);
-  if (kubeAuth !== undefined) (section('auth').kubernetes ??= {}).enabled = kubeAuth;
+  if (kubeAuth !== undefined) ((section('auth').kubernetes ??= {}) as Section).enabled = kubeAuth;
   const faults = values['enable-faults'] ?? truthy(env.PLUGBOARD_ENABLE_FAULTS);
   if (faults !== undefined) section('faults').enabled = faults;
-  const insecure = values['insecure-allow-unauthenticated'] ?? truthy(env.PLUGBOARD_INSECURE_ALLOW_UNAUTHENTICATED);
+  const insecure =
+    values['insecure-allow-unauthenticated'] ?? truthy(env.PLUGBOARD_INSECURE_ALLOW_UNAUTHENTICATED);
   if (insecure !== undefined) section('auth').insecureAllowUnauthenticated = insecure;
-  const origins = values['allowed-origin'] ?? env.PLUGBOARD_ALLOWED_ORIGINS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const origins =
+    values['allowed-origin'] ??
+    env.PLUGBOARD_ALLOWED_ORIGINS?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   if (origins !== undefined) section('stream').allowedOrigins = origins;
 
   return { help: false, config: parseGatewayConfig({ ...document, gateway: gw }, { source: file, env }) };

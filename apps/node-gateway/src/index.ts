@@ -17,7 +17,12 @@ export { NodeModel, type ModelChange } from './model/node-model.js';
 export { buildSnapshot, type ModelInputs } from './model/build.js';
 export { diffDocuments, diffEventRing } from './model/diff.js';
 export { summarize } from './model/summary.js';
-export { scenarioBodySchema, scenarioDocumentSchema, type ScenarioDocument, type ScenarioState } from './faults/scenarios.js';
+export {
+  scenarioBodySchema,
+  scenarioDocumentSchema,
+  type ScenarioDocument,
+  type ScenarioState,
+} from './faults/scenarios.js';
 export { CLOSE_SLOW_CONSUMER } from './http/stream.js';
 export { GATEWAY_VERSION } from './version.js';
 export type * from './model/types.js';

@@ -59,7 +59,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const kubeMode = config.kube.mode;
     // @kubernetes/client-node costs ~70 MB of RSS once loaded: load it only when the API is used.
     const kubeModule = kubeMode === 'disabled' ? null : await import('./sources/kube.js');
-    const kc = kubeModule && (deps.kubeConfig ?? kubeModule.loadKubeConfig(kubeMode as 'in-cluster' | 'kubeconfig', config.kube.kubeconfig));
+    const kc =
+      kubeModule &&
+      (deps.kubeConfig ??
+        kubeModule.loadKubeConfig(kubeMode as 'in-cluster' | 'kubeconfig', config.kube.kubeconfig));
     const token = config.auth.tokenFile ? readTokenFile(config.auth.tokenFile) : null;
     const reviewer =
       config.auth.kubernetes.enabled && kc && kubeModule
@@ -72,19 +75,33 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       insecureAllowUnauthenticated: config.auth.insecureAllowUnauthenticated,
     });
     if (exposure === 'loopback-unauthenticated') {
-      logger.warn({ listen: config.listen.host }, 'mutations need no token: listening on loopback without --auth-token-file');
+      logger.warn(
+        { listen: config.listen.host },
+        'mutations need no token: listening on loopback without --auth-token-file',
+      );
     } else if (exposure === 'insecure-unauthenticated') {
-      logger.warn({ listen: config.listen.host }, 'INSECURE: anyone who can reach this address can inject faults (--insecure-allow-unauthenticated)');
+      logger.warn(
+        { listen: config.listen.host },
+        'INSECURE: anyone who can reach this address can inject faults (--insecure-allow-unauthenticated)',
+      );
     }
 
     // --- model, faults, metrics, stream
     const sources: SourcesState = {
       podResources: config.podResources.socket
         ? { status: 'connecting', lastSuccess: null, reason: null }
-        : { status: 'disabled', lastSuccess: null, reason: 'PodResources polling disabled (no socket configured)' },
+        : {
+            status: 'disabled',
+            lastSuccess: null,
+            reason: 'PodResources polling disabled (no socket configured)',
+          },
       kubernetes:
         kubeMode === 'disabled'
-          ? { status: 'disabled', lastSuccess: null, reason: 'Kubernetes API disabled (--no-kube or no in-cluster config)' }
+          ? {
+              status: 'disabled',
+              lastSuccess: null,
+              reason: 'Kubernetes API disabled (--no-kube or no in-cluster config)',
+            }
           : { status: 'connecting', lastSuccess: null, reason: null },
     };
     let kube: KubeSource | null = null;
@@ -105,7 +122,9 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       } satisfies GatewayInfo,
     });
     cleanups.push(() => model.close());
-    const addEvent = (e: Omit<NodeEvent, 'seq' | 'at' | 'pod' | 'deviceIds' | 'resource'> & Partial<NodeEvent>): void => {
+    const addEvent = (
+      e: Omit<NodeEvent, 'seq' | 'at' | 'pod' | 'deviceIds' | 'resource'> & Partial<NodeEvent>,
+    ): void => {
       model.addEvent({ resource: null, deviceIds: [], pod: null, ...e });
     };
     const metrics = createMetrics(() => model.snapshot());
@@ -115,8 +134,17 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       const message = injected
         ? `simulated fault on ${device}: ${f.reason}${f.expiresAt ? ` (until ${f.expiresAt})` : ''}`
         : `simulated fault on ${device} cleared (${cause})`;
-      addEvent({ kind: injected ? 'fault-injected' : 'fault-cleared', resource: f.resource, deviceIds: [f.deviceId], message });
-      nodeEvent(injected ? 'Warning' : 'Normal', injected ? 'PlugboardFaultInjected' : 'PlugboardFaultCleared', message);
+      addEvent({
+        kind: injected ? 'fault-injected' : 'fault-cleared',
+        resource: f.resource,
+        deviceIds: [f.deviceId],
+        message,
+      });
+      nodeEvent(
+        injected ? 'Warning' : 'Normal',
+        injected ? 'PlugboardFaultInjected' : 'PlugboardFaultCleared',
+        message,
+      );
       if (injected) metrics.faultsInjected.inc({ resource: f.resource });
     };
     const faults = new FaultStore({
@@ -134,7 +162,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     cleanups.push(() => faults.close());
     model.setGateway({ persistence: faults.persistence });
     if (!faults.persistence.enabled && config.stateDir) {
-      logger.warn({ reason: faults.persistence.reason }, 'fault persistence is off: active faults live in memory only');
+      logger.warn(
+        { reason: faults.persistence.reason },
+        'fault persistence is off: active faults live in memory only',
+      );
     }
 
     const hub = new StreamHub(
@@ -167,7 +198,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     if (deps.plugins) {
       runtime = deps.plugins;
     } else {
-      const started = await startPlugins(config.plugins, { devicePluginDir: config.devicePluginDir, logger: rootLogger });
+      const started = await startPlugins(config.plugins, {
+        devicePluginDir: config.devicePluginDir,
+        logger: rootLogger,
+      });
       cleanups.push(() => started.stop());
       runtime = started;
     }
@@ -184,12 +218,19 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
           message,
           at: e.at,
         });
-        nodeEvent(e.health === 'Healthy' ? 'Normal' : 'Warning', e.health === 'Healthy' ? 'DeviceHealthy' : 'DeviceUnhealthy', message);
+        nodeEvent(
+          e.health === 'Healthy' ? 'Normal' : 'Warning',
+          e.health === 'Healthy' ? 'DeviceHealthy' : 'DeviceUnhealthy',
+          message,
+        );
         // Allocatable changes in the kubelet right after ListAndWatch; look soon rather than in a second.
         poller?.pollSoon(10);
       },
       allocate: (resource, e) => {
-        metrics.allocateDuration.observe({ resource, result: e.ok ? 'success' : 'error' }, e.durationMs / 1000);
+        metrics.allocateDuration.observe(
+          { resource, result: e.ok ? 'success' : 'error' },
+          e.durationMs / 1000,
+        );
         addEvent({
           kind: 'allocation',
           resource,
@@ -203,17 +244,37 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       preferredAllocation: (resource, d) => {
         const ms = (d as { durationMs?: number }).durationMs;
         if (typeof ms === 'number') metrics.preferredAllocationDuration.observe({ resource }, ms / 1000);
-        addEvent({ kind: 'preferred-allocation', resource, deviceIds: d.chosen, message: `preferred ${d.chosen.join(', ')} of ${d.available.length} available: ${d.reason}`, at: d.at });
+        addEvent({
+          kind: 'preferred-allocation',
+          resource,
+          deviceIds: d.chosen,
+          message: `preferred ${d.chosen.join(', ')} of ${d.available.length} available: ${d.reason}`,
+          at: d.at,
+        });
       },
       registered: (resource, e) => {
         metrics.registrations.inc({ resource });
-        addEvent({ kind: 'registration', resource, message: `${resource} registered with the kubelet (attempt ${e.attempt})`, at: e.at });
+        addEvent({
+          kind: 'registration',
+          resource,
+          message: `${resource} registered with the kubelet (attempt ${e.attempt})`,
+          at: e.at,
+        });
         logger.info({ resource }, 'plugin registered');
       },
       kubeletRestart: (resource, e) => {
         metrics.kubeletRestarts.inc({ resource });
-        addEvent({ kind: 'kubelet-restart', resource, message: `kubelet restart detected by ${resource} (${e.detectedBy})`, at: e.at });
-        nodeEvent('Normal', 'KubeletRestartDetected', `${resource} detected a kubelet restart (${e.detectedBy}) and re-registers`);
+        addEvent({
+          kind: 'kubelet-restart',
+          resource,
+          message: `kubelet restart detected by ${resource} (${e.detectedBy})`,
+          at: e.at,
+        });
+        nodeEvent(
+          'Normal',
+          'KubeletRestartDetected',
+          `${resource} detected a kubelet restart (${e.detectedBy}) and re-registers`,
+        );
         poller?.pollSoon(50);
       },
       registrationError: (resource, e) => {
@@ -228,19 +289,28 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const persisted = faults.loadPersisted();
     if (persisted.error) logger.warn({ error: persisted.error }, 'cannot restore persisted faults');
     faults.attach(
-      pluginActuator(runtime, (message) => logger.warn({ error: message }, 'fault could not be applied to the plugin')),
+      pluginActuator(runtime, (message) =>
+        logger.warn({ error: message }, 'fault could not be applied to the plugin'),
+      ),
       persisted.restored,
       persisted.expired,
     );
     if (persisted.restored.length || persisted.expired.length) {
-      logger.info({ restored: persisted.restored.length, expired: persisted.expired.length }, 'persisted faults restored');
+      logger.info(
+        { restored: persisted.restored.length, expired: persisted.expired.length },
+        'persisted faults restored',
+      );
     }
     const scenarios = new ScenarioRunner({
       nodeName: config.nodeName,
       faults,
       now,
       devices: () => Object.values(model.snapshot().devices),
-      onStep: (s, step) => logger.info({ scenario: s.id, action: step.action, status: step.status, detail: step.detail }, 'scenario step'),
+      onStep: (s, step) =>
+        logger.info(
+          { scenario: s.id, action: step.action, status: step.status, detail: step.detail },
+          'scenario step',
+        ),
     });
     cleanups.push(() => scenarios.close());
 
@@ -249,7 +319,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       const prev = model.source(name);
       model.setSource(name, state);
       if (prev.status !== state.status) {
-        addEvent({ kind: 'source', message: `${label} is ${state.status}${state.reason ? `: ${state.reason}` : ''}` });
+        addEvent({
+          kind: 'source',
+          message: `${label} is ${state.status}${state.reason ? `: ${state.reason}` : ''}`,
+        });
         const level = state.status === 'stale' ? 'warn' : 'info';
         logger[level]({ source: name, status: state.status, reason: state.reason }, 'source status changed');
       }
@@ -299,18 +372,32 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       metrics,
       logger,
       readiness: () => {
-        const waiting = Object.values(model.snapshot().resources).filter((r) => r.registration.phase !== 'registered');
+        const waiting = Object.values(model.snapshot().resources).filter(
+          (r) => r.registration.phase !== 'registered',
+        );
         return waiting.length === 0
           ? { ready: true, detail: 'all plugins registered with the kubelet' }
-          : { ready: false, detail: `not registered yet: ${waiting.map((r) => `${r.name} (${r.registration.phase}${r.registration.error ? `: ${r.registration.error}` : ''})`).join(', ')}` };
+          : {
+              ready: false,
+              detail: `not registered yet: ${waiting.map((r) => `${r.name} (${r.registration.phase}${r.registration.error ? `: ${r.registration.error}` : ''})`).join(', ')}`,
+            };
       },
     });
-    const server: Server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => void handlers.request(req, res));
+    const server: Server = createServer(
+      { requestTimeout: 30_000, headersTimeout: 10_000 },
+      (req, res) => void handlers.request(req, res),
+    );
     server.on('upgrade', (req, socket, head) => handlers.upgrade(req, socket, head));
     server.on('clientError', (_err, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(new GatewayError('unavailable', `cannot listen on ${config.listen.host}:${config.listen.port}: ${err.code ?? err.message}`, { cause: err })),
+        reject(
+          new GatewayError(
+            'unavailable',
+            `cannot listen on ${config.listen.host}:${config.listen.port}: ${err.code ?? err.message}`,
+            { cause: err },
+          ),
+        ),
       );
       server.listen(config.listen.port, config.listen.host, () => resolve());
     });

@@ -16,12 +16,20 @@ const config = join(dir, 'gw.yaml');
 writeFileSync(config, 'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 2 }\n');
 mkdirSync(join(dir, 'dp'));
 
-function run(args: string[], onStart?: (child: ReturnType<typeof spawn>, out: () => string) => Promise<void>) {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PLUGBOARD_CONFIG: '' } });
+function run(
+  args: string[],
+  onStart?: (child: ReturnType<typeof spawn>, out: () => string) => Promise<void>,
+) {
+  const child = spawn(process.execPath, [bin, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PLUGBOARD_CONFIG: '' },
+  });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const done = new Promise<{ code: number | null; out: string }>((resolve) => child.on('exit', (code) => resolve({ code, out })));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const done = new Promise<{ code: number | null; out: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, out })),
+  );
   return onStart ? onStart(child, () => out).then(() => done) : done;
 }
 
@@ -42,9 +50,23 @@ test('--help, bad config and unauthenticated non-loopback exposure', async () =>
 
 test('runs on loopback without a token (and says so), serves, stops on SIGTERM', async () => {
   const res = await run(
-    ['--config', config, '--listen', '127.0.0.1:0', '--no-kube', '--pod-resources-socket', '', '--device-plugin-dir', join(dir, 'dp')],
+    [
+      '--config',
+      config,
+      '--listen',
+      '127.0.0.1:0',
+      '--no-kube',
+      '--pod-resources-socket',
+      '',
+      '--device-plugin-dir',
+      join(dir, 'dp'),
+    ],
     async (child, out) => {
-      const url = await waitFor('listening log line', () => /"url":"(http:\/\/[^"]+)"/.exec(out())?.[1], 20_000);
+      const url = await waitFor(
+        'listening log line',
+        () => /"url":"(http:\/\/[^"]+)"/.exec(out())?.[1],
+        20_000,
+      );
       assert.match(out(), /mutations need no token/);
       assert.equal((await fetch(`${url}/healthz`)).status, 200);
       child.kill('SIGTERM');

@@ -9,8 +9,14 @@ import { join } from 'node:path';
 import fastJsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
-import { parseGatewayConfig, startGateway, CLOSE_SLOW_CONSUMER, type Gateway, type GatewaySectionInput } from '../src/index.js';
-import type { NodeSnapshot } from '../src/model/types.js';
+import {
+  parseGatewayConfig,
+  startGateway,
+  CLOSE_SLOW_CONSUMER,
+  type Gateway,
+  type GatewaySectionInput,
+} from '../src/index.js';
+import type { NodeSnapshot, NodeSummary } from '../src/model/types.js';
 import { connectStream, waitFor } from './helpers.js';
 
 const { applyPatch } = fastJsonPatch;
@@ -25,10 +31,13 @@ let sim: KubeletSim;
 let gw: Gateway;
 let tokenFile: string;
 
-function config(overrides: GatewaySectionInput = {}, resources: Record<string, unknown>[] = [
-  { name: GPU, simulated: { count: 8, numaNodes: [0, 1] } },
-  { name: NIC, simulated: { count: 256, numaNodes: [0, 1] } },
-]) {
+function config(
+  overrides: GatewaySectionInput = {},
+  resources: Record<string, unknown>[] = [
+    { name: GPU, simulated: { count: 8, numaNodes: [0, 1] } },
+    { name: NIC, simulated: { count: 256, numaNodes: [0, 1] } },
+  ],
+) {
   return parseGatewayConfig({
     resources,
     gateway: {
@@ -49,13 +58,30 @@ function config(overrides: GatewaySectionInput = {}, resources: Record<string, u
 const auth = { authorization: `Bearer ${TOKEN}` };
 const json = { 'content-type': 'application/json' };
 
-async function api(path: string, init: RequestInit = {}, base = gw.url) {
-  const res = await fetch(`${base}${path}`, init);
-  const text = await res.text();
-  return { status: res.status, type: res.headers.get('content-type'), body: text ? JSON.parse(text) : null };
+/** The fields the tests read from answers (problem+json, 201 bodies, snapshots). */
+interface Body {
+  id: string;
+  status: number;
+  detail: string;
+  gateway: { faultsEnabled: boolean };
 }
 
-const snapshot = async (): Promise<NodeSnapshot> => (await api('/api/v1/node')).body;
+async function api(
+  path: string,
+  init: RequestInit = {},
+  base = gw.url,
+): Promise<{ status: number; type: string | null; body: Body }> {
+  const res = await fetch(`${base}${path}`, init);
+  const text = await res.text();
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    body: (text ? JSON.parse(text) : null) as Body,
+  };
+}
+
+const snapshot = async (): Promise<NodeSnapshot> =>
+  (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
 
 async function injectFault(deviceId: string, extra: Record<string, unknown> = {}): Promise<string> {
   const r = await api('/api/v1/faults', {
@@ -94,7 +120,10 @@ after(async () => {
 test('the snapshot matches the kubelet: admissions, allocations, capacity from both sides', async () => {
   await sim.admitPod({
     metadata: { name: 'train', namespace: 'ml' },
-    spec: { restartPolicy: 'Always', containers: [{ name: 'main', resources: { limits: { [GPU]: 2 }, requests: { [GPU]: 2 } } }] },
+    spec: {
+      restartPolicy: 'Always',
+      containers: [{ name: 'main', resources: { limits: { [GPU]: 2 }, requests: { [GPU]: 2 } } }],
+    },
   });
   await sim.admitPod({
     metadata: { name: 'infer', namespace: 'ml' },
@@ -102,20 +131,41 @@ test('the snapshot matches the kubelet: admissions, allocations, capacity from b
   });
   const expected = new Map<string, string>();
   for (const p of sim.state().pods) {
-    for (const c of p.containers) for (const id of c.devices[GPU] ?? []) expected.set(id, `${p.namespace}/${p.name}/${c.name}`);
+    for (const c of p.containers)
+      for (const id of c.devices[GPU] ?? []) expected.set(id, `${p.namespace}/${p.name}/${c.name}`);
   }
   assert.equal(expected.size, 3);
   const s = await waitFor('snapshot with both pods from PodResources and the API', async () => {
     const s = await snapshot();
-    return s.pods['ml/train']?.phase === 'Running' && s.pods['ml/infer'] && s.resources[GPU]?.apiServer?.capacity === 8 && s.resources[GPU]!.kubelet.allocated === 3 ? s : null;
+    return s.pods['ml/train']?.phase === 'Running' &&
+      s.pods['ml/infer'] &&
+      s.resources[GPU]?.apiServer?.capacity === 8 &&
+      s.resources[GPU].kubelet.allocated === 3
+      ? s
+      : null;
   });
   const seen = new Map<string, string>();
-  for (const d of Object.values(s.devices)) if (d.resource === GPU && d.allocation) seen.set(d.id, `${d.allocation.namespace}/${d.allocation.pod}/${d.allocation.container}`);
+  for (const d of Object.values(s.devices))
+    if (d.resource === GPU && d.allocation)
+      seen.set(d.id, `${d.allocation.namespace}/${d.allocation.pod}/${d.allocation.container}`);
   assert.deepEqual([...seen].sort(), [...expected].sort());
-  assert.deepEqual(s.resources[GPU]!.kubelet, { capacity: 8, allocatable: 8, allocated: 3, free: 5, healthy: 8, unhealthy: 0 });
+  assert.deepEqual(s.resources[GPU]!.kubelet, {
+    capacity: 8,
+    allocatable: 8,
+    allocated: 3,
+    free: 5,
+    healthy: 8,
+    unhealthy: 0,
+  });
   assert.deepEqual(s.resources[GPU]!.apiServer, { capacity: 8, allocatable: 8 });
   assert.equal(s.resources[GPU]!.registration.phase, 'registered');
-  assert.deepEqual(s.pods['ml/train']!.containers[0]!.devices[GPU]!.sort(), [...expected].filter(([, w]) => w.startsWith('ml/train')).map(([id]) => `${GPU}/${id}`).sort());
+  assert.deepEqual(
+    s.pods['ml/train']!.containers[0]!.devices[GPU]!.sort(),
+    [...expected]
+      .filter(([, w]) => w.startsWith('ml/train'))
+      .map(([id]) => `${GPU}/${id}`)
+      .sort(),
+  );
   assert.ok(s.events.some((e) => e.kind === 'allocation'));
   assert.equal(s.sources.podResources.status, 'ok');
   assert.equal(s.sources.kubernetes.status, 'ok');
@@ -126,32 +176,49 @@ test('a REST fault turns the device Unhealthy in the stream and in the kubelet a
   const first = await stream.next((m) => m.type === 'snapshot', 'snapshot');
   let doc = first.type === 'snapshot' ? first.node : null;
   const before = await snapshot();
-  const victim = Object.values(before.devices).find((d) => d.resource === GPU && d.allocation?.pod === 'train')!;
+  const victim = Object.values(before.devices).find(
+    (d) => d.resource === GPU && d.allocation?.pod === 'train',
+  )!;
   const id = await injectFault(victim.id);
-  await stream.next((m) => m.type === 'patch' && m.ops.some((o) => o.path === `/devices/${victim.key.replace(/~/g, '~0').replace(/\//g, '~1')}/health`), 'health patch');
+  await stream.next(
+    (m) =>
+      m.type === 'patch' &&
+      m.ops.some((o) => o.path === `/devices/${victim.key.replace(/~/g, '~0').replace(/\//g, '~1')}/health`),
+    'health patch',
+  );
   await waitFor('kubelet allocatable drop', () => simAllocatable() === 7);
-  const s = await waitFor('allocatable from PodResources in the snapshot', async () => {
-    const s = await snapshot();
-    return s.resources[GPU]!.kubelet.allocatable === 7 ? s : null;
-  }, POLL_MS * 2 + 1000);
+  const s = await waitFor(
+    'allocatable from PodResources in the snapshot',
+    async () => {
+      const s = await snapshot();
+      return s.resources[GPU]!.kubelet.allocatable === 7 ? s : null;
+    },
+    POLL_MS * 2 + 1000,
+  );
   assert.equal(s.devices[victim.key]!.health, 'Unhealthy');
   assert.equal(s.devices[victim.key]!.faulted, true);
   assert.equal(s.devices[victim.key]!.reason, 'simulated ECC error');
   assert.equal(s.pods['ml/train']!.affectedByUnhealthyDevice, true);
   assert.ok(s.faults[id]);
-  await waitFor('API server allocatable drop', async () => (await snapshot()).resources[GPU]!.apiServer?.allocatable === 7);
+  await waitFor(
+    'API server allocatable drop',
+    async () => (await snapshot()).resources[GPU]!.apiServer?.allocatable === 7,
+  );
   // The stream's patches rebuild exactly the REST snapshot.
   for (const m of stream.messages) if (m.type === 'patch') doc = applyPatch(doc, m.ops as never).newDocument;
   const latestSeq = stream.messages.at(-1)!.seq;
   const rest = await snapshot();
-  if (stream.messages.at(-1)!.seq === latestSeq && rest.updatedAt === doc!.updatedAt) assert.deepEqual(doc, rest);
+  if (stream.messages.at(-1)!.seq === latestSeq && rest.updatedAt === doc!.updatedAt)
+    assert.deepEqual(doc, rest);
 
   const del = await api(`/api/v1/faults/${id}`, { method: 'DELETE', headers: auth });
   assert.equal(del.status, 204);
   await waitFor('kubelet allocatable restored', () => simAllocatable() === 8);
   const healed = await waitFor('healed snapshot', async () => {
     const s = await snapshot();
-    return s.resources[GPU]!.kubelet.allocatable === 8 && s.devices[victim.key]!.health === 'Healthy' ? s : null;
+    return s.resources[GPU]!.kubelet.allocatable === 8 && s.devices[victim.key]!.health === 'Healthy'
+      ? s
+      : null;
   });
   assert.equal(healed.devices[victim.key]!.faulted, false);
   assert.deepEqual(healed.faults, {});
@@ -163,7 +230,10 @@ test('a fault with ttlSeconds expires on its own', async () => {
   const id = await injectFault('gpu-7', { ttlSeconds: 1 });
   assert.equal((await api(`/api/v1/faults/${id}`)).status, 200);
   await waitFor('fault expiry', async () => (await api(`/api/v1/faults/${id}`)).status === 404, 4000);
-  await waitFor('device healthy again', async () => (await snapshot()).devices[`${GPU}/gpu-7`]!.health === 'Healthy');
+  await waitFor(
+    'device healthy again',
+    async () => (await snapshot()).devices[`${GPU}/gpu-7`]!.health === 'Healthy',
+  );
   assert.equal(simAllocatable(), 8);
 });
 
@@ -172,20 +242,26 @@ test('stream resume with ?since gets only the missing patches', async () => {
   const snap = await a.next((m) => m.type === 'snapshot', 'snapshot');
   await a.close();
   const id = await injectFault('gpu-6');
-  await waitFor('fault visible', async () => (await snapshot()).devices[`${GPU}/gpu-6`]!.health === 'Unhealthy');
+  await waitFor(
+    'fault visible',
+    async () => (await snapshot()).devices[`${GPU}/gpu-6`]!.health === 'Unhealthy',
+  );
   const b = await connectStream(gw.url.replace('http', 'ws') + `/api/v1/stream?since=${snap.seq}`);
   const first = await b.next(() => true, 'first resumed message');
   assert.equal(first.type, 'patch');
   assert.equal(first.seq, snap.seq + 1);
   let doc = snap.type === 'snapshot' ? snap.node : null;
-  await waitFor('resumed patches', () => b.messages.some((m) => m.type === 'patch' && JSON.stringify(m.ops).includes('gpu-6')));
+  await waitFor('resumed patches', () =>
+    b.messages.some((m) => m.type === 'patch' && JSON.stringify(m.ops).includes('gpu-6')),
+  );
   for (const m of b.messages) if (m.type === 'patch') doc = applyPatch(doc, m.ops as never).newDocument;
   assert.equal(doc!.devices[`${GPU}/gpu-6`]!.health, 'Unhealthy');
   await b.close();
   const summary = await connectStream(gw.url.replace('http', 'ws') + '/api/v1/stream?view=summary');
   const s = await summary.next(() => true, 'summary snapshot');
-  assert.equal(s.type === 'snapshot' && s.node.resources[GPU].unhealthy, 1);
-  assert.equal(s.type === 'snapshot' && 'devices' in s.node, false);
+  const summaryNode = (s.type === 'snapshot' ? s.node : null) as unknown as NodeSummary;
+  assert.equal(summaryNode.resources[GPU]!.unhealthy, 1);
+  assert.equal('devices' in summaryNode, false);
   await summary.close();
   assert.equal((await api(`/api/v1/faults/${id}`, { method: 'DELETE', headers: auth })).status, 204);
 });
@@ -197,19 +273,32 @@ test('a slow stream client is cut off with 4008 while a fast one keeps receiving
   await slow.next((m) => m.type === 'snapshot', 'slow snapshot');
   (slow.ws as unknown as { _socket: import('node:net').Socket })._socket.pause();
   // Failing and healing a NUMA node of 256 NICs makes patches of hundreds of KB.
-  const dropped = async () => /plugboard_gateway_stream_dropped_clients_total\{view="full",reason="slow"\} [1-9]/.test(await (await fetch(`${gw.url}/metrics`)).text());
-  await waitFor('the slow client to be cut off', async () => {
-    const r = await api('/api/v1/scenarios', {
-      method: 'POST',
-      headers: { ...auth, ...json },
-      body: JSON.stringify({ action: 'fail-numa-node', numaNode: 0, resource: NIC, ttlSeconds: 60 }),
-    });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    assert.equal((await api(`/api/v1/scenarios/${r.body.id}`, { method: 'DELETE', headers: auth })).status, 204);
-    return dropped();
-  }, 30_000);
+  const dropped = async () =>
+    /plugboard_gateway_stream_dropped_clients_total\{view="full",reason="slow"\} [1-9]/.test(
+      await (await fetch(`${gw.url}/metrics`)).text(),
+    );
+  await waitFor(
+    'the slow client to be cut off',
+    async () => {
+      const r = await api('/api/v1/scenarios', {
+        method: 'POST',
+        headers: { ...auth, ...json },
+        body: JSON.stringify({ action: 'fail-numa-node', numaNode: 0, resource: NIC, ttlSeconds: 60 }),
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      assert.equal(
+        (await api(`/api/v1/scenarios/${r.body.id}`, { method: 'DELETE', headers: auth })).status,
+        204,
+      );
+      return dropped();
+    },
+    30_000,
+  );
   const marker = await injectFault('gpu-5');
-  await fast.next((m) => m.type === 'patch' && JSON.stringify(m.ops).includes(marker), 'fast client sees the next fault');
+  await fast.next(
+    (m) => m.type === 'patch' && JSON.stringify(m.ops).includes(marker),
+    'fast client sees the next fault',
+  );
   (slow.ws as unknown as { _socket: import('node:net').Socket })._socket.resume();
   const closed = await slow.closed;
   assert.equal(closed.code, CLOSE_SLOW_CONSUMER);
@@ -220,17 +309,77 @@ test('a slow stream client is cut off with 4008 while a fast one keeps receiving
 test('errors are problem+json: 401, 403, 404, 405, 413, 415, 422, 426', async () => {
   const cases: [string, RequestInit, number, RegExp, string?][] = [
     ['/api/v1/faults', { method: 'POST', headers: json, body: '{}' }, 401, /Bearer/],
-    ['/api/v1/faults', { method: 'POST', headers: { ...json, authorization: 'Bearer wrong-token-wrong-token' }, body: '{}' }, 401, /invalid bearer token/],
+    [
+      '/api/v1/faults',
+      { method: 'POST', headers: { ...json, authorization: 'Bearer wrong-token-wrong-token' }, body: '{}' },
+      401,
+      /invalid bearer token/,
+    ],
     ['/api/v1/faults/nope', { method: 'DELETE', headers: auth }, 404, /no active fault/],
     ['/api/v1/nothing', {}, 404, /no route/],
     ['/api/v1/node', { method: 'POST', headers: auth }, 405, /GET/],
-    ['/api/v1/faults', { method: 'POST', headers: { ...auth, ...json }, body: JSON.stringify({ resource: GPU, deviceId: 'gpu-0', reason: 'x'.repeat(70_000) }) }, 413, /exceeds the limit/],
-    ['/api/v1/faults', { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'x' }, 415, /application\/json/],
-    ['/api/v1/faults', { method: 'POST', headers: { ...auth, ...json }, body: '{"resource":' }, 400, /not valid JSON/],
-    ['/api/v1/faults', { method: 'POST', headers: { ...auth, ...json }, body: JSON.stringify({ resource: GPU, deviceId: 'gpu-0', reason: 1 }) }, 422, /reason/],
-    ['/api/v1/faults', { method: 'POST', headers: { ...auth, ...json }, body: JSON.stringify({ resource: GPU, deviceId: 'gpu-99', reason: 'r' }) }, 422, /unknown device "gpu-99"/],
-    ['/api/v1/faults', { method: 'POST', headers: { ...auth, ...json }, body: JSON.stringify({ resource: 'x.io/y', deviceId: 'a', reason: 'r', extra: 1 }) }, 422, /extra/],
-    ['/api/v1/scenarios', { method: 'POST', headers: { ...auth, 'content-type': 'application/yaml' }, body: 'steps:\n  - action: fail-devices\n    resource: plugboard.example/gpu\n    count: 99\n' }, 422, /healthy device/],
+    [
+      '/api/v1/faults',
+      {
+        method: 'POST',
+        headers: { ...auth, ...json },
+        body: JSON.stringify({ resource: GPU, deviceId: 'gpu-0', reason: 'x'.repeat(70_000) }),
+      },
+      413,
+      /exceeds the limit/,
+    ],
+    [
+      '/api/v1/faults',
+      { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'x' },
+      415,
+      /application\/json/,
+    ],
+    [
+      '/api/v1/faults',
+      { method: 'POST', headers: { ...auth, ...json }, body: '{"resource":' },
+      400,
+      /not valid JSON/,
+    ],
+    [
+      '/api/v1/faults',
+      {
+        method: 'POST',
+        headers: { ...auth, ...json },
+        body: JSON.stringify({ resource: GPU, deviceId: 'gpu-0', reason: 1 }),
+      },
+      422,
+      /reason/,
+    ],
+    [
+      '/api/v1/faults',
+      {
+        method: 'POST',
+        headers: { ...auth, ...json },
+        body: JSON.stringify({ resource: GPU, deviceId: 'gpu-99', reason: 'r' }),
+      },
+      422,
+      /unknown device "gpu-99"/,
+    ],
+    [
+      '/api/v1/faults',
+      {
+        method: 'POST',
+        headers: { ...auth, ...json },
+        body: JSON.stringify({ resource: 'x.io/y', deviceId: 'a', reason: 'r', extra: 1 }),
+      },
+      422,
+      /extra/,
+    ],
+    [
+      '/api/v1/scenarios',
+      {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/yaml' },
+        body: 'steps:\n  - action: fail-devices\n    resource: plugboard.example/gpu\n    count: 99\n',
+      },
+      422,
+      /healthy device/,
+    ],
     ['/api/v1/stream', {}, 426, /WebSocket/],
   ];
   for (const [path, init, status, detail] of cases) {
@@ -245,18 +394,36 @@ test('errors are problem+json: 401, 403, 404, 405, 413, 415, 422, 426', async ()
   // 403: a gateway with faults disabled.
   mkdirSync(join(dir, 'other-plugins'));
   const off = await startGateway(
-    config({ faults: { enabled: false }, podResources: { socket: null }, kube: { mode: 'disabled' }, stateDir: null, devicePluginDir: join(dir, 'other-plugins') }, [
-      { name: GPU, simulated: { count: 2 } },
-    ]),
+    config(
+      {
+        faults: { enabled: false },
+        podResources: { socket: null },
+        kube: { mode: 'disabled' },
+        stateDir: null,
+        devicePluginDir: join(dir, 'other-plugins'),
+      },
+      [{ name: GPU, simulated: { count: 2 } }],
+    ),
     { logger: silent },
   );
   try {
-    const r = await api('/api/v1/faults', { method: 'POST', headers: { ...auth, ...json }, body: JSON.stringify({ resource: GPU, deviceId: 'gpu-0', reason: 'r' }) }, off.url);
+    const r = await api(
+      '/api/v1/faults',
+      {
+        method: 'POST',
+        headers: { ...auth, ...json },
+        body: JSON.stringify({ resource: GPU, deviceId: 'gpu-0', reason: 'r' }),
+      },
+      off.url,
+    );
     assert.equal(r.status, 403);
     assert.match(r.body.detail, /disabled/);
     assert.equal((await api('/api/v1/node', {}, off.url)).body.gateway.faultsEnabled, false);
     // Origin allow-list on the stream.
-    await assert.rejects(connectStream(off.url.replace('http', 'ws') + '/api/v1/stream', { origin: 'http://evil.example' }), /403/);
+    await assert.rejects(
+      connectStream(off.url.replace('http', 'ws') + '/api/v1/stream', { origin: 'http://evil.example' }),
+      /403/,
+    );
   } finally {
     await off.stop();
   }
@@ -268,13 +435,21 @@ test('active faults survive a gateway restart (TTL respected)', async () => {
   await waitFor('faults reach the kubelet', () => simAllocatable() === 6);
   await gw.stop();
   gw = await startGateway(config(), { logger: silent });
-  const s = await waitFor('restored faults', async () => {
-    const s = await snapshot();
-    return s.faults[keep] && s.devices[`${GPU}/gpu-4`]?.health === 'Unhealthy' ? s : null;
-  }, 10_000);
+  const s = await waitFor(
+    'restored faults',
+    async () => {
+      const s = await snapshot();
+      return s.faults[keep] && s.devices[`${GPU}/gpu-4`]?.health === 'Unhealthy' ? s : null;
+    },
+    10_000,
+  );
   assert.equal(s.gateway.persistence.enabled, true);
   assert.ok(s.faults[short], 'the 2 s fault is still within its TTL');
-  await waitFor('the short fault expires after the restart', async () => !(await snapshot()).faults[short], 5000);
+  await waitFor(
+    'the short fault expires after the restart',
+    async () => !(await snapshot()).faults[short],
+    5000,
+  );
   await waitFor('kubelet sees gpu-4 still unhealthy, gpu-3 healed', () => simAllocatable() === 7, 5000);
   assert.equal((await api(`/api/v1/faults/${keep}`, { method: 'DELETE', headers: auth })).status, 204);
   await waitFor('all healthy', () => simAllocatable() === 8);
@@ -283,17 +458,22 @@ test('active faults survive a gateway restart (TTL respected)', async () => {
 test('kubelet restart and PodResources socket loss while serving', async () => {
   const id = await injectFault('gpu-2');
   await waitFor('fault reaches the kubelet', () => simAllocatable() === 7);
-  const simAllocated = () => sim.state().pods.flatMap((p) => p.containers.flatMap((c) => c.devices[GPU] ?? [])).length;
+  const simAllocated = () =>
+    sim.state().pods.flatMap((p) => p.containers.flatMap((c) => c.devices[GPU] ?? [])).length;
   const allocatedBefore = await waitFor('snapshot in step with the kubelet', async () => {
     const n = (await snapshot()).resources[GPU]!.kubelet.allocated;
     return n === simAllocated() && n > 0 ? n : null;
   });
   // Socket loss: the last state stays, marked stale.
   unlinkSync(sim.podResourcesSocket);
-  const stale = await waitFor('PodResources stale', async () => {
-    const s = await snapshot();
-    return s.sources.podResources.status === 'stale' ? s : null;
-  }, 5000);
+  const stale = await waitFor(
+    'PodResources stale',
+    async () => {
+      const s = await snapshot();
+      return s.sources.podResources.status === 'stale' ? s : null;
+    },
+    5000,
+  );
   assert.match(stale.sources.podResources.reason!, /does not exist/);
   assert.ok(stale.pods['ml/train'], 'pods are kept while stale');
   assert.equal(stale.resources[GPU]!.kubelet.allocated, allocatedBefore);
@@ -301,11 +481,19 @@ test('kubelet restart and PodResources socket loss while serving', async () => {
   const restartsBefore = stale.resources[GPU]!.registration.kubeletRestartsSeen;
   await sim.restart();
   assert.ok(existsSync(sim.podResourcesSocket));
-  const s = await waitFor('re-registered and fresh', async () => {
-    const s = await snapshot();
-    const r = s.resources[GPU]!.registration;
-    return r.phase === 'registered' && r.kubeletRestartsSeen > restartsBefore && s.sources.podResources.status === 'ok' ? s : null;
-  }, 15_000);
+  const s = await waitFor(
+    're-registered and fresh',
+    async () => {
+      const s = await snapshot();
+      const r = s.resources[GPU]!.registration;
+      return r.phase === 'registered' &&
+        r.kubeletRestartsSeen > restartsBefore &&
+        s.sources.podResources.status === 'ok'
+        ? s
+        : null;
+    },
+    15_000,
+  );
   assert.ok(s.events.some((e) => e.kind === 'kubelet-restart'));
   assert.equal(simAllocated(), allocatedBefore, 'the kubelet kept its allocations (checkpoint)');
   assert.equal(s.resources[GPU]!.kubelet.allocated, allocatedBefore, 'and the gateway shows them');

@@ -1,12 +1,16 @@
 // Shared helpers of the gateway's tests: waiting on conditions with a deadline and a WebSocket
 // client that records what it receives.
 import { WebSocket } from 'ws';
-import type { StreamMessage } from '../src/model/types.js';
+import type { NodeSnapshot, StreamMessage } from '../src/model/types.js';
 
 /** What the gateway sends (it never sends `error` frames; it closes with a code instead). */
-export type Msg = Exclude<StreamMessage<any>, { type: 'error' }>;
+export type Msg = Exclude<StreamMessage<NodeSnapshot>, { type: 'error' }>;
 
-export async function waitFor<T>(what: string, fn: () => T | undefined | false | null | Promise<T | undefined | false | null>, timeoutMs = 5000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => T | undefined | false | null | Promise<T | undefined | false | null>,
+  timeoutMs = 5000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -16,7 +20,10 @@ export async function waitFor<T>(what: string, fn: () => T | undefined | false |
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -32,7 +39,7 @@ export interface StreamClient {
 export async function connectStream(url: string, options: { origin?: string } = {}): Promise<StreamClient> {
   const ws = new WebSocket(url, options.origin ? { origin: options.origin } : {});
   const messages: Msg[] = [];
-  ws.on('message', (data) => messages.push(JSON.parse(String(data))));
+  ws.on('message', (data) => messages.push(JSON.parse((data as Buffer).toString('utf8')) as Msg));
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
     ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
   );
@@ -46,12 +53,16 @@ export async function connectStream(url: string, options: { origin?: string } = 
     messages,
     closed,
     async next(pred, what, timeoutMs = 5000) {
-      return waitFor(what, () => {
-        for (; cursor < messages.length; cursor++) {
-          if (pred(messages[cursor]!)) return messages[cursor++]!;
-        }
-        return undefined;
-      }, timeoutMs);
+      return waitFor(
+        what,
+        () => {
+          for (; cursor < messages.length; cursor++) {
+            if (pred(messages[cursor]!)) return messages[cursor++]!;
+          }
+          return undefined;
+        },
+        timeoutMs,
+      );
     },
     async close() {
       if (ws.readyState === WebSocket.CLOSED) return;

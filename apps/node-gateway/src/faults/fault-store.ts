@@ -84,7 +84,8 @@ export class FaultStore {
     let list: FaultState[];
     try {
       const parsed = JSON.parse(raw) as { version?: number; faults?: FaultState[] };
-      if (parsed.version !== FILE_VERSION || !Array.isArray(parsed.faults)) throw new Error(`unsupported format`);
+      if (parsed.version !== FILE_VERSION || !Array.isArray(parsed.faults))
+        throw new Error(`unsupported format`);
       list = parsed.faults.filter(
         (f) => typeof f?.id === 'string' && typeof f.resource === 'string' && typeof f.deviceId === 'string',
       );
@@ -108,7 +109,9 @@ export class FaultStore {
 
   list(filter: { resource?: string; deviceId?: string } = {}): FaultState[] {
     return [...this.faults.values()].filter(
-      (f) => (!filter.resource || f.resource === filter.resource) && (!filter.deviceId || f.deviceId === filter.deviceId),
+      (f) =>
+        (!filter.resource || f.resource === filter.resource) &&
+        (!filter.deviceId || f.deviceId === filter.deviceId),
     );
   }
 
@@ -122,7 +125,10 @@ export class FaultStore {
 
   add(input: NewFault): FaultState {
     if (this.faults.size >= this.options.maxActive) {
-      throw new GatewayError('conflict', `too many active faults (faults.maxActive is ${this.options.maxActive})`);
+      throw new GatewayError(
+        'conflict',
+        `too many active faults (faults.maxActive is ${this.options.maxActive})`,
+      );
     }
     const now = this.now();
     const fault: FaultState = {
@@ -225,7 +231,10 @@ export class FaultStore {
       renameSync(tmp, file);
       next = { enabled: true };
     } catch (err) {
-      next = { enabled: false, reason: `cannot write ${file}: ${(err as Error).message}; faults are kept in memory only` };
+      next = {
+        enabled: false,
+        reason: `cannot write ${file}: ${(err as Error).message}; faults are kept in memory only`,
+      };
     }
     if (next.enabled !== this.persistence.enabled || next.reason !== this.persistence.reason) {
       this.persistence = next;

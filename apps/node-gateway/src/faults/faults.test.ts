@@ -19,7 +19,11 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 test('a fault holds the device until its last fault is removed; TTL expiry clears it', async () => {
   const act = recorder();
   const cleared: string[] = [];
-  const store = new FaultStore({ stateDir: null, maxActive: 10, onCleared: (_f, cause) => cleared.push(cause) });
+  const store = new FaultStore({
+    stateDir: null,
+    maxActive: 10,
+    onCleared: (_f, cause) => cleared.push(cause),
+  });
   store.attach(act);
   const a = store.add({ resource: 'r', deviceId: 'd0', reason: 'one' });
   const b = store.add({ resource: 'r', deviceId: 'd0', reason: 'two', ttlSeconds: 1 });
@@ -36,7 +40,7 @@ test('a fault holds the device until its last fault is removed; TTL expiry clear
   store.close();
 });
 
-test('active faults persist across restarts; expired ones are cleared on restore', async () => {
+test('active faults persist across restarts; expired ones are cleared on restore', () => {
   let now = Date.parse('2026-01-01T00:00:00Z');
   const clock = () => new Date(now);
   const s1 = new FaultStore({ stateDir: dir, maxActive: 10, now: clock });
@@ -45,18 +49,35 @@ test('active faults persist across restarts; expired ones are cleared on restore
   s1.add({ resource: 'r', deviceId: 'd2', reason: 'short', ttlSeconds: 5 });
   const forever = s1.add({ resource: 'r', deviceId: 'd3', reason: 'forever' });
   s1.close();
-  assert.equal(JSON.parse(readFileSync(join(dir, 'faults.json'), 'utf8')).faults.length, 3);
+  assert.equal(
+    (JSON.parse(readFileSync(join(dir, 'faults.json'), 'utf8')) as { faults: unknown[] }).faults.length,
+    3,
+  );
 
   now += 10_000; // the gateway was down for 10 s: the 5 s fault expired meanwhile
   const act = recorder();
   const s2 = new FaultStore({ stateDir: dir, maxActive: 10, now: clock });
   const loaded = s2.loadPersisted();
-  assert.deepEqual(loaded.expired.map((f) => f.reason), ['short']);
+  assert.deepEqual(
+    loaded.expired.map((f) => f.reason),
+    ['short'],
+  );
   const causes: string[] = [];
-  const s2b = new FaultStore({ stateDir: dir, maxActive: 10, now: clock, onCleared: (_f, c) => causes.push(c) });
+  const s2b = new FaultStore({
+    stateDir: dir,
+    maxActive: 10,
+    now: clock,
+    onCleared: (_f, c) => causes.push(c),
+  });
   s2b.attach(act, loaded.restored, loaded.expired);
   assert.deepEqual(causes, ['expired-while-down']);
-  assert.deepEqual(s2b.list().map((f) => f.id).sort(), [keep.id, forever.id].sort());
+  assert.deepEqual(
+    s2b
+      .list()
+      .map((f) => f.id)
+      .sort(),
+    [keep.id, forever.id].sort(),
+  );
   assert.equal(s2b.get(keep.id)!.expiresAt, keep.expiresAt, 'TTL is kept, not restarted');
   assert.deepEqual([...act.on.keys()].sort(), ['r/d1', 'r/d3']);
   s2b.close();
@@ -108,10 +129,18 @@ test('scenario bodies: inline steps and timeline documents (YAML durations), wit
       { at: '1m', node: 'gpu-node-b', action: 'restart-kubelet' },
     ],
   });
-  assert.deepEqual(doc.steps.map((s) => s.at), [10_000, 40_000, 60_000]);
-  const bad = scenarioBodySchema.safeParse({ action: 'flap-device', resource: 'r', deviceId: 'g', ttlSeconds: 5 });
+  assert.deepEqual(
+    doc.steps.map((s) => s.at),
+    [10_000, 40_000, 60_000],
+  );
+  const bad = scenarioBodySchema.safeParse({
+    action: 'flap-device',
+    resource: 'r',
+    deviceId: 'g',
+    ttlSeconds: 5,
+  });
   assert.equal(bad.success, false);
-  assert.match(JSON.stringify(bad.error!.issues), /periodMs/);
+  assert.match(JSON.stringify(bad.error?.issues), /periodMs/);
   assert.equal(scenarioBodySchema.safeParse({ steps: [{ at: 'soon', action: 'heal-all' }] }).success, false);
 });
 
@@ -136,7 +165,9 @@ test('scenario runner: NUMA outage, random devices (seeded), flap, node filter, 
   assert.equal(runner.stop(s.id), true);
 
   const pick = (seed: number) => {
-    const r = runner.start(scenarioBodySchema.parse({ action: 'fail-devices', resource: 'r', count: 3, seed, ttlSeconds: 60 }));
+    const r = runner.start(
+      scenarioBodySchema.parse({ action: 'fail-devices', resource: 'r', count: 3, seed, ttlSeconds: 60 }),
+    );
     const ids = [...act.on.keys()].sort();
     runner.stop(r.id);
     return ids;
@@ -145,18 +176,32 @@ test('scenario runner: NUMA outage, random devices (seeded), flap, node filter, 
   assert.deepEqual(pick(7), pick(7));
   assert.equal(act.on.size, 0, 'stop clears the scenario faults');
 
-  const flap = runner.start(scenarioBodySchema.parse({ action: 'flap-device', resource: 'r', deviceId: 'g2', periodMs: 20, ttlSeconds: 60 }));
+  const flap = runner.start(
+    scenarioBodySchema.parse({
+      action: 'flap-device',
+      resource: 'r',
+      deviceId: 'g2',
+      periodMs: 20,
+      ttlSeconds: 60,
+    }),
+  );
   let transitions = 0;
   let last = act.on.has('r/g2');
-  await waitFor('4 flaps', () => {
-    const nowOn = act.on.has('r/g2');
-    if (nowOn !== last) transitions++;
-    last = nowOn;
-    return transitions >= 4;
-  }, 3000);
+  await waitFor(
+    '4 flaps',
+    () => {
+      const nowOn = act.on.has('r/g2');
+      if (nowOn !== last) transitions++;
+      last = nowOn;
+      return transitions >= 4;
+    },
+    3000,
+  );
   runner.stop(flap.id);
   assert.equal(act.on.size, 0);
-  const ttl = runner.start(scenarioBodySchema.parse({ action: 'fail-devices', resource: 'r', deviceIds: ['g0'], ttlSeconds: 1 }));
+  const ttl = runner.start(
+    scenarioBodySchema.parse({ action: 'fail-devices', resource: 'r', deviceIds: ['g0'], ttlSeconds: 1 }),
+  );
   assert.equal(act.on.size, 1);
   await waitFor('scenario TTL', () => !runner.get(ttl.id) && act.on.size === 0, 3000);
   runner.close();

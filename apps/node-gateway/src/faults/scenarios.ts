@@ -10,10 +10,16 @@ import { GatewayError } from '../errors.js';
 
 /** "10s", "1.5s", "500ms", "2m", "1h" or a number of seconds. */
 export const durationSchema = z.union([
-  z.number().nonnegative().transform((s) => Math.round(s * 1000)),
+  z
+    .number()
+    .nonnegative()
+    .transform((s) => Math.round(s * 1000)),
   z
     .string()
-    .regex(/^\d+(\.\d+)?(ms|s|m|h)$/, 'must be a duration such as "500ms", "10s", "2m" or a number of seconds')
+    .regex(
+      /^\d+(\.\d+)?(ms|s|m|h)$/,
+      'must be a duration such as "500ms", "10s", "2m" or a number of seconds',
+    )
     .transform((s) => {
       const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(s)!;
       const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
@@ -29,8 +35,18 @@ const numaNode = z.number().int().min(0).max(1023);
 const stepBase = { at: durationSchema.default(0), node: z.string().min(1).max(253).optional() };
 
 export const scenarioStepSchema = z.discriminatedUnion('action', [
-  z.object({ ...stepBase, action: z.literal('fail-numa-node'), numaNode, resource: resource.optional(), reason }).strict(),
-  z.object({ ...stepBase, action: z.literal('heal-numa-node'), numaNode, resource: resource.optional() }).strict(),
+  z
+    .object({
+      ...stepBase,
+      action: z.literal('fail-numa-node'),
+      numaNode,
+      resource: resource.optional(),
+      reason,
+    })
+    .strict(),
+  z
+    .object({ ...stepBase, action: z.literal('heal-numa-node'), numaNode, resource: resource.optional() })
+    .strict(),
   z
     .object({
       ...stepBase,
@@ -41,8 +57,18 @@ export const scenarioStepSchema = z.discriminatedUnion('action', [
       reason,
     })
     .strict()
-    .refine((s) => (s.deviceIds === undefined) !== (s.count === undefined), 'give exactly one of deviceIds or count'),
-  z.object({ ...stepBase, action: z.literal('heal-devices'), resource: resource.optional(), deviceIds: z.array(deviceId).max(4096).optional() }).strict(),
+    .refine(
+      (s) => (s.deviceIds === undefined) !== (s.count === undefined),
+      'give exactly one of deviceIds or count',
+    ),
+  z
+    .object({
+      ...stepBase,
+      action: z.literal('heal-devices'),
+      resource: resource.optional(),
+      deviceIds: z.array(deviceId).max(4096).optional(),
+    })
+    .strict(),
   z
     .object({
       ...stepBase,
@@ -60,7 +86,11 @@ export const scenarioStepSchema = z.discriminatedUnion('action', [
 
 export type ScenarioStep = z.output<typeof scenarioStepSchema>;
 
-const ttlSeconds = z.number().int().min(1).max(7 * 24 * 3600);
+const ttlSeconds = z
+  .number()
+  .int()
+  .min(1)
+  .max(7 * 24 * 3600);
 
 export const scenarioDocumentSchema = z
   .object({
@@ -81,15 +111,27 @@ export type ScenarioDocument = z.output<typeof scenarioDocumentSchema>;
 export const scenarioBodySchema = z.union([
   scenarioDocumentSchema,
   z
-    .looseObject({ action: z.string(), ttlSeconds, seed: z.number().int().optional(), name: z.string().min(1).max(128).optional() })
+    .looseObject({
+      action: z.string(),
+      ttlSeconds,
+      seed: z.number().int().optional(),
+      name: z.string().min(1).max(128).optional(),
+    })
     .transform((body, ctx) => {
       const { ttlSeconds: ttl, seed, name, ...step } = body;
       const parsed = scenarioStepSchema.safeParse(step);
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+        for (const issue of parsed.error.issues)
+          ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
         return z.NEVER;
       }
-      return { name: name ?? parsed.data.action, ttlSeconds: ttl, seed, steps: [parsed.data] } as ScenarioDocument;
+      const doc: ScenarioDocument = {
+        name: name ?? parsed.data.action,
+        ttlSeconds: ttl,
+        seed,
+        steps: [parsed.data],
+      };
+      return doc;
     }),
 ]);
 
@@ -161,7 +203,9 @@ export class ScenarioRunner {
 
   start(doc: ScenarioDocument): ScenarioState {
     const id = randomUUID();
-    const lastAt = Math.max(...doc.steps.map((s) => s.at + (s.action === 'flap-device' ? (s.duration ?? 0) : 0)));
+    const lastAt = Math.max(
+      ...doc.steps.map((s) => s.at + (s.action === 'flap-device' ? (s.duration ?? 0) : 0)),
+    );
     const ttlMs = doc.ttlSeconds ? doc.ttlSeconds * 1000 : lastAt + (this.options.defaultTailMs ?? 60_000);
     const start = this.now();
     const running: Running = {
@@ -170,7 +214,13 @@ export class ScenarioRunner {
         name: doc.name,
         startedAt: start.toISOString(),
         expiresAt: new Date(start.getTime() + ttlMs).toISOString(),
-        steps: doc.steps.map((s) => ({ at: s.at, action: s.action, node: s.node ?? null, status: 'pending', detail: null })),
+        steps: doc.steps.map((s) => ({
+          at: s.at,
+          action: s.action,
+          node: s.node ?? null,
+          status: 'pending',
+          detail: null,
+        })),
         faultIds: [],
       },
       timers: new Set(),
@@ -192,7 +242,8 @@ export class ScenarioRunner {
     this.running.delete(id);
     for (const t of r.timers) clearTimeout(t);
     for (const f of this.options.faults.list()) {
-      if (f.scenarioId === id) this.options.faults.remove(f.id, cause === 'expired' ? 'expired' : 'scenario-stopped');
+      if (f.scenarioId === id)
+        this.options.faults.remove(f.id, cause === 'expired' ? 'expired' : 'scenario-stopped');
     }
     return true;
   }
@@ -210,7 +261,10 @@ export class ScenarioRunner {
   }
 
   private view(r: Running): ScenarioState {
-    const faultIds = this.options.faults.list().filter((f) => f.scenarioId === r.state.id).map((f) => f.id);
+    const faultIds = this.options.faults
+      .list()
+      .filter((f) => f.scenarioId === r.state.id)
+      .map((f) => f.id);
     return { ...r.state, steps: r.state.steps.map((s) => ({ ...s })), faultIds };
   }
 
@@ -248,7 +302,10 @@ export class ScenarioRunner {
 
   private inject(r: Running, targets: { resource: string; deviceId: string }[], why: string): string[] {
     const held = new Set(
-      this.options.faults.list().filter((f) => f.scenarioId === r.state.id).map((f) => `${f.resource}/${f.deviceId}`),
+      this.options.faults
+        .list()
+        .filter((f) => f.scenarioId === r.state.id)
+        .map((f) => `${f.resource}/${f.deviceId}`),
     );
     const ttlSeconds = Math.max(1, Math.ceil((Date.parse(r.state.expiresAt) - this.now().getTime()) / 1000));
     const ids: string[] = [];
@@ -273,14 +330,21 @@ export class ScenarioRunner {
   private runStep(r: Running, step: ScenarioStep, i: number): void {
     if (!this.running.has(r.state.id)) return;
     if (step.node && step.node !== this.options.nodeName) {
-      this.finish(r, i, 'skipped', `step targets node ${step.node}, this gateway serves ${this.options.nodeName}`);
+      this.finish(
+        r,
+        i,
+        'skipped',
+        `step targets node ${step.node}, this gateway serves ${this.options.nodeName}`,
+      );
       return;
     }
     try {
       const tag = `scenario ${r.state.name}`;
       switch (step.action) {
         case 'fail-numa-node': {
-          const t = this.targets((d) => d.numaNodes.includes(step.numaNode) && (!step.resource || d.resource === step.resource));
+          const t = this.targets(
+            (d) => d.numaNodes.includes(step.numaNode) && (!step.resource || d.resource === step.resource),
+          );
           if (t.length === 0) throw new GatewayError('not-found', `no device on NUMA node ${step.numaNode}`);
           const ids = this.inject(r, t, step.reason ?? `NUMA node ${step.numaNode} failed (${tag})`);
           this.finish(r, i, 'done', `${ids.length} device(s) on NUMA node ${step.numaNode} failed`);
@@ -288,28 +352,42 @@ export class ScenarioRunner {
         }
         case 'heal-numa-node': {
           const onNode = new Set(
-            this.targets((d) => d.numaNodes.includes(step.numaNode) && (!step.resource || d.resource === step.resource)).map(
-              (t) => `${t.resource}/${t.deviceId}`,
-            ),
+            this.targets(
+              (d) => d.numaNodes.includes(step.numaNode) && (!step.resource || d.resource === step.resource),
+            ).map((t) => `${t.resource}/${t.deviceId}`),
           );
           const n = this.heal(r, (res, id) => onNode.has(`${res}/${id}`));
           this.finish(r, i, 'done', `${n} fault(s) on NUMA node ${step.numaNode} healed`);
           return;
         }
         case 'fail-devices': {
-          let t = this.targets((d) => d.resource === step.resource && (!step.deviceIds || step.deviceIds.includes(d.replicaOf ?? d.id)));
+          let t = this.targets(
+            (d) =>
+              d.resource === step.resource &&
+              (!step.deviceIds || step.deviceIds.includes(d.replicaOf ?? d.id)),
+          );
           if (step.deviceIds) {
             const known = new Set(t.map((x) => x.deviceId));
             const unknown = step.deviceIds.filter((id) => !known.has(id));
-            if (unknown.length) throw new GatewayError('not-found', `unknown device(s) of ${step.resource}: ${unknown.join(', ')}`);
+            if (unknown.length)
+              throw new GatewayError(
+                'not-found',
+                `unknown device(s) of ${step.resource}: ${unknown.join(', ')}`,
+              );
           } else {
             const healthy = new Set(
-              this.options.devices().filter((d) => d.health === 'Healthy').map((d) => `${d.resource}/${d.replicaOf ?? d.id}`),
+              this.options
+                .devices()
+                .filter((d) => d.health === 'Healthy')
+                .map((d) => `${d.resource}/${d.replicaOf ?? d.id}`),
             );
             const pool = t.filter((x) => healthy.has(`${x.resource}/${x.deviceId}`));
             const count = step.count ?? 0;
             if (pool.length < count) {
-              throw new GatewayError('conflict', `${step.resource} has ${pool.length} healthy device(s), ${count} requested`);
+              throw new GatewayError(
+                'conflict',
+                `${step.resource} has ${pool.length} healthy device(s), ${count} requested`,
+              );
             }
             for (let k = pool.length - 1; k > 0; k--) {
               const j = Math.floor(r.random() * (k + 1));
@@ -318,13 +396,19 @@ export class ScenarioRunner {
             t = pool.slice(0, count);
           }
           const ids = this.inject(r, t, step.reason ?? `device failure (${tag})`);
-          this.finish(r, i, 'done', `failed ${t.map((x) => x.deviceId).join(', ')} (${ids.length} new fault(s))`);
+          this.finish(
+            r,
+            i,
+            'done',
+            `failed ${t.map((x) => x.deviceId).join(', ')} (${ids.length} new fault(s))`,
+          );
           return;
         }
         case 'heal-devices': {
           const n = this.heal(
             r,
-            (res, id) => (!step.resource || res === step.resource) && (!step.deviceIds || step.deviceIds.includes(id)),
+            (res, id) =>
+              (!step.resource || res === step.resource) && (!step.deviceIds || step.deviceIds.includes(id)),
           );
           this.finish(r, i, 'done', `${n} fault(s) healed`);
           return;
@@ -335,10 +419,14 @@ export class ScenarioRunner {
           return;
         }
         case 'flap-device': {
-          const t = this.targets((d) => d.resource === step.resource && (d.replicaOf ?? d.id) === step.deviceId);
-          if (t.length === 0) throw new GatewayError('not-found', `unknown device ${step.resource}/${step.deviceId}`);
+          const t = this.targets(
+            (d) => d.resource === step.resource && (d.replicaOf ?? d.id) === step.deviceId,
+          );
+          if (t.length === 0)
+            throw new GatewayError('not-found', `unknown device ${step.resource}/${step.deviceId}`);
           const why = step.reason ?? `flapping every ${step.periodMs} ms (${tag})`;
-          const endAt = step.duration !== undefined ? this.now().getTime() + step.duration : Number.POSITIVE_INFINITY;
+          const endAt =
+            step.duration !== undefined ? this.now().getTime() + step.duration : Number.POSITIVE_INFINITY;
           const toggle = (): void => {
             if (!this.running.has(r.state.id)) return;
             const healed = this.heal(r, (res, id) => res === step.resource && id === step.deviceId);
@@ -351,7 +439,12 @@ export class ScenarioRunner {
           return;
         }
         case 'restart-kubelet':
-          this.finish(r, i, 'skipped', 'the gateway cannot restart the kubelet; the demo runner (npm start -- --scenario) does');
+          this.finish(
+            r,
+            i,
+            'skipped',
+            'the gateway cannot restart the kubelet; the demo runner (npm start -- --scenario) does',
+          );
           return;
       }
     } catch (err) {

@@ -42,10 +42,17 @@ export function readTokenFile(file: string): string {
   try {
     token = readFileSync(file, 'utf8').trim();
   } catch (err) {
-    throw new GatewayError('config-invalid', `cannot read --auth-token-file ${file}: ${(err as Error).message}`, { cause: err });
+    throw new GatewayError(
+      'config-invalid',
+      `cannot read --auth-token-file ${file}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   if (token.length < 16) {
-    throw new GatewayError('config-invalid', `--auth-token-file ${file}: the token must be at least 16 characters`);
+    throw new GatewayError(
+      'config-invalid',
+      `--auth-token-file ${file}: the token must be at least 16 characters`,
+    );
   }
   return token;
 }
@@ -58,8 +65,12 @@ export function createAuthorizer(options: {
 }): Authorizer {
   const expected = options.token === null ? null : sha(options.token);
   const reviewer = options.reviewer;
-  const mode: AuthMode = expected && reviewer ? 'token+kubernetes' : expected ? 'token' : reviewer ? 'kubernetes' : 'none';
-  const cache = new Map<string, { at: number; user: string; allowed: boolean; authenticated: boolean; reason: string }>();
+  const mode: AuthMode =
+    expected && reviewer ? 'token+kubernetes' : expected ? 'token' : reviewer ? 'kubernetes' : 'none';
+  const cache = new Map<
+    string,
+    { at: number; user: string; allowed: boolean; authenticated: boolean; reason: string }
+  >();
   const cacheMs = options.cacheMs ?? 10_000;
   const now = options.now ?? Date.now;
 
@@ -69,7 +80,8 @@ export function createAuthorizer(options: {
     async authorize(req) {
       if (mode === 'none') return 'anonymous (auth disabled on loopback)';
       const token = bearer(req);
-      if (token === null) throw new GatewayError('unauthorized', 'this endpoint needs Authorization: Bearer <token>');
+      if (token === null)
+        throw new GatewayError('unauthorized', 'this endpoint needs Authorization: Bearer <token>');
       const digest = sha(token);
       if (expected && timingSafeEqual(digest, expected)) return 'static-token';
       if (!reviewer) throw new GatewayError('unauthorized', 'invalid bearer token');
@@ -80,17 +92,25 @@ export function createAuthorizer(options: {
         try {
           r = await reviewer.review(token);
         } catch (err) {
-          throw new GatewayError('unavailable', `cannot review the token with the Kubernetes API: ${(err as Error).message}`, {
-            cause: err,
-          });
+          throw new GatewayError(
+            'unavailable',
+            `cannot review the token with the Kubernetes API: ${(err as Error).message}`,
+            {
+              cause: err,
+            },
+          );
         }
         decision = { at: now(), ...r };
         if (cache.size > 1000) cache.clear();
         cache.set(key, decision);
       }
-      if (!decision.authenticated) throw new GatewayError('unauthorized', 'the Kubernetes API did not authenticate the bearer token');
+      if (!decision.authenticated)
+        throw new GatewayError('unauthorized', 'the Kubernetes API did not authenticate the bearer token');
       if (!decision.allowed) {
-        throw new GatewayError('forbidden', `${decision.user} may not do this: ${decision.reason || 'SubjectAccessReview denied'}`);
+        throw new GatewayError(
+          'forbidden',
+          `${decision.user} may not do this: ${decision.reason || 'SubjectAccessReview denied'}`,
+        );
       }
       return decision.user;
     },

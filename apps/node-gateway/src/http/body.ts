@@ -21,7 +21,10 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     req.resume();
-    throw new GatewayError('payload-too-large', `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`);
+    throw new GatewayError(
+      'payload-too-large',
+      `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`,
+    );
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -49,9 +52,13 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown): z.outp
   if (result.success) return result.data;
   const errors = result.error.issues.map((i) => ({
     path: i.path.length ? i.path.map(String).join('.') : '(root)',
-    message: i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message,
+    message:
+      i.code === 'unrecognized_keys' ? `unknown key(s) ${i.keys.map((k) => `"${k}"`).join(', ')}` : i.message,
   }));
-  throw new ValidationError(`invalid request body: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
+  throw new ValidationError(
+    `invalid request body: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`,
+    errors,
+  );
 }
 
 /** Reads, parses and validates a body in one step. */
@@ -66,7 +73,10 @@ export async function parseBody<S extends z.ZodType>(
   try {
     value = format === 'json' ? JSON.parse(raw) : parseYaml(raw, { maxAliasCount: 100 });
   } catch (err) {
-    throw new GatewayError('bad-request', `request body is not valid ${format.toUpperCase()}: ${(err as Error).message.split('\n')[0]}`);
+    throw new GatewayError(
+      'bad-request',
+      `request body is not valid ${format.toUpperCase()}: ${(err as Error).message.split('\n')[0]}`,
+    );
   }
   return validate(schema, value);
 }

@@ -32,7 +32,8 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
     collect() {
       this.reset();
       const s = snapshot();
-      for (const d of Object.values(s.devices)) if (d.faulted) this.set({ node: s.nodeName, resource: d.resource, device: d.id }, 1);
+      for (const d of Object.values(s.devices))
+        if (d.faulted) this.set({ node: s.nodeName, resource: d.resource, device: d.id }, 1);
     },
   });
   new Gauge({
@@ -46,7 +47,10 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
       for (const p of Object.values(s.pods)) {
         for (const c of p.containers) {
           for (const [resource, keys] of Object.entries(c.devices)) {
-            this.set({ node: s.nodeName, namespace: p.namespace, pod: p.name, container: c.name, resource }, keys.length);
+            this.set(
+              { node: s.nodeName, namespace: p.namespace, pod: p.name, container: c.name, resource },
+              keys.length,
+            );
           }
         }
       }
@@ -64,15 +68,35 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
         for (const r of Object.values(s.resources)) this.set({ node: s.nodeName, resource: r.name }, pick(r));
       },
     });
-  perResource('plugboard_resource_capacity_devices', 'Devices advertised for the resource (kubelet capacity).', (r) => r.kubelet.capacity);
-  perResource('plugboard_resource_allocatable_devices', 'Allocatable devices as the kubelet reports them.', (r) => r.kubelet.allocatable);
-  perResource('plugboard_resource_allocated_devices', 'Devices allocated to containers.', (r) => r.kubelet.allocated);
-  perResource('plugboard_resource_unhealthy_devices', 'Unhealthy devices of the resource.', (r) => r.kubelet.unhealthy);
-  perResource('plugboard_resource_api_server_allocatable_devices', 'Allocatable devices in the Node status (API server); -1 when unknown.', (r) =>
-    r.apiServer ? r.apiServer.allocatable : -1,
+  perResource(
+    'plugboard_resource_capacity_devices',
+    'Devices advertised for the resource (kubelet capacity).',
+    (r) => r.kubelet.capacity,
   );
-  perResource('plugboard_device_plugin_registered', 'Whether the resource is registered with the kubelet (1) or not (0).', (r) =>
-    r.registration.phase === 'registered' ? 1 : 0,
+  perResource(
+    'plugboard_resource_allocatable_devices',
+    'Allocatable devices as the kubelet reports them.',
+    (r) => r.kubelet.allocatable,
+  );
+  perResource(
+    'plugboard_resource_allocated_devices',
+    'Devices allocated to containers.',
+    (r) => r.kubelet.allocated,
+  );
+  perResource(
+    'plugboard_resource_unhealthy_devices',
+    'Unhealthy devices of the resource.',
+    (r) => r.kubelet.unhealthy,
+  );
+  perResource(
+    'plugboard_resource_api_server_allocatable_devices',
+    'Allocatable devices in the Node status (API server); -1 when unknown.',
+    (r) => (r.apiServer ? r.apiServer.allocatable : -1),
+  );
+  perResource(
+    'plugboard_device_plugin_registered',
+    'Whether the resource is registered with the kubelet (1) or not (0).',
+    (r) => (r.registration.phase === 'registered' ? 1 : 0),
   );
   new Gauge({
     name: 'plugboard_gateway_faults_active',

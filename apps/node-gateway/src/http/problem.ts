@@ -43,7 +43,11 @@ export function problemOf(err: unknown, instance?: string): Problem {
   return problem;
 }
 
-export function sendProblem(res: ServerResponse, problem: Problem, headers: Record<string, string> = {}): void {
+export function sendProblem(
+  res: ServerResponse,
+  problem: Problem,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.destroy();
     return;

@@ -13,7 +13,7 @@ import { originAllowed, type Authorizer } from './auth.js';
 import { parseBody } from './body.js';
 import type { GatewayMetrics } from './metrics.js';
 import { problemOf, problemResponseText, sendProblem } from './problem.js';
-import type { StreamHub, StreamView } from './stream.js';
+import type { StreamHub } from './stream.js';
 
 export interface HttpContext {
   config: GatewayConfig;
@@ -32,11 +32,22 @@ const faultBodySchema = z
     resource: z.string().min(1).max(253),
     deviceId: z.string().min(1).max(253),
     reason: z.string().min(1).max(512),
-    ttlSeconds: z.number().int().min(1).max(30 * 24 * 3600).nullable().optional(),
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(30 * 24 * 3600)
+      .nullable()
+      .optional(),
   })
   .strict();
 
-function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
   const body = JSON.stringify(value);
   res.writeHead(status, {
     'content-type': 'application/json',
@@ -48,7 +59,9 @@ function sendJson(res: ServerResponse, status: number, value: unknown, headers: 
 }
 
 function methodNotAllowed(allow: string[]): never {
-  throw Object.assign(new GatewayError('method-not-allowed', `allowed methods: ${allow.join(', ')}`), { allow });
+  throw Object.assign(new GatewayError('method-not-allowed', `allowed methods: ${allow.join(', ')}`), {
+    allow,
+  });
 }
 
 /** Decodes one path segment; rejects separators and dot segments smuggled in through encoding. */
@@ -59,7 +72,8 @@ function segment(raw: string): string {
   } catch {
     throw new GatewayError('bad-request', `malformed path segment "${raw.slice(0, 80)}"`);
   }
-  if (!s || s.includes('/') || s === '.' || s === '..' || s.length > 253) throw new GatewayError('not-found', `no such item "${s.slice(0, 80)}"`);
+  if (!s || s.includes('/') || s === '.' || s === '..' || s.length > 253)
+    throw new GatewayError('not-found', `no such item "${s.slice(0, 80)}"`);
   return s;
 }
 
@@ -70,7 +84,10 @@ export function createHandlers(ctx: HttpContext) {
   async function mutation(req: IncomingMessage, what: string): Promise<string> {
     const who = await authorizer.authorize(req);
     if (!config.faults.enabled) {
-      throw new GatewayError('faults-disabled', `fault injection is disabled on this gateway (set gateway.faults.enabled: true or --enable-faults); cannot ${what}`);
+      throw new GatewayError(
+        'faults-disabled',
+        `fault injection is disabled on this gateway (set gateway.faults.enabled: true or --enable-faults); cannot ${what}`,
+      );
     }
     return who;
   }
@@ -79,13 +96,17 @@ export function createHandlers(ctx: HttpContext) {
     const snap = model.snapshot();
     const r = snap.resources[resource];
     if (!r) {
-      throw new GatewayError('invalid-body', `unknown resource "${resource}"; this node serves: ${Object.keys(snap.resources).join(', ') || 'none'}`);
+      throw new GatewayError(
+        'invalid-body',
+        `unknown resource "${resource}"; this node serves: ${Object.keys(snap.resources).join(', ') || 'none'}`,
+      );
     }
     const known = r.deviceKeys.some((k) => {
       const d = snap.devices[k]!;
       return d.id === deviceId || d.replicaOf === deviceId;
     });
-    if (!known) throw new GatewayError('invalid-body', `unknown device "${deviceId}" of resource "${resource}"`);
+    if (!known)
+      throw new GatewayError('invalid-body', `unknown device "${deviceId}" of resource "${resource}"`);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -125,9 +146,15 @@ export function createHandlers(ctx: HttpContext) {
         return sendJson(res, 200, model.summary());
       case 'stream':
         if (idRaw !== undefined) break;
-        throw Object.assign(new GatewayError('bad-request', 'GET /api/v1/stream is a WebSocket endpoint; send Upgrade: websocket'), {
-          upgradeRequired: true,
-        });
+        throw Object.assign(
+          new GatewayError(
+            'bad-request',
+            'GET /api/v1/stream is a WebSocket endpoint; send Upgrade: websocket',
+          ),
+          {
+            upgradeRequired: true,
+          },
+        );
       case 'faults': {
         if (idRaw === undefined) {
           if (method === 'GET') {
@@ -138,13 +165,33 @@ export function createHandlers(ctx: HttpContext) {
           if (method === 'POST') {
             const who = await mutation(req, 'inject a fault');
             const body = await parseBody(req, faultBodySchema, bodyOptions(['json']));
-            if (config.faults.maxTtlSeconds !== null && (body.ttlSeconds ?? Infinity) > config.faults.maxTtlSeconds) {
-              throw new GatewayError('invalid-body', `ttlSeconds must be at most ${config.faults.maxTtlSeconds} (gateway.faults.maxTtlSeconds)`);
+            if (
+              config.faults.maxTtlSeconds !== null &&
+              (body.ttlSeconds ?? Infinity) > config.faults.maxTtlSeconds
+            ) {
+              throw new GatewayError(
+                'invalid-body',
+                `ttlSeconds must be at most ${config.faults.maxTtlSeconds} (gateway.faults.maxTtlSeconds)`,
+              );
             }
             resolveDevice(body.resource, body.deviceId);
             const fault = faults.add({ ...body, ttlSeconds: body.ttlSeconds ?? null });
-            logger.info({ fault: fault.id, resource: fault.resource, device: fault.deviceId, ttlSeconds: body.ttlSeconds ?? null, by: who }, 'fault injected');
-            return sendJson(res, 201, { id: fault.id, fault }, { location: `/api/v1/faults/${encodeURIComponent(fault.id)}` });
+            logger.info(
+              {
+                fault: fault.id,
+                resource: fault.resource,
+                device: fault.deviceId,
+                ttlSeconds: body.ttlSeconds ?? null,
+                by: who,
+              },
+              'fault injected',
+            );
+            return sendJson(
+              res,
+              201,
+              { id: fault.id, fault },
+              { location: `/api/v1/faults/${encodeURIComponent(fault.id)}` },
+            );
           }
           methodNotAllowed(['GET', 'POST']);
         }
@@ -158,7 +205,10 @@ export function createHandlers(ctx: HttpContext) {
           const who = await mutation(req, 'clear a fault');
           const fault = faults.remove(id, 'deleted');
           if (!fault) throw new GatewayError('not-found', `no active fault with id "${id}"`);
-          logger.info({ fault: id, resource: fault.resource, device: fault.deviceId, by: who }, 'fault cleared');
+          logger.info(
+            { fault: id, resource: fault.resource, device: fault.deviceId, by: who },
+            'fault cleared',
+          );
           res.writeHead(204).end();
           return;
         }
@@ -171,20 +221,42 @@ export function createHandlers(ctx: HttpContext) {
           if (method === 'POST') {
             const who = await mutation(req, 'start a scenario');
             const doc = await parseBody(req, scenarioBodySchema, bodyOptions(['json', 'yaml']));
-            if (config.faults.maxTtlSeconds !== null && doc.ttlSeconds && doc.ttlSeconds > config.faults.maxTtlSeconds) {
-              throw new GatewayError('invalid-body', `ttlSeconds must be at most ${config.faults.maxTtlSeconds} (gateway.faults.maxTtlSeconds)`);
+            if (
+              config.faults.maxTtlSeconds !== null &&
+              doc.ttlSeconds &&
+              doc.ttlSeconds > config.faults.maxTtlSeconds
+            ) {
+              throw new GatewayError(
+                'invalid-body',
+                `ttlSeconds must be at most ${config.faults.maxTtlSeconds} (gateway.faults.maxTtlSeconds)`,
+              );
             }
             const state = scenarios.start(doc);
             // Immediate steps that could not run make the request itself wrong (unknown device, …).
             const failed = state.steps.filter((s) => s.at === 0 && s.status === 'failed');
-            if (failed.length && failed.length === state.steps.filter((s) => s.at === 0).length && state.steps.every((s) => s.at === 0)) {
+            if (
+              failed.length &&
+              failed.length === state.steps.filter((s) => s.at === 0).length &&
+              state.steps.every((s) => s.at === 0)
+            ) {
               scenarios.stop(state.id);
-              throw new GatewayError('invalid-body', `scenario cannot run: ${failed.map((s) => `${s.action}: ${s.detail}`).join('; ')}`);
+              throw new GatewayError(
+                'invalid-body',
+                `scenario cannot run: ${failed.map((s) => `${s.action}: ${s.detail}`).join('; ')}`,
+              );
             }
-            logger.info({ scenario: state.id, name: state.name, steps: state.steps.length, by: who }, 'scenario started');
-            return sendJson(res, 201, { id: state.id, scenario: scenarios.get(state.id) ?? state }, {
-              location: `/api/v1/scenarios/${state.id}`,
-            });
+            logger.info(
+              { scenario: state.id, name: state.name, steps: state.steps.length, by: who },
+              'scenario started',
+            );
+            return sendJson(
+              res,
+              201,
+              { id: state.id, scenario: scenarios.get(state.id) ?? state },
+              {
+                location: `/api/v1/scenarios/${state.id}`,
+              },
+            );
           }
           if (method === 'DELETE') {
             const who = await mutation(req, 'stop scenarios');
@@ -221,7 +293,8 @@ export function createHandlers(ctx: HttpContext) {
         await handle(req, res, url);
       } catch (err) {
         const problem = problemOf(err, url.pathname);
-        if (problem.status >= 500 && problem.status !== 503) logger.error({ err, path: url.pathname }, 'request failed');
+        if (problem.status >= 500 && problem.status !== 503)
+          logger.error({ err, path: url.pathname }, 'request failed');
         const headers: Record<string, string> = {};
         const allow = (err as { allow?: string[] }).allow;
         if (allow) headers.allow = allow.join(', ');
@@ -246,19 +319,29 @@ export function createHandlers(ctx: HttpContext) {
       }
       if (!originAllowed(req, config.stream.allowedOrigins)) {
         logger.warn({ origin: req.headers.origin }, 'stream upgrade refused: origin not allowed');
-        return reject(new GatewayError('forbidden', `Origin ${String(req.headers.origin).slice(0, 200)} is not allowed (gateway.stream.allowedOrigins)`));
+        return reject(
+          new GatewayError(
+            'forbidden',
+            `Origin ${String(req.headers.origin).slice(0, 200)} is not allowed (gateway.stream.allowedOrigins)`,
+          ),
+        );
       }
       const viewRaw = url.searchParams.get('view') ?? 'full';
       if (viewRaw !== 'full' && viewRaw !== 'summary') {
-        return reject(new GatewayError('bad-request', `view must be "full" or "summary", got "${viewRaw.slice(0, 40)}"`));
+        return reject(
+          new GatewayError('bad-request', `view must be "full" or "summary", got "${viewRaw.slice(0, 40)}"`),
+        );
       }
       const sinceRaw = url.searchParams.get('since');
       let since: number | null = null;
       if (sinceRaw !== null) {
-        if (!/^\d{1,15}$/.test(sinceRaw)) return reject(new GatewayError('bad-request', 'since must be a non-negative integer sequence number'));
+        if (!/^\d{1,15}$/.test(sinceRaw))
+          return reject(
+            new GatewayError('bad-request', 'since must be a non-negative integer sequence number'),
+          );
         since = Number(sinceRaw);
       }
-      hub.accept(req, socket, head, viewRaw as StreamView, since);
+      hub.accept(req, socket, head, viewRaw, since);
     },
   };
 }

@@ -8,11 +8,19 @@ import { StreamHub, CLOSE_SLOW_CONSUMER } from './stream.js';
 import { connectStream, waitFor } from '../../test/helpers.js';
 
 const { applyPatch, compare } = fastJsonPatch;
+type Operation = Parameters<typeof applyPatch>[1][number];
 
 async function serve(options: Partial<ConstructorParameters<typeof StreamHub>[0]> = {}) {
   const doc = { n: 0, items: {} as Record<string, string> };
   const hub = new StreamHub(
-    { heartbeatMs: 60_000, maxQueueBytes: 1 << 20, historySize: 4, maxClients: 100, closeGraceMs: 200, ...options },
+    {
+      heartbeatMs: 60_000,
+      maxQueueBytes: 1 << 20,
+      historySize: 4,
+      maxClients: 100,
+      closeGraceMs: 200,
+      ...options,
+    },
     { full: structuredClone(doc), summary: { n: 0 } },
   );
   const server: Server = createServer();
@@ -45,11 +53,11 @@ test('a client gets the snapshot, then patches that rebuild the same document', 
   const c = await connectStream(s.url);
   const snap = await c.next((m) => m.type === 'snapshot', 'snapshot');
   assert.equal(snap.type === 'snapshot' && snap.seq, 1);
-  let doc = snap.type === 'snapshot' ? structuredClone(snap.node) : null;
+  let doc: unknown = snap.type === 'snapshot' ? structuredClone(snap.node) : null;
   s.publish((d) => (d.items.a = 'x'));
   s.publish((d) => (d.n = 2));
   const p2 = await c.next((m) => m.type === 'patch' && m.seq === 3, 'patch 3');
-  for (const m of c.messages.filter((m) => m.type === 'patch')) doc = applyPatch(doc, (m as any).ops).newDocument;
+  for (const m of c.messages) if (m.type === 'patch') doc = applyPatch(doc, m.ops as Operation[]).newDocument;
   assert.equal(p2.seq, 3);
   assert.deepEqual(doc, s.current());
   await c.close();

@@ -112,7 +112,12 @@ export class StreamHub {
 
   constructor(options: StreamOptions, initial: { full: unknown; summary: unknown }) {
     this.options = { closeGraceMs: 5000, now: () => new Date(), ...options };
-    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 4096, clientTracking: false });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      perMessageDeflate: false,
+      maxPayload: 4096,
+      clientTracking: false,
+    });
     this.channels = {
       full: new StreamChannel('full', initial.full, this),
       summary: new StreamChannel('summary', initial.summary, this),
@@ -199,7 +204,10 @@ export class StreamHub {
     clearInterval(this.timer);
     const clients = Object.values(this.channels).flatMap((ch) => [...ch.clients]);
     const closed = clients.map(
-      (c) => new Promise<void>((resolve) => (c.ws.readyState === WebSocket.CLOSED ? resolve() : c.ws.once('close', () => resolve()))),
+      (c) =>
+        new Promise<void>((resolve) =>
+          c.ws.readyState === WebSocket.CLOSED ? resolve() : c.ws.once('close', () => resolve()),
+        ),
     );
     for (const c of clients) this.close(c, CLOSE_GOING_AWAY, 'gateway shutting down');
     let timer: NodeJS.Timeout | undefined;

@@ -87,7 +87,8 @@ export class BuildCache {
   /** `compute()`'s last value while every dependency is the same object/value as last time. */
   memo<T>(name: string, deps: readonly unknown[], compute: () => T): T {
     const hit = this.sections.get(name);
-    if (hit && hit.deps.length === deps.length && hit.deps.every((d, i) => d === deps[i])) return hit.value as T;
+    if (hit && hit.deps.length === deps.length && hit.deps.every((d, i) => d === deps[i]))
+      return hit.value as T;
     const value = compute();
     this.sections.set(name, { deps, value });
     return value;
@@ -153,7 +154,11 @@ function indexAllocations(pods: readonly podresources.PodResources[]): Map<strin
     for (const c of pod.containers) {
       for (const d of c.devices) {
         for (const id of d.deviceIds) {
-          byDevice.set(deviceKey(d.resourceName, id), { namespace: pod.namespace, pod: pod.name, container: c.name });
+          byDevice.set(deviceKey(d.resourceName, id), {
+            namespace: pod.namespace,
+            pod: pod.name,
+            container: c.name,
+          });
         }
       }
     }
@@ -161,7 +166,9 @@ function indexAllocations(pods: readonly podresources.PodResources[]): Map<strin
   return byDevice;
 }
 
-function indexAllocatable(allocatable: podresources.AllocatableResourcesResponse | undefined): Map<string, Set<string>> {
+function indexAllocatable(
+  allocatable: podresources.AllocatableResourcesResponse | undefined,
+): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   for (const d of allocatable?.devices ?? []) {
     let set = out.get(d.resourceName);
@@ -175,7 +182,8 @@ const sameNumbers = (a: readonly number[], b: readonly number[]): boolean =>
   a.length === b.length && a.every((v, i) => v === b[i]);
 
 const sameAllocation = (a: DeviceAllocation | null, b: DeviceAllocation | null): boolean =>
-  a === b || (a !== null && b !== null && a.namespace === b.namespace && a.pod === b.pod && a.container === b.container);
+  a === b ||
+  (a !== null && b !== null && a.namespace === b.namespace && a.pod === b.pod && a.container === b.container);
 
 /** Device keys of a resource, in the plugin's order (memoised on the plugin's device array). */
 function keysOf(r: ResourceInput, cache: BuildCache | null): string[] {
@@ -183,7 +191,11 @@ function keysOf(r: ResourceInput, cache: BuildCache | null): string[] {
   return cache ? cache.memo(`keys:${r.name}`, [r.devices], make) : make();
 }
 
-function buildDevices(inputs: ModelInputs, index: AllocationIndex, cache: BuildCache | null): Record<string, DeviceState> {
+function buildDevices(
+  inputs: ModelInputs,
+  index: AllocationIndex,
+  cache: BuildCache | null,
+): Record<string, DeviceState> {
   const faulted = new Set<string>();
   for (const f of inputs.faults) faulted.add(deviceKey(f.resource, f.deviceId));
   const devices: Record<string, DeviceState> = {};
@@ -194,7 +206,9 @@ function buildDevices(inputs: ModelInputs, index: AllocationIndex, cache: BuildC
       const d = r.devices[i]!;
       const key = keys[i]!;
       const allocation = index.byDevice.get(key) ?? null;
-      const isFaulted = faulted.size > 0 && (faulted.has(key) || (d.replicaOf !== null && faulted.has(deviceKey(r.name, d.replicaOf))));
+      const isFaulted =
+        faulted.size > 0 &&
+        (faulted.has(key) || (d.replicaOf !== null && faulted.has(deviceKey(r.name, d.replicaOf))));
       const cached = cache?.devices.get(key);
       // Compare before allocating: most devices are unchanged on most rebuilds.
       if (
@@ -247,7 +261,9 @@ function buildResources(
   const out: Record<string, ResourceState> = {};
   for (const r of inputs.resources) {
     const keys = keysOf(r, cache);
-    const kubeletAllocatable = inputs.podResources ? (index.allocatable.get(r.name) ?? new Set<string>()) : null;
+    const kubeletAllocatable = inputs.podResources
+      ? (index.allocatable.get(r.name) ?? new Set<string>())
+      : null;
     const count = () => {
       let healthy = 0;
       let allocated = 0;
@@ -274,7 +290,9 @@ function buildResources(
       };
     };
     // Registration and the Node status change on their own; the counts only with devices/allocatable.
-    const { kubelet, replicas } = cache ? cache.memo(`counts:${r.name}`, [devices, keys, kubeletAllocatable], count) : count();
+    const { kubelet, replicas } = cache
+      ? cache.memo(`counts:${r.name}`, [devices, keys, kubeletAllocatable], count)
+      : count();
     out[r.name] = {
       name: r.name,
       kubelet,
@@ -292,7 +310,10 @@ function buildResources(
   return out;
 }
 
-function buildNuma(inputs: ModelInputs, devices: Record<string, DeviceState>): { nodes: Record<string, NumaNodeState> } {
+function buildNuma(
+  inputs: ModelInputs,
+  devices: Record<string, DeviceState>,
+): { nodes: Record<string, NumaNodeState> } {
   const nodes: Record<string, NumaNodeState> = {};
   const get = (id: number | null): NumaNodeState =>
     (nodes[id === null ? 'none' : String(id)] ??= { id, cpuIds: [], memory: {}, deviceKeys: [] });
@@ -327,10 +348,18 @@ function containerStateOf(s: V1ContainerStatus | undefined): Pick<ContainerState
 function alignment(devNuma: number[], memNuma: number[]): NumaAlignment {
   const all = [...new Set([...devNuma, ...memNuma])].sort((a, b) => a - b);
   if (all.length === 0) {
-    return { verdict: 'no-preference', numaNodes: [], reason: 'no device or memory of the pod has NUMA affinity' };
+    return {
+      verdict: 'no-preference',
+      numaNodes: [],
+      reason: 'no device or memory of the pod has NUMA affinity',
+    };
   }
   if (all.length === 1) {
-    return { verdict: 'aligned', numaNodes: all, reason: `all NUMA-bound resources are on NUMA node ${all[0]}` };
+    return {
+      verdict: 'aligned',
+      numaNodes: all,
+      reason: `all NUMA-bound resources are on NUMA node ${all[0]}`,
+    };
   }
   return {
     verdict: 'spread',
@@ -346,13 +375,17 @@ function podDeviceKeys(pr: podresources.PodResources): string[] {
   let keys = podDeviceKeyCache.get(pr);
   if (!keys) {
     keys = [];
-    for (const c of pr.containers) for (const d of c.devices) for (const id of d.deviceIds) keys.push(deviceKey(d.resourceName, id));
+    for (const c of pr.containers)
+      for (const d of c.devices) for (const id of d.deviceIds) keys.push(deviceKey(d.resourceName, id));
     podDeviceKeyCache.set(pr, keys);
   }
   return keys;
 }
 
-function podDeviceStates(pr: podresources.PodResources | undefined, devices: Record<string, DeviceState>): unknown[] {
+function podDeviceStates(
+  pr: podresources.PodResources | undefined,
+  devices: Record<string, DeviceState>,
+): unknown[] {
   return pr ? podDeviceKeys(pr).map((k) => devices[k]) : [];
 }
 
@@ -372,11 +405,20 @@ function indexPods(inputs: ModelInputs): PodIndex {
   return { prPods, kubePods, keys: [...new Set([...prPods.keys(), ...kubePods.keys()])].sort() };
 }
 
-function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, cache: BuildCache | null): Record<string, PodState> {
+function buildPods(
+  inputs: ModelInputs,
+  devices: Record<string, DeviceState>,
+  cache: BuildCache | null,
+): Record<string, PodState> {
   const make = () => indexPods(inputs);
-  const { prPods, kubePods, keys } = cache ? cache.memo('pod-index', [inputs.podResources?.pods, ...(inputs.kube?.pods ?? [])], make) : make();
+  const { prPods, kubePods, keys } = cache
+    ? cache.memo('pod-index', [inputs.podResources?.pods, ...(inputs.kube?.pods ?? [])], make)
+    : make();
   const pods: Record<string, PodState> = {};
-  const nextCache = new Map<string, { pr: unknown; kp: unknown; signature: readonly unknown[]; state: PodState }>();
+  const nextCache = new Map<
+    string,
+    { pr: unknown; kp: unknown; signature: readonly unknown[]; state: PodState }
+  >();
   for (const key of keys) {
     const pr = prPods.get(key);
     const kp = kubePods.get(key);
@@ -385,7 +427,13 @@ function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, ca
     // The pod's devices as DeviceState objects: reused objects mean unchanged health and NUMA nodes.
     const hit = cache?.pods.get(key);
     const signature = cache ? podDeviceStates(pr, devices) : [];
-    if (hit && hit.pr === pr && hit.kp === kp && hit.signature.length === signature.length && hit.signature.every((x, i) => x === signature[i])) {
+    if (
+      hit &&
+      hit.pr === pr &&
+      hit.kp === kp &&
+      hit.signature.length === signature.length &&
+      hit.signature.every((x, i) => x === signature[i])
+    ) {
       pods[key] = hit.state;
       nextCache.set(key, hit);
       continue;
@@ -454,7 +502,8 @@ function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, ca
     const phase: PodPhase = phaseRaw && PHASES.has(phaseRaw) ? phaseRaw : pr ? 'Running' : 'Unknown';
     const reason =
       containers.find((c) => c.state === 'waiting' && c.stateReason)?.stateReason ??
-      containers.find((c) => c.state === 'terminated' && c.stateReason && c.stateReason !== 'Completed')?.stateReason ??
+      containers.find((c) => c.state === 'terminated' && c.stateReason && c.stateReason !== 'Completed')
+        ?.stateReason ??
       kp?.status?.reason ??
       null;
     pods[key] = {
@@ -479,7 +528,8 @@ function buildPods(inputs: ModelInputs, devices: Record<string, DeviceState>, ca
  * so e.g. a Node status update rebuilds the resource counts but not 1,024 devices and 250 pods.
  */
 export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = null): NodeSnapshot {
-  const m = <T>(name: string, deps: readonly unknown[], compute: () => T): T => (cache ? cache.memo(name, deps, compute) : compute());
+  const m = <T>(name: string, deps: readonly unknown[], compute: () => T): T =>
+    cache ? cache.memo(name, deps, compute) : compute();
   // PodResources' pod list and allocatable set change independently (a fault moves allocatable only).
   const prPods = inputs.podResources?.pods;
   const prAllocatable = inputs.podResources?.allocatable;
@@ -487,8 +537,10 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     byDevice: m('allocations', [prPods], () => indexAllocations(prPods ?? [])),
     allocatable: m('allocatable', [prAllocatable], () => indexAllocatable(prAllocatable)),
   };
-  const devices = m('devices', [index.byDevice, inputs.faults, ...inputs.resources.flatMap((r) => [r.name, r.devices])], () =>
-    buildDevices(inputs, index, cache),
+  const devices = m(
+    'devices',
+    [index.byDevice, inputs.faults, ...inputs.resources.flatMap((r) => [r.name, r.devices])],
+    () => buildDevices(inputs, index, cache),
   );
   const faults = m('faults', [inputs.faults], () => {
     const out: Record<string, FaultState> = {};

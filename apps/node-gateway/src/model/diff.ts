@@ -9,7 +9,11 @@
 import type { JsonPatchOp, NodeEvent } from './types.js';
 
 /** Ops that turn `prev` into `next` for a ring of events ordered by strictly increasing seq. */
-export function diffEventRing(prev: readonly NodeEvent[], next: readonly NodeEvent[], path = '/events'): JsonPatchOp[] {
+export function diffEventRing(
+  prev: readonly NodeEvent[],
+  next: readonly NodeEvent[],
+  path = '/events',
+): JsonPatchOp[] {
   if (prev === next) return [];
   const firstNext = next[0]?.seq ?? Number.POSITIVE_INFINITY;
   const lastPrev = prev.at(-1)?.seq ?? Number.NEGATIVE_INFINITY;
@@ -35,11 +39,13 @@ export const escapePointer = (key: string): string =>
 
 /** Plain assignment, except for a "__proto__" key, which must stay an own data property. */
 function set(out: Record<string, unknown>, k: string, v: unknown): void {
-  if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  if (k === '__proto__')
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
   else out[k] = v;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Keys of the path being walked; joined into a pointer only when an op is emitted. */
 type PathStack = (string | number)[];

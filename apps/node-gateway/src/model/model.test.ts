@@ -8,7 +8,13 @@ import type { NodeEvent } from './types.js';
 
 const { applyPatch } = fastJsonPatch;
 const T0 = '2026-01-01T00:00:00.000Z';
-const reg = { phase: 'registered' as const, registeredAt: T0, kubeletRestartsSeen: 0, lastListAndWatchSend: T0, error: null };
+const reg = {
+  phase: 'registered' as const,
+  registeredAt: T0,
+  kubeletRestartsSeen: 0,
+  lastListAndWatchSend: T0,
+  error: null,
+};
 
 function gpu(count: number, unhealthy: number[] = []): ResourceInput {
   return {
@@ -28,7 +34,13 @@ function gpu(count: number, unhealthy: number[] = []): ResourceInput {
 const base: ModelInputs = {
   nodeName: 'n1',
   updatedAt: T0,
-  gateway: { version: 't', startedAt: T0, faultsEnabled: true, authRequired: false, persistence: { enabled: false } },
+  gateway: {
+    version: 't',
+    startedAt: T0,
+    faultsEnabled: true,
+    authRequired: false,
+    persistence: { enabled: false },
+  },
   resources: [],
   podResources: null,
   kube: null,
@@ -54,7 +66,9 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
           containers: [
             {
               name: 'main',
-              devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0', 'gpu-3'], topology: undefined }],
+              devices: [
+                { resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0', 'gpu-3'], topology: undefined },
+              ],
               cpuIds: [3, 1],
               memory: [{ memoryType: 'memory', size: 1024, topology: topo(0) }],
               dynamicResources: [],
@@ -65,18 +79,33 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
           name: 'aligned',
           namespace: 'ml',
           containers: [
-            { name: 'c', devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-1'], topology: topo(0) }], cpuIds: [], memory: [], dynamicResources: [] },
+            {
+              name: 'c',
+              devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-1'], topology: topo(0) }],
+              cpuIds: [],
+              memory: [],
+              dynamicResources: [],
+            },
           ],
         },
       ],
       allocatable: {
-        devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0', 'gpu-1', 'gpu-2'], topology: undefined }],
+        devices: [
+          {
+            resourceName: 'plugboard.example/gpu',
+            deviceIds: ['gpu-0', 'gpu-1', 'gpu-2'],
+            topology: undefined,
+          },
+        ],
         cpuIds: [0, 1, 2, 3],
         memory: [{ memoryType: 'memory', size: 4096, topology: topo(0) }],
       },
     },
     kube: {
-      node: { metadata: { name: 'n1' }, status: { capacity: { 'plugboard.example/gpu': '4' }, allocatable: { 'plugboard.example/gpu': '3' } } },
+      node: {
+        metadata: { name: 'n1' },
+        status: { capacity: { 'plugboard.example/gpu': '4' }, allocatable: { 'plugboard.example/gpu': '3' } },
+      },
       pods: [
         {
           metadata: { name: 'train', namespace: 'ml' },
@@ -91,7 +120,12 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
                 ready: false,
                 restartCount: 3,
                 state: { waiting: { reason: 'CrashLoopBackOff' } },
-                allocatedResourcesStatus: [{ name: 'plugboard.example/gpu', resources: [{ resourceID: 'gpu-3', health: 'Unhealthy' }] }],
+                allocatedResourcesStatus: [
+                  {
+                    name: 'plugboard.example/gpu',
+                    resources: [{ resourceID: 'gpu-3', health: 'Unhealthy' }],
+                  },
+                ],
               },
             ],
           },
@@ -100,9 +134,20 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
     },
   });
   const r = s.resources['plugboard.example/gpu']!;
-  assert.deepEqual(r.kubelet, { capacity: 4, allocatable: 3, allocated: 3, free: 1, healthy: 3, unhealthy: 1 });
+  assert.deepEqual(r.kubelet, {
+    capacity: 4,
+    allocatable: 3,
+    allocated: 3,
+    free: 1,
+    healthy: 3,
+    unhealthy: 1,
+  });
   assert.deepEqual(r.apiServer, { capacity: 4, allocatable: 3 });
-  assert.deepEqual(s.devices['plugboard.example/gpu/gpu-3']!.allocation, { namespace: 'ml', pod: 'train', container: 'main' });
+  assert.deepEqual(s.devices['plugboard.example/gpu/gpu-3']!.allocation, {
+    namespace: 'ml',
+    pod: 'train',
+    container: 'main',
+  });
   const train = s.pods['ml/train']!;
   assert.equal(train.affectedByUnhealthyDevice, true);
   assert.equal(train.reason, 'CrashLoopBackOff');
@@ -110,12 +155,17 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
   assert.deepEqual(train.numaAlignment.numaNodes, [0, 1]);
   assert.deepEqual(train.containers[0]!.cpuIds, [1, 3]);
   assert.equal(train.containers[0]!.restartCount, 3);
-  assert.deepEqual(train.containers[0]!.allocatedResourcesStatus, [{ resource: 'plugboard.example/gpu', devices: [{ id: 'gpu-3', health: 'Unhealthy' }] }]);
+  assert.deepEqual(train.containers[0]!.allocatedResourcesStatus, [
+    { resource: 'plugboard.example/gpu', devices: [{ id: 'gpu-3', health: 'Unhealthy' }] },
+  ]);
   const aligned = s.pods['ml/aligned']!;
   assert.equal(aligned.numaAlignment.verdict, 'aligned');
   assert.equal(aligned.phase, 'Running');
   assert.equal(aligned.affectedByUnhealthyDevice, false);
-  assert.deepEqual(s.numa.nodes['0']!.deviceKeys, ['plugboard.example/gpu/gpu-0', 'plugboard.example/gpu/gpu-1']);
+  assert.deepEqual(s.numa.nodes['0']!.deviceKeys, [
+    'plugboard.example/gpu/gpu-0',
+    'plugboard.example/gpu/gpu-1',
+  ]);
   assert.equal(s.numa.nodes['0']!.memory.memory, 4096);
 });
 
@@ -123,9 +173,31 @@ test('without PodResources, allocatable falls back to healthy devices; replicas 
   const shared: ResourceInput = {
     name: 'plugboard.example/shared',
     registration: reg,
-    devices: ['a::0', 'a::1', 'a::2'].map((id) => ({ id, health: 'Healthy' as const, reason: null, since: T0, numaNodes: [], replicaOf: 'a' })),
+    devices: ['a::0', 'a::1', 'a::2'].map((id) => ({
+      id,
+      health: 'Healthy' as const,
+      reason: null,
+      since: T0,
+      numaNodes: [],
+      replicaOf: 'a',
+    })),
   };
-  const s = buildSnapshot({ ...base, resources: [gpu(2, [0]), shared], faults: [{ id: 'f', resource: 'plugboard.example/shared', deviceId: 'a', reason: 'r', createdAt: T0, expiresAt: null, scenarioId: null, simulated: true }] });
+  const s = buildSnapshot({
+    ...base,
+    resources: [gpu(2, [0]), shared],
+    faults: [
+      {
+        id: 'f',
+        resource: 'plugboard.example/shared',
+        deviceId: 'a',
+        reason: 'r',
+        createdAt: T0,
+        expiresAt: null,
+        scenarioId: null,
+        simulated: true,
+      },
+    ],
+  });
   assert.equal(s.resources['plugboard.example/gpu']!.kubelet.allocatable, 1);
   assert.equal(s.resources['plugboard.example/shared']!.replicas, 3);
   assert.equal(s.devices['plugboard.example/shared/a::1']!.faulted, true);
@@ -133,13 +205,24 @@ test('without PodResources, allocatable falls back to healthy devices; replicas 
   assert.equal(s.numa.nodes.none!.id, null);
 });
 
-const ev = (seq: number): NodeEvent => ({ seq, at: T0, kind: 'source', resource: null, deviceIds: [], pod: null, message: `e${seq}` });
+const ev = (seq: number): NodeEvent => ({
+  seq,
+  at: T0,
+  kind: 'source',
+  resource: null,
+  deviceIds: [],
+  pod: null,
+  message: `e${seq}`,
+});
 
 test('event ring diff: drop-oldest + append is remove/0 + add/-, not a replace of every element', () => {
   const prev = [ev(1), ev(2), ev(3)];
   const next = [ev(3), ev(4), ev(5)];
   const ops = diffEventRing(prev, next);
-  assert.deepEqual(ops.map((o) => `${o.op} ${o.path}`), ['remove /events/0', 'remove /events/0', 'add /events/-', 'add /events/-']);
+  assert.deepEqual(
+    ops.map((o) => `${o.op} ${o.path}`),
+    ['remove /events/0', 'remove /events/0', 'add /events/-', 'add /events/-'],
+  );
   assert.deepEqual(applyPatch({ events: structuredClone(prev) }, ops as never).newDocument.events, next);
   assert.deepEqual(diffEventRing(prev, prev), []);
   assert.deepEqual(diffEventRing([], [ev(1)]).length, 1);
@@ -149,7 +232,12 @@ test('event ring diff: drop-oldest + append is remove/0 + add/-, not a replace o
 
 test('diffDocuments round-trips arbitrary snapshot changes', () => {
   const a = buildSnapshot({ ...base, resources: [gpu(8)], events: [ev(1)] });
-  const b = buildSnapshot({ ...base, resources: [gpu(8, [2, 5])], events: [ev(1), ev(2)], updatedAt: '2026-01-02T00:00:00.000Z' });
+  const b = buildSnapshot({
+    ...base,
+    resources: [gpu(8, [2, 5])],
+    events: [ev(1), ev(2)],
+    updatedAt: '2026-01-02T00:00:00.000Z',
+  });
   const ops = diffDocuments(a, b);
   assert.deepEqual(applyPatch(structuredClone(a), ops as never).newDocument, b);
   assert.ok(ops.length < 20, `small patch for two device changes, got ${ops.length} ops`);
@@ -157,7 +245,12 @@ test('diffDocuments round-trips arbitrary snapshot changes', () => {
 
 test('NodeModel coalesces updates, emits nothing for unchanged input, bounds the event ring', async () => {
   let t = 0;
-  const model = new NodeModel({ nodeName: 'n', gateway: base.gateway, eventRingSize: 3, now: () => new Date(Date.parse(T0) + ++t) });
+  const model = new NodeModel({
+    nodeName: 'n',
+    gateway: base.gateway,
+    eventRingSize: 3,
+    now: () => new Date(Date.parse(T0) + ++t),
+  });
   const changes: number[] = [];
   model.on('change', (c) => changes.push(c.ops.length));
   model.setResource(gpu(2));
@@ -166,9 +259,13 @@ test('NodeModel coalesces updates, emits nothing for unchanged input, bounds the
   assert.equal(changes.length, 1);
   model.setResource(gpu(2));
   assert.equal(model.flush(), null);
-  for (let i = 0; i < 5; i++) model.addEvent({ kind: 'source', resource: null, deviceIds: [], pod: null, message: `m${i}` });
+  for (let i = 0; i < 5; i++)
+    model.addEvent({ kind: 'source', resource: null, deviceIds: [], pod: null, message: `m${i}` });
   const c = model.flush()!;
-  assert.deepEqual(model.snapshot().events.map((e) => e.message), ['m2', 'm3', 'm4']);
+  assert.deepEqual(
+    model.snapshot().events.map((e) => e.message),
+    ['m2', 'm3', 'm4'],
+  );
   assert.ok(c.summaryOps.length === 0, 'events do not touch the summary');
   model.setResource(gpu(2, [1]));
   const c2 = model.flush()!;
@@ -183,8 +280,23 @@ test('diffAndShare: ops rebuild the new document, unchanged subtrees keep their 
   // Keys of the model's maps always contain a '/' (resource, device and pod keys) or are UUIDs or
   // numbers, so "__proto__" cannot occur; prototype-like names that can are covered.
   const json = fc.letrec((tie) => ({
-    value: fc.oneof({ depthSize: 'small' }, fc.integer(), fc.string(), fc.boolean(), fc.constant(null), tie('object'), tie('array')),
-    object: fc.dictionary(fc.oneof(fc.string().filter((k) => k !== '__proto__'), fc.constantFrom('a/b', 'x~y', 'constructor', 'toString')), tie('value'), { maxKeys: 5, noNullPrototype: true }),
+    value: fc.oneof(
+      { depthSize: 'small' },
+      fc.integer(),
+      fc.string(),
+      fc.boolean(),
+      fc.constant(null),
+      tie('object'),
+      tie('array'),
+    ),
+    object: fc.dictionary(
+      fc.oneof(
+        fc.string().filter((k) => k !== '__proto__'),
+        fc.constantFrom('a/b', 'x~y', 'constructor', 'toString'),
+      ),
+      tie('value'),
+      { maxKeys: 5, noNullPrototype: true },
+    ),
     array: fc.array(tie('value'), { maxLength: 4 }),
   }));
   fc.assert(
@@ -199,26 +311,61 @@ test('diffAndShare: ops rebuild the new document, unchanged subtrees keep their 
   const prev = buildSnapshot({ ...base, resources: [gpu(4)] });
   const { document } = diffAndShare(prev, buildSnapshot({ ...base, resources: [gpu(4, [1])] }));
   assert.equal(document.devices['plugboard.example/gpu/gpu-0'], prev.devices['plugboard.example/gpu/gpu-0']);
-  assert.notEqual(document.devices['plugboard.example/gpu/gpu-1'], prev.devices['plugboard.example/gpu/gpu-1']);
+  assert.notEqual(
+    document.devices['plugboard.example/gpu/gpu-1'],
+    prev.devices['plugboard.example/gpu/gpu-1'],
+  );
 });
 
 test('incremental builds (cache) equal a from-scratch build after every kind of change', () => {
-  const model = new NodeModel({ nodeName: 'n1', gateway: base.gateway, eventRingSize: 50, sources: base.sources, now: () => new Date(T0) });
+  const model = new NodeModel({
+    nodeName: 'n1',
+    gateway: base.gateway,
+    eventRingSize: 50,
+    sources: base.sources,
+    now: () => new Date(T0),
+  });
   let resources = [gpu(6)];
   let faults: ModelInputs['faults'] = [];
   let podResources: ModelInputs['podResources'] = null;
   let kube: ModelInputs['kube'] = null;
   const check = (step: string) => {
     model.flush();
-    const expected = buildSnapshot({ ...base, gateway: base.gateway, resources, faults, podResources, kube, events: model.snapshot().events });
+    const expected = buildSnapshot({
+      ...base,
+      gateway: base.gateway,
+      resources,
+      faults,
+      podResources,
+      kube,
+      events: model.snapshot().events,
+    });
     assert.deepEqual({ ...model.snapshot(), updatedAt: T0 }, expected, step);
   };
   const pod = (name: string, ids: string[]) => ({
     name,
     namespace: 'ns',
-    containers: [{ name: 'c', devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ids, topology: undefined }], cpuIds: [], memory: [], dynamicResources: [] }],
+    containers: [
+      {
+        name: 'c',
+        devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ids, topology: undefined }],
+        cpuIds: [],
+        memory: [],
+        dynamicResources: [],
+      },
+    ],
   });
-  const alloc = { devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3', 'gpu-4', 'gpu-5'], topology: undefined }], cpuIds: [], memory: [] };
+  const alloc = {
+    devices: [
+      {
+        resourceName: 'plugboard.example/gpu',
+        deviceIds: ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3', 'gpu-4', 'gpu-5'],
+        topology: undefined,
+      },
+    ],
+    cpuIds: [],
+    memory: [],
+  };
   model.setResource(resources[0]!);
   check('initial');
   podResources = { pods: [pod('a', ['gpu-0']), pod('b', ['gpu-4', 'gpu-5'])], allocatable: alloc };
@@ -227,10 +374,27 @@ test('incremental builds (cache) equal a from-scratch build after every kind of 
   resources = [gpu(6, [4])];
   model.setResource(resources[0]!);
   check('device of pod b unhealthy');
-  faults = [{ id: 'f1', resource: 'plugboard.example/gpu', deviceId: 'gpu-1', reason: 'r', createdAt: T0, expiresAt: null, scenarioId: null, simulated: true }];
+  faults = [
+    {
+      id: 'f1',
+      resource: 'plugboard.example/gpu',
+      deviceId: 'gpu-1',
+      reason: 'r',
+      createdAt: T0,
+      expiresAt: null,
+      scenarioId: null,
+      simulated: true,
+    },
+  ];
   model.setFaults(faults);
   check('fault');
-  kube = { node: { metadata: { name: 'n1' }, status: { capacity: { 'plugboard.example/gpu': '6' }, allocatable: { 'plugboard.example/gpu': '5' } } }, pods: [{ metadata: { name: 'a', namespace: 'ns' }, status: { phase: 'Running' } }] };
+  kube = {
+    node: {
+      metadata: { name: 'n1' },
+      status: { capacity: { 'plugboard.example/gpu': '6' }, allocatable: { 'plugboard.example/gpu': '5' } },
+    },
+    pods: [{ metadata: { name: 'a', namespace: 'ns' }, status: { phase: 'Running' } }],
+  };
   model.setKube(kube);
   check('kube');
   resources = [gpu(8, [4])];

@@ -2,7 +2,14 @@
 // turn of the event loop (coalescing bursts), diffs it against the previous one and emits a `change`
 // with the JSON Patch for the full document and for the summary view. Unchanged inputs emit nothing.
 import { EventEmitter } from 'node:events';
-import { BuildCache, buildSnapshot, type KubeInput, type ModelInputs, type PodResourcesInput, type ResourceInput } from './build.js';
+import {
+  BuildCache,
+  buildSnapshot,
+  type KubeInput,
+  type ModelInputs,
+  type PodResourcesInput,
+  type ResourceInput,
+} from './build.js';
 import { diffAndShare, diffDocuments } from './diff.js';
 import { summarize } from './summary.js';
 import type {
@@ -107,7 +114,12 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
 
   setSource(name: keyof SourcesState, state: SourceState): void {
     const prev = this.inputs.sources[name];
-    if (prev.status === state.status && prev.reason === state.reason && prev.lastSuccess === state.lastSuccess) return;
+    if (
+      prev.status === state.status &&
+      prev.reason === state.reason &&
+      prev.lastSuccess === state.lastSuccess
+    )
+      return;
     this.inputs.sources = { ...this.inputs.sources, [name]: state };
     this.invalidate();
   }
@@ -119,7 +131,10 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
   /** Appends to the bounded event ring (oldest dropped first). */
   addEvent(event: NewNodeEvent): NodeEvent {
     const full: NodeEvent = { ...event, seq: ++this.eventSeq, at: event.at ?? this.now().toISOString() };
-    const next = this.events.length >= this.ringSize ? this.events.slice(this.events.length - this.ringSize + 1) : this.events.slice();
+    const next =
+      this.events.length >= this.ringSize
+        ? this.events.slice(this.events.length - this.ringSize + 1)
+        : this.events.slice();
     next.push(full);
     this.events = next;
     this.emit('event', full);
@@ -159,7 +174,8 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
       { ...prevSummary, updatedAt: '' },
       { ...this.currentSummary, updatedAt: '' },
     );
-    if (summaryOps.length) summaryOps.push({ op: 'replace', path: '/updatedAt', value: this.currentSummary.updatedAt });
+    if (summaryOps.length)
+      summaryOps.push({ op: 'replace', path: '/updatedAt', value: this.currentSummary.updatedAt });
     else this.currentSummary = { ...this.currentSummary, updatedAt: prevSummary.updatedAt };
     const change: ModelChange = { snapshot: next, ops, summary: this.currentSummary, summaryOps };
     this.emit('change', change);

@@ -5,7 +5,11 @@ export function summarize(s: NodeSnapshot): NodeSummary {
   const resources: NodeSummary['resources'] = {};
   let unhealthyDevices = 0;
   for (const r of Object.values(s.resources)) {
-    resources[r.name] = { ...r.kubelet, apiServer: r.apiServer, registered: r.registration.phase === 'registered' };
+    resources[r.name] = {
+      ...r.kubelet,
+      apiServer: r.apiServer,
+      registered: r.registration.phase === 'registered',
+    };
     unhealthyDevices += r.kubelet.unhealthy;
   }
   return {

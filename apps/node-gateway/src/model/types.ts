@@ -208,7 +208,10 @@ export interface NodeSummary {
   schema: 1;
   nodeName: string;
   updatedAt: Timestamp;
-  resources: Record<string, ResourceCounts & { apiServer: { capacity: number; allocatable: number } | null; registered: boolean }>;
+  resources: Record<
+    string,
+    ResourceCounts & { apiServer: { capacity: number; allocatable: number } | null; registered: boolean }
+  >;
   unhealthyDevices: number;
   activeFaults: number;
   faultsEnabled: boolean;

@@ -25,16 +25,24 @@ export function loadKubeConfig(mode: 'in-cluster' | 'kubeconfig', file: string |
     if (mode === 'in-cluster') kc.loadFromCluster();
     else kc.loadFromFile(file!);
   } catch (err) {
-    throw new GatewayError('config-invalid', `cannot load ${mode === 'in-cluster' ? 'in-cluster config' : `kubeconfig ${file}`}: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new GatewayError(
+      'config-invalid',
+      `cannot load ${mode === 'in-cluster' ? 'in-cluster config' : `kubeconfig ${file}`}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
-  if (!kc.getCurrentCluster()) throw new GatewayError('config-invalid', `kubeconfig ${file ?? ''} has no current cluster`);
+  if (!kc.getCurrentCluster())
+    throw new GatewayError('config-invalid', `kubeconfig ${file ?? ''} has no current cluster`);
   // client-node refuses plain-HTTP servers unless TLS verification is "skipped"; for an http:// URL
   // there is no TLS to verify (kubelet-sim, kubectl proxy), so say so instead of failing every call.
   if (kc.clusters.some((c) => c.server.startsWith('http://') && !c.skipTLSVerify)) {
     kc.loadFromOptions({
-      clusters: kc.clusters.map((c) => ({ ...c, skipTLSVerify: c.skipTLSVerify || c.server.startsWith('http://') })),
+      clusters: kc.clusters.map((c) => ({
+        ...c,
+        skipTLSVerify: c.skipTLSVerify || c.server.startsWith('http://'),
+      })),
       users: kc.users,
       contexts: kc.contexts,
       currentContext: kc.currentContext,
@@ -85,7 +93,14 @@ export class KubeSource {
     const nodeSelector = `metadata.name=${options.nodeName}`;
     const podSelector = `spec.nodeName=${options.nodeName}`;
     this.node = this.informer(
-      new ListWatch<V1Node>('/api/v1/nodes', watch, () => this.core.listNode({ fieldSelector: nodeSelector }), false, undefined, nodeSelector),
+      new ListWatch<V1Node>(
+        '/api/v1/nodes',
+        watch,
+        () => this.core.listNode({ fieldSelector: nodeSelector }),
+        false,
+        undefined,
+        nodeSelector,
+      ),
       'watch nodes',
     );
     this.pods = this.informer(
@@ -120,7 +135,11 @@ export class KubeSource {
       inf.failures++;
       const message = describe(err);
       this.options.onError?.(operation, message);
-      this.setState({ status: this.state.lastSuccess ? 'stale' : 'connecting', lastSuccess: this.state.lastSuccess, reason: `${operation} failed: ${message}; retrying with backoff` });
+      this.setState({
+        status: this.state.lastSuccess ? 'stale' : 'connecting',
+        lastSuccess: this.state.lastSuccess,
+        reason: `${operation} failed: ${message}; retrying with backoff`,
+      });
       const delay = Math.min(this.options.maxBackoffMs, 250 * 2 ** Math.min(inf.failures, 16));
       inf.timer = setTimeout(() => {
         inf.timer = null;
@@ -160,13 +179,24 @@ export class KubeSource {
   }
 
   private setState(next: SourceState): void {
-    if (next.status === this.state.status && next.reason === this.state.reason && next.lastSuccess === this.state.lastSuccess) return;
+    if (
+      next.status === this.state.status &&
+      next.reason === this.state.reason &&
+      next.lastSuccess === this.state.lastSuccess
+    )
+      return;
     this.state = next;
     this.options.onState(next);
   }
 
   private updateState(): void {
-    if (this.node.synced && this.pods.synced && this.node.failures === 0 && this.pods.failures === 0 && this.state.status !== 'ok') {
+    if (
+      this.node.synced &&
+      this.pods.synced &&
+      this.node.failures === 0 &&
+      this.pods.failures === 0 &&
+      this.state.status !== 'ok'
+    ) {
       this.setState({ status: 'ok', lastSuccess: this.now().toISOString(), reason: null });
     }
   }
@@ -230,7 +260,12 @@ export function createKubeReviewer(
       const tr = await authn.createTokenReview({ body: { spec: { token } } });
       const user = tr.status?.user;
       if (!tr.status?.authenticated || !user?.username) {
-        return { authenticated: false, user: 'unknown', allowed: false, reason: tr.status?.error ?? 'not authenticated' };
+        return {
+          authenticated: false,
+          user: 'unknown',
+          allowed: false,
+          reason: tr.status?.error ?? 'not authenticated',
+        };
       }
       const review = await authz.createSubjectAccessReview({
         body: {

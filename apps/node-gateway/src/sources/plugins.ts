@@ -1,7 +1,12 @@
 // The in-process device plugins as a source: every plugin event refreshes that resource in the model
 // and is forwarded (allocations, preferred-allocation decisions, health transitions, kubelet restarts,
 // registration) to the gateway's hooks for the event ring, metrics and Kubernetes Events.
-import type { PluginRuntime, PreferredAllocationDecision, ResourcePlugin, ResourcePluginEvents } from '@plugboard/plugin';
+import type {
+  PluginRuntime,
+  PreferredAllocationDecision,
+  ResourcePlugin,
+  ResourcePluginEvents,
+} from '@plugboard/plugin';
 import type { NodeModel } from '../model/node-model.js';
 import type { FaultActuator } from '../faults/fault-store.js';
 
@@ -15,7 +20,11 @@ export interface PluginHooks {
 }
 
 function push(model: NodeModel, plugin: ResourcePlugin): void {
-  model.setResource({ name: plugin.resourceName, devices: plugin.devices(), registration: plugin.registration() });
+  model.setResource({
+    name: plugin.resourceName,
+    devices: plugin.devices(),
+    registration: plugin.registration(),
+  });
 }
 
 /** Wires the plugins into the model; returns a function that detaches every listener. */
@@ -28,7 +37,10 @@ export function attachPlugins(
   const detach: (() => void)[] = [];
   for (const plugin of runtime.resources.values()) {
     const name = plugin.resourceName;
-    const on = <K extends keyof ResourcePluginEvents>(event: K, fn: (...args: ResourcePluginEvents[K]) => void): void => {
+    const on = <K extends keyof ResourcePluginEvents>(
+      event: K,
+      fn: (...args: ResourcePluginEvents[K]) => void,
+    ): void => {
       const listener = ((...args: ResourcePluginEvents[K]) => {
         push(model, plugin);
         fn(...args);
@@ -62,7 +74,10 @@ export function attachPlugins(
 }
 
 /** The fault store's actuator: the plugins' fault overlay (faults travel ListAndWatch to the kubelet). */
-export function pluginActuator(runtime: Pick<PluginRuntime, 'resources'>, onError: (message: string) => void): FaultActuator {
+export function pluginActuator(
+  runtime: Pick<PluginRuntime, 'resources'>,
+  onError: (message: string) => void,
+): FaultActuator {
   const run = (resource: string, fn: (p: ResourcePlugin) => void): void => {
     const plugin = runtime.resources.get(resource);
     if (!plugin) return onError(`resource ${resource} is not served by this gateway`);

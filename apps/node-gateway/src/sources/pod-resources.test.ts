@@ -14,20 +14,29 @@ const dir = mkdtempSync(join(tmpdir(), 'pb-prp-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A tiny PodResources server (not kubelet-sim): answers from mutable state, counts calls. */
-async function serve(socket: string, state: { pods: podresources.PodResources[]; ids: string[]; fail?: boolean; calls: number }) {
+async function serve(
+  socket: string,
+  state: { pods: podresources.PodResources[]; ids: string[]; fail?: boolean; calls: number },
+) {
   const server = new Server();
   server.addService(podresources.PodResourcesListerService, {
     list: (_call, cb) => {
       state.calls++;
-      if (state.fail) return cb({ code: status.RESOURCE_EXHAUSTED, details: 'rejected by rate limit' } as never, null);
+      if (state.fail) return cb({ code: status.RESOURCE_EXHAUSTED, details: 'rejected by rate limit' }, null);
       cb(null, { podResources: state.pods });
     },
     getAllocatableResources: (_call, cb) =>
-      cb(null, { devices: [{ resourceName: 'r/gpu', deviceIds: state.ids, topology: undefined }], cpuIds: [], memory: [] }),
-    get: (_call, cb) => cb({ code: status.UNIMPLEMENTED } as never, null),
+      cb(null, {
+        devices: [{ resourceName: 'r/gpu', deviceIds: state.ids, topology: undefined }],
+        cpuIds: [],
+        memory: [],
+      }),
+    get: (_call, cb) => cb({ code: status.UNIMPLEMENTED }, null),
   } satisfies podresources.PodResourcesListerServer);
   await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
   );
   return server;
 }
@@ -35,7 +44,15 @@ async function serve(socket: string, state: { pods: podresources.PodResources[];
 const pod = (name: string, ids: string[]): podresources.PodResources => ({
   name,
   namespace: 'ns',
-  containers: [{ name: 'c', devices: [{ resourceName: 'r/gpu', deviceIds: ids, topology: undefined }], cpuIds: [], memory: [], dynamicResources: [] }],
+  containers: [
+    {
+      name: 'c',
+      devices: [{ resourceName: 'r/gpu', deviceIds: ids, topology: undefined }],
+      cpuIds: [],
+      memory: [],
+      dynamicResources: [],
+    },
+  ],
 });
 
 test('polls, reports only changes, keeps unchanged pods as the same objects, goes stale and recovers by path', async () => {
@@ -59,7 +76,11 @@ test('polls, reports only changes, keeps unchanged pods as the same objects, goe
   assert.equal(states.at(-1)!.status, 'connecting');
   assert.match(states.at(-1)!.reason!, /does not exist/);
 
-  const state = { pods: [pod('a', ['g0']), pod('b', ['g1'])], ids: ['g0', 'g1', 'g2'], calls: 0 };
+  const state: { pods: podresources.PodResources[]; ids: string[]; fail?: boolean; calls: number } = {
+    pods: [pod('a', ['g0']), pod('b', ['g1'])],
+    ids: ['g0', 'g1', 'g2'],
+    calls: 0,
+  };
   let server = await serve(socket, state);
   await waitFor('first data', () => data.length === 1);
   assert.equal(states.at(-1)!.status, 'ok');

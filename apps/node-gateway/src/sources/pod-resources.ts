@@ -36,7 +36,9 @@ function call<Req, Res>(
       opts: { deadline: number },
       cb: (err: ServiceError | null, res: Res) => void,
     ) => void;
-    fn(req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res)));
+    fn(req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    );
   });
 }
 
@@ -111,7 +113,12 @@ export class PodResourcesPoller {
   }
 
   private setState(next: SourceState): void {
-    if (next.status === this.state.status && next.reason === this.state.reason && next.lastSuccess === this.state.lastSuccess) return;
+    if (
+      next.status === this.state.status &&
+      next.reason === this.state.reason &&
+      next.lastSuccess === this.state.lastSuccess
+    )
+      return;
     this.state = next;
     this.options.onState(next);
   }
@@ -132,9 +139,11 @@ export class PodResourcesPoller {
       return prev ?? value;
     };
     const nextPods = pods.map(reuse);
-    const samePods = nextPods.length === this.lastPods.length && nextPods.every((p, i) => p === this.lastPods[i]);
+    const samePods =
+      nextPods.length === this.lastPods.length && nextPods.every((p, i) => p === this.lastPods[i]);
     const allocatableJson = `allocatable:${JSON.stringify(allocatable)}`;
-    const prevAllocatable = this.lastParts.get(allocatableJson) as podresources.AllocatableResourcesResponse | undefined;
+    const prevAllocatable = this.lastParts.get(allocatableJson) as
+      podresources.AllocatableResourcesResponse | undefined;
     parts.set(allocatableJson, prevAllocatable ?? allocatable);
     const changed = !samePods || prevAllocatable === undefined || !this.hasData;
     this.lastParts = parts;
@@ -152,13 +161,20 @@ export class PodResourcesPoller {
         if (!s.isSocket()) throw new Error(`${this.options.socket} is not a socket`);
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
-        throw Object.assign(new Error(e.code === 'ENOENT' ? `socket ${this.options.socket} does not exist` : e.message), {
-          grpcCode: e.code ?? 'ERROR',
-        });
+        throw Object.assign(
+          new Error(e.code === 'ENOENT' ? `socket ${this.options.socket} does not exist` : e.message),
+          {
+            grpcCode: e.code ?? 'ERROR',
+          },
+        );
       }
-      this.client ??= new podresources.PodResourcesListerClient(`unix://${this.options.socket}`, credentials.createInsecure(), {
-        'grpc.max_receive_message_length': 64 << 20,
-      });
+      this.client ??= new podresources.PodResourcesListerClient(
+        `unix://${this.options.socket}`,
+        credentials.createInsecure(),
+        {
+          'grpc.max_receive_message_length': 64 << 20,
+        },
+      );
       method = 'List';
       const list = await call<podresources.ListPodResourcesRequest, podresources.ListPodResourcesResponse>(
         this.client,
@@ -167,12 +183,10 @@ export class PodResourcesPoller {
         this.options.timeoutMs,
       );
       method = 'GetAllocatableResources';
-      const allocatable = await call<podresources.AllocatableResourcesRequest, podresources.AllocatableResourcesResponse>(
-        this.client,
-        'getAllocatableResources',
-        {},
-        this.options.timeoutMs,
-      );
+      const allocatable = await call<
+        podresources.AllocatableResourcesRequest,
+        podresources.AllocatableResourcesResponse
+      >(this.client, 'getAllocatableResources', {}, this.options.timeoutMs);
       this.options.onPoll?.(Number(process.hrtime.bigint() - started) / 1e9);
       this.failures = 0;
       const { data, changed } = this.stabilize(list.podResources, allocatable);
@@ -183,7 +197,8 @@ export class PodResourcesPoller {
     } catch (err) {
       this.failures++;
       const e = err as ServiceError & { grpcCode?: string };
-      const code = e.grpcCode ?? (typeof e.code === 'number' ? (grpcStatus[e.code] ?? String(e.code)) : 'UNKNOWN');
+      const code =
+        e.grpcCode ?? (typeof e.code === 'number' ? (grpcStatus[e.code] ?? String(e.code)) : 'UNKNOWN');
       this.options.onError?.(method, code, e.details || e.message);
       // A fresh channel next time: the kubelet may have replaced the socket file.
       this.closeClient();
