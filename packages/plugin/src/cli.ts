@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { DEVICE_PLUGIN_PATH, PLUGINS_REGISTRY_PATH } from '@plugboard/proto';
 import { loadPluginConfig } from './config.js';
 import { PluginError } from './errors.js';
-import { createLogger, type LogLevel } from './logger.js';
+import { createLogger, flushLogger, type LogLevel } from './logger.js';
 import { startPlugins, type StartPluginsOptions } from './runtime.js';
 import type { RegistrationMode } from './types.js';
 
@@ -113,6 +113,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     const e = PluginError.from(err);
     process.stderr.write(`plugboard-plugin: ${e.message}\n`);
     logger.error({ code: e.code, err: e.message }, 'start failed');
+    await flushLogger(logger);
     return 1;
   }
   logger.info(
@@ -124,12 +125,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   // The kubelet gives plugins little time; never hang past the 5 s budget.
   const guard = setTimeout(() => {
     logger.error('stop took longer than 4 s; exiting');
+    logger.flush();
     process.exit(1);
   }, 4000);
   guard.unref();
   await runtime.stop();
   clearTimeout(guard);
   logger.info('stopped');
+  await flushLogger(logger);
   return 0;
 }
 

@@ -33,7 +33,7 @@ export { PathsSource, type PathsSourceOptions } from './sources/paths.js';
 export { SysfsPciSource, type SysfsPciSourceOptions } from './sources/sysfs-pci.js';
 export { ScanningSource } from './sources/scanning.js';
 export { REPLICA_SEPARATOR } from './device-state.js';
-export { createLogger, type LogLevel } from './logger.js';
+export { createLogger, flushLogger, type LogLevel } from './logger.js';
 export type {
   DeviceHealth,
   DeviceSource,
