@@ -226,6 +226,82 @@ test('a REST fault turns the device Unhealthy in the stream and in the kubelet a
   await stream.close();
 });
 
+test('faults and health transitions are Kubernetes Events on the Node; metrics show them', async () => {
+  type EventList = {
+    items: { reason: string; message: string; involvedObject: { kind: string; name: string } }[];
+  };
+  const events = await waitFor('Events posted on the Node', async () => {
+    const list = (await (await fetch(`${sim.url}/api/v1/namespaces/default/events`)).json()) as EventList;
+    const mine = list.items.filter(
+      (e) => e.involvedObject.kind === 'Node' && e.involvedObject.name === sim.nodeName,
+    );
+    return mine.some((e) => e.reason === 'PlugboardFaultInjected') &&
+      mine.some((e) => e.reason === 'DeviceUnhealthy')
+      ? mine
+      : null;
+  });
+  assert.ok(events.some((e) => e.reason === 'PlugboardFaultCleared' && /deleted/.test(e.message)));
+  assert.ok(events.some((e) => e.reason === 'DeviceHealthy'));
+  const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+  assert.match(
+    metrics,
+    /plugboard_device_healthy\{node="int-node",resource="plugboard\.example\/gpu",device="gpu-0"\} 1/,
+  );
+  assert.match(
+    metrics,
+    /plugboard_device_plugin_allocate_duration_seconds_count\{resource="plugboard\.example\/gpu",result="success"\} [1-9]/,
+  );
+  assert.match(
+    metrics,
+    /plugboard_device_plugin_registrations_total\{resource="plugboard\.example\/gpu"\} [1-9]/,
+  );
+  assert.match(
+    metrics,
+    /plugboard_container_device_allocations\{node="int-node",namespace="ml",pod="train",container="main",resource="plugboard\.example\/gpu"\} 2/,
+  );
+  assert.match(
+    metrics,
+    /plugboard_gateway_faults_injected_total\{resource="plugboard\.example\/gpu"\} [1-9]/,
+  );
+});
+
+test('a YAML timeline scenario fails a NUMA node through the kubelet and heals it on schedule', async () => {
+  const yaml = [
+    'name: numa-outage',
+    'steps:',
+    '  - at: 0s',
+    `    node: ${sim.nodeName}`,
+    '    action: fail-numa-node',
+    '    numaNode: 1',
+    `    resource: ${GPU}`,
+    '  - at: 400ms',
+    '    action: heal-numa-node',
+    '    numaNode: 1',
+    '  - at: 0s',
+    '    node: some-other-node',
+    '    action: restart-kubelet',
+  ].join('\n');
+  const r = await api('/api/v1/scenarios', {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/yaml' },
+    body: yaml,
+  });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  const state = r.body as unknown as {
+    id: string;
+    scenario: { steps: { status: string }[]; faultIds: string[] };
+  };
+  assert.deepEqual(
+    state.scenario.steps.map((s) => s.status),
+    ['done', 'pending', 'skipped'],
+  );
+  assert.equal(state.scenario.faultIds.length, 4, 'GPUs 4-7 sit on NUMA node 1');
+  await waitFor('kubelet allocatable drops by the NUMA node', () => simAllocatable() === 4);
+  await waitFor('heal step ran', () => simAllocatable() === 8, 5000);
+  assert.equal((await api(`/api/v1/scenarios/${state.id}`, { method: 'DELETE', headers: auth })).status, 204);
+  assert.equal((await api(`/api/v1/scenarios/${state.id}`)).status, 404);
+});
+
 test('a fault with ttlSeconds expires on its own', async () => {
   const id = await injectFault('gpu-7', { ttlSeconds: 1 });
   assert.equal((await api(`/api/v1/faults/${id}`)).status, 200);

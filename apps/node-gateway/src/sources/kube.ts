@@ -225,7 +225,7 @@ export class KubeSource {
       return;
     }
     this.eventTokens--;
-    const now = this.now().toISOString();
+    const now = this.now();
     const nodeUid = this.node.lw.list()[0]?.metadata?.uid ?? this.options.nodeName;
     const body: CoreV1Event = {
       metadata: { generateName: `${this.options.nodeName}.`, namespace: 'default' },
@@ -236,8 +236,8 @@ export class KubeSource {
       source: { component: 'plugboard-gateway', host: this.options.nodeName },
       reportingComponent: 'plugboard-gateway',
       reportingInstance: this.options.nodeName,
-      firstTimestamp: now as unknown as Date,
-      lastTimestamp: now as unknown as Date,
+      firstTimestamp: now,
+      lastTimestamp: now,
       count: 1,
     };
     try {
