@@ -35,8 +35,8 @@ before(async () => {
 after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** The rendered test script, pointed at the stand-in gateway. */
-function hookScript(): string {
-  const pod = only(render({ values: { tests: { timeoutSeconds: 3 } } }), 'Pod', '-test-gateway-readyz');
+function hookScript(timeoutSeconds: number): string {
+  const pod = only(render({ values: { tests: { timeoutSeconds } } }), 'Pod', '-test-gateway-readyz');
   assert.deepEqual(at(pod, 'spec', 'containers', 0, 'command'), ['node', '-e']);
   const script = String(at(pod, 'spec', 'containers', 0, 'args', 0));
   const pointed = script
@@ -48,9 +48,11 @@ function hookScript(): string {
   return pointed;
 }
 
-async function runHook(): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runHook(timeoutSeconds = 10): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['-e', hookScript()], { timeout: 30_000 });
+    const { stdout, stderr } = await run(process.execPath, ['-e', hookScript(timeoutSeconds)], {
+      timeout: 30_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -78,7 +80,7 @@ describe('helm test hook script', () => {
   it('fails with the gateway answer once the deadline passes', async () => {
     answers = [503];
     requests = 0;
-    const res = await runHook();
+    const res = await runHook(1);
     assert.equal(res.code, 1);
     assert.match(res.stderr, /-> 503 .*not registered yet: plugboard\.example\/gpu/);
     assert.ok(requests >= 2, `retried (${requests} requests)`);
