@@ -17,6 +17,9 @@ export interface InvolvedObject {
 }
 
 export class EventRecorder {
+  /** Aggregation key (object, reason, message) → Event name. */
+  private readonly byKey = new Map<string, string>();
+
   constructor(
     private readonly store: ObjectStore,
     private readonly nodeName: string,
@@ -24,13 +27,10 @@ export class EventRecorder {
 
   record(involved: InvolvedObject, type: EventType, reason: string, message: string): KubeObject {
     const namespace = involved.namespace ?? 'default';
-    const existing = this.store.list(
-      (e) =>
-        e.metadata.namespace === namespace &&
-        sameInvolved(e, involved) &&
-        e['reason'] === reason &&
-        e['message'] === message,
-    ).items[0];
+    const key = JSON.stringify([involved.kind, involved.uid, involved.fieldPath ?? '', reason, message]);
+    const known = this.byKey.get(key);
+    // The stored Event may have been evicted (maxEvents) since; then a new one starts.
+    const existing = known ? this.store.get(namespace, known) : undefined;
     const now = kubeTime();
     if (existing) {
       return this.store.upsert({
@@ -39,11 +39,14 @@ export class EventRecorder {
         lastTimestamp: now,
       });
     }
+    const name = `${involved.name}.${randomBytes(8).toString('hex')}`;
+    if (this.byKey.size > 10_000) this.byKey.clear(); // a lookup cache, not state: bounded
+    this.byKey.set(key, name);
     return this.store.upsert({
       apiVersion: 'v1',
       kind: 'Event',
       metadata: {
-        name: `${involved.name}.${randomBytes(8).toString('hex')}`,
+        name,
         namespace,
         uid: randomUUID(),
         creationTimestamp: now,
@@ -61,14 +64,4 @@ export class EventRecorder {
       reportingInstance: this.nodeName,
     });
   }
-}
-
-function sameInvolved(e: KubeObject, involved: InvolvedObject): boolean {
-  const o = e['involvedObject'] as InvolvedObject | undefined;
-  return (
-    !!o &&
-    o.uid === involved.uid &&
-    o.kind === involved.kind &&
-    (o.fieldPath ?? '') === (involved.fieldPath ?? '')
-  );
 }

@@ -114,17 +114,14 @@ export class PodManager {
 
   constructor(private readonly o: PodManagerOptions) {
     this.log = o.logger.child({ component: 'pods' });
-    o.deviceManager.on('devices', () => this.onDeviceHealth());
+    o.deviceManager.on('devices', ({ resource }) => this.onDeviceHealth(resource));
   }
 
   /** Pods the kubelet considers active (not terminal): what PodResources lists. */
   activePods(): { spec: PodSpec; containers: ContainerSpec[] }[] {
     return [...this.pods.values()]
       .filter((p) => !isTerminal(p) && !p.gone)
-      .map((p) => ({
-        spec: p.spec,
-        containers: [...p.init.filter((c) => c.spec.sidecar), ...p.app].map((c) => c.spec),
-      }));
+      .map((p) => ({ spec: p.spec, containers: reportedContainers(p) }));
   }
 
   /**
@@ -466,10 +463,16 @@ export class PodManager {
     await this.advance(pod);
   }
 
-  /** Device health changed: running containers on an unhealthy device fail. */
-  private onDeviceHealth(): void {
+  /** Device health of `resource` changed: running containers on an unhealthy device fail. */
+  private onDeviceHealth(resource: string): void {
     for (const pod of this.pods.values()) {
       if (pod.gone || isTerminal(pod)) continue;
+      const uses = [...pod.init, ...pod.app].some((c) =>
+        this.o.deviceManager
+          .containerAllocations(pod.spec.uid, c.spec.name)
+          .some((a) => a.resource === resource),
+      );
+      if (!uses) continue;
       for (const c of [...pod.init, ...pod.app]) {
         if (c.state.kind !== 'running') continue;
         const bad = this.unhealthyDevice(pod, c);
