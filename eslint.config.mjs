@@ -2,7 +2,17 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '**/.next/**', 'packages/proto/src/gen/**', '**/*.mjs', '**/*.js', 'apps/web/next-env.d.ts'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      '**/.next/**',
+      'packages/proto/src/gen/**',
+      '**/*.mjs',
+      '**/*.js',
+      'apps/web/next-env.d.ts',
+    ],
+  },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
