@@ -93,7 +93,15 @@ export class ApiServer {
       this.handle(req, res).catch((err: unknown) => this.fail(req, res, err));
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          new KubeletSimError(
+            'Config',
+            `listen: cannot listen on ${this.o.host}:${this.o.port}: ${err.code ?? err.message}`,
+            { cause: err },
+          ),
+        ),
+      );
       server.listen(this.o.port, this.o.host, () => resolve());
     });
     this.server = server;

@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -23,6 +24,33 @@ test('bad flags exit 2 and name the flag', () => {
   const unknown = spawnSync(process.execPath, [BIN, '--bogus'], { encoding: 'utf8' });
   assert.equal(unknown.status, 2);
   assert.match(unknown.stderr, /Unknown option '--bogus'/);
+});
+
+test('a listen address that cannot be bound exits 2 naming --listen', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'pb-ksim-cli-'));
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  try {
+    const port = (blocker.address() as AddressInfo).port;
+    const res = spawnSync(
+      process.execPath,
+      [
+        BIN,
+        '--device-plugin-dir',
+        join(root, 'dp'),
+        '--state-dir',
+        join(root, 'st'),
+        '--listen',
+        `127.0.0.1:${port}`,
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(res.status, 2);
+    assert.match(res.stdout, /listen: cannot listen on 127\.0\.0\.1:\d+: EADDRINUSE/);
+  } finally {
+    blocker.close();
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test('runs, answers the control API, and removes its sockets on SIGTERM', async () => {
