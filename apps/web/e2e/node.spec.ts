@@ -53,6 +53,20 @@ test('the node page shows every device grouped by NUMA node with correct pod ass
       pod.numaAlignment.verdict === 'aligned' ? 'NUMA-aligned' : 'spread',
     );
   }
+  // A pod's footprint on the map.
+  await page.getByRole('button', { name: 'Show ml/train on the map' }).click();
+  const held = Object.values(truth.devices)
+    .filter((d) => d.allocation?.pod === 'train')
+    .map((d) => d.id)
+    .sort();
+  await expect(page.locator('li.tile.highlighted')).toHaveCount(held.length);
+  for (const id of held) {
+    await expect(
+      page.getByRole('button', { name: new RegExp(`^${id}\\s*,.*held by the selected pod$`) }),
+    ).toBeVisible();
+  }
+  await page.getByRole('button', { name: 'Clear highlight' }).click();
+  await expect(page.locator('li.tile.highlighted')).toHaveCount(0);
   await expect(page.getByText('✓ registered', { exact: true })).toHaveCount(
     Object.keys(truth.resources).length,
   );

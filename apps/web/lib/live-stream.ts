@@ -81,7 +81,10 @@ export class LiveStream<T> {
     const ws = this.ws;
     this.ws = null;
     if (!ws) return;
-    ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+    ws.onopen = ws.onmessage = ws.onclose = null;
+    // Closing a socket that is still connecting reports an error; it is expected, so swallow it
+    // (some WebSocket implementations throw when an error has no listener).
+    ws.onerror = () => {};
     if (ws.readyState === ws.CONNECTING || ws.readyState === ws.OPEN) ws.close(1000);
   }
 

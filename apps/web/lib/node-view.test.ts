@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NodeSnapshot } from '@plugboard/node-gateway/model';
 import { makeSnapshot } from '../test/make-snapshot';
-import { blastRadius, deviceHistory, explainAllocatable, groupByNuma } from './node-view';
+import { blastRadius, deviceHistory, explainAllocatable, groupByNuma, podFootprint } from './node-view';
 import { formatIdRanges } from './format';
 
 const R = 'plugboard.example/gpu';
@@ -163,5 +163,17 @@ describe('formatIdRanges', () => {
   it('compresses CPU lists', () => {
     assert.equal(formatIdRanges([3, 0, 1, 2, 8, 9, 11]), '0-3, 8-9, 11');
     assert.equal(formatIdRanges([]), 'none');
+  });
+});
+
+describe('podFootprint', () => {
+  it('maps a pod to the tiles of the physical devices it holds', () => {
+    const node = makeSnapshot({ devices: 8, numaNodes: 1, pods: 3, replicas: 4 });
+    assert.deepEqual([...podFootprint(node, 'batch/pod-1')], [`${R}/dev-0`]);
+    assert.deepEqual(
+      [...podFootprint(makeSnapshot({ devices: 8, numaNodes: 2, pods: 2, devicesPerPod: 3 }), 'batch/pod-1')],
+      [`${R}/dev-3`, `${R}/dev-4`, `${R}/dev-5`],
+    );
+    assert.equal(podFootprint(node, 'nope/x').size, 0);
   });
 });

@@ -212,3 +212,19 @@ export function faultsForDevice(node: NodeSnapshot, d: DeviceState): FaultState[
 export function podStatus(pod: PodState): string {
   return pod.reason ?? pod.phase;
 }
+
+/** The tiles (`${resource}/${physical id}`) a pod's containers hold: its footprint on the NUMA map. */
+export function podFootprint(node: NodeSnapshot, podKey: string): Set<string> {
+  const out = new Set<string>();
+  const pod = node.pods[podKey];
+  if (!pod) return out;
+  for (const c of pod.containers) {
+    for (const keys of Object.values(c.devices)) {
+      for (const k of keys) {
+        const d = node.devices[k];
+        if (d) out.add(`${d.resource}/${physicalId(d)}`);
+      }
+    }
+  }
+  return out;
+}

@@ -14,6 +14,8 @@ export interface DeviceTileProps {
   devices: readonly DeviceState[];
   faultControl: FaultControl;
   pending: boolean;
+  /** Part of the selected pod's footprint. */
+  highlighted?: boolean;
   onOpen: (tileKey: string) => void;
   onToggleFault: (tileKey: string) => void;
   /** Test hook: counts renders. */
@@ -30,6 +32,7 @@ function DeviceTileView({
   devices,
   faultControl,
   pending,
+  highlighted = false,
   onOpen,
   onToggleFault,
   onRender,
@@ -49,7 +52,7 @@ function DeviceTileView({
   // is read is what is shown: "gpu-0, Unhealthy, simulated fault, xid 79, used by ml/train".
   const sep = <span className="sr-only">, </span>;
   return (
-    <li className={`tile ${cls}`} data-device={id}>
+    <li className={`tile ${cls}${highlighted ? ' highlighted' : ''}`} data-device={id}>
       <button type="button" className="open" aria-haspopup="dialog" onClick={() => onOpen(tileKey)}>
         <span className="id mono">{id}</span>
         {sep}
@@ -82,6 +85,7 @@ function DeviceTileView({
           )}
           {shared && ` · ${users.length}/${devices.length} replicas in use`}
         </span>
+        {highlighted && <span className="sr-only">, held by the selected pod</span>}
         {numa.length > 1 && (
           <>
             {sep}
@@ -121,6 +125,7 @@ export const DeviceTile = memo(
     a.tileKey === b.tileKey &&
     a.id === b.id &&
     a.pending === b.pending &&
+    a.highlighted === b.highlighted &&
     a.faultControl === b.faultControl &&
     a.onOpen === b.onOpen &&
     a.onToggleFault === b.onToggleFault &&

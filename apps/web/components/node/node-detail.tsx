@@ -9,7 +9,7 @@ import type { NodeSnapshot } from '@plugboard/node-gateway/model';
 import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
 import { configQuery, nodeQuery, queryKeys } from '../../lib/queries';
 import { useLiveQuery } from '../../lib/use-live-query';
-import { tileDevices } from '../../lib/node-view';
+import { podFootprint, tileDevices } from '../../lib/node-view';
 import { formatTime } from '../../lib/format';
 import { useToken } from '../../lib/token';
 import { markAfterPaint } from '../../lib/perf-marks';
@@ -81,6 +81,15 @@ export function NodeDetail({ name }: { name: string }) {
   const [drawerTile, setDrawerTile] = useState<string | null>(null);
   const [awaiting, setAwaiting] = useState<ReadonlyMap<string, Awaiting>>(new Map());
   const [notice, setNotice] = useState<string | null>(null);
+  const [selectedPod, setSelectedPod] = useState<string | null>(null);
+  const footprint = useMemo(
+    () => (node && selectedPod ? podFootprint(node, selectedPod) : undefined),
+    [node, selectedPod],
+  );
+  const selectPod = useCallback((podKey: string | null) => {
+    setSelectedPod(podKey);
+    if (podKey) document.getElementById('numa-map')?.scrollIntoView({ block: 'start' });
+  }, []);
 
   // Deep link: ?device=<resource>/<id> opens that device's drawer.
   useEffect(() => {
@@ -228,7 +237,21 @@ export function NodeDetail({ name }: { name: string }) {
       <h2>Resources</h2>
       <ResourcePanel node={node} />
 
-      <h2>NUMA map</h2>
+      <h2 id="numa-map">NUMA map</h2>
+      {selectedPod && (
+        <p className="notice info row" role="status">
+          <span>
+            Highlighting the devices of <span className="mono">{selectedPod}</span>
+            {node.pods[selectedPod]
+              ? ` (${node.pods[selectedPod].numaAlignment.reason})`
+              : ' (the pod is gone)'}
+            .
+          </span>
+          <button type="button" onClick={() => setSelectedPod(null)}>
+            Clear highlight
+          </button>
+        </p>
+      )}
       {faultControl.mode === 'disabled' && (
         <p id="fault-disabled-reason" className="muted">
           {faultControl.reason}
@@ -243,12 +266,13 @@ export function NodeDetail({ name }: { name: string }) {
         node={node}
         faultControl={faultControl}
         pendingTiles={pendingTiles}
+        {...(footprint ? { highlightTiles: footprint } : {})}
         onOpen={openDrawer}
         onToggleFault={openFaultDialog}
       />
 
       <h2>Pods</h2>
-      <PodTable node={node} />
+      <PodTable node={node} selectedPod={selectedPod} onSelectPod={selectPod} />
 
       <h2>Fault injection</h2>
       {hiddenReason ? (

@@ -4,6 +4,7 @@ import { act, cleanup, render, screen, within } from '@testing-library/react';
 import type { NodeSnapshot } from '@plugboard/node-gateway/model';
 import { makeSnapshot } from '../../test/make-snapshot';
 import { applyLiveMessage } from '../../lib/live-document';
+import { podFootprint } from '../../lib/node-view';
 import { NumaMap } from './numa-map';
 import type { FaultControl } from './device-tile';
 
@@ -19,18 +20,19 @@ function renderMap(
   faultControl: FaultControl = enabled,
   onTileRender?: (k: string) => void,
 ) {
-  const ui = (n: NodeSnapshot) => (
+  const ui = (n: NodeSnapshot, highlight?: ReadonlySet<string>) => (
     <NumaMap
       node={n}
       faultControl={faultControl}
       pendingTiles={noPending}
       onOpen={noop}
       onToggleFault={noop}
+      {...(highlight ? { highlightTiles: highlight } : {})}
       {...(onTileRender ? { onTileRender } : {})}
     />
   );
   const r = render(ui(node));
-  return { ...r, update: (n: NodeSnapshot) => r.rerender(ui(n)) };
+  return { ...r, update: (n: NodeSnapshot, highlight?: ReadonlySet<string>) => r.rerender(ui(n, highlight)) };
 }
 
 describe('NumaMap', () => {
@@ -114,5 +116,19 @@ describe('NumaMap', () => {
       within(tile).getByRole('switch', { name: 'Fault dev-700' }).getAttribute('aria-checked'),
       'true',
     );
+  });
+
+  it('selecting a pod highlights exactly its footprint and re-renders only those tiles', () => {
+    const renders = new Map<string, number>();
+    const node = makeSnapshot({ devices: 64, numaNodes: 2, pods: 20, devicesPerPod: 2 });
+    const view = renderMap(node, enabled, (k) => renders.set(k, (renders.get(k) ?? 0) + 1));
+    renders.clear();
+    act(() => view.update(node, podFootprint(node, 'ml/pod-4')));
+    assert.deepEqual([...renders.keys()].sort(), [`${R}/dev-8`, `${R}/dev-9`]);
+    const highlighted = [...view.container.querySelectorAll('li.highlighted')].map((li) =>
+      li.getAttribute('data-device'),
+    );
+    assert.deepEqual(highlighted, ['dev-8', 'dev-9']);
+    assert.ok(screen.getByRole('button', { name: /^dev-8\s*,.*held by the selected pod$/ }));
   });
 });

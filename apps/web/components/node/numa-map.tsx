@@ -9,6 +9,8 @@ export interface NumaMapProps {
   node: NodeSnapshot;
   faultControl: FaultControl;
   pendingTiles: ReadonlySet<string>;
+  /** Tiles of the selected pod (its footprint), highlighted in the map. */
+  highlightTiles?: ReadonlySet<string>;
   onOpen: (tileKey: string) => void;
   onToggleFault: (tileKey: string) => void;
   onTileRender?: (tileKey: string) => void;
@@ -18,6 +20,7 @@ export const NumaMap = memo(function NumaMap({
   node,
   faultControl,
   pendingTiles,
+  highlightTiles,
   onOpen,
   onToggleFault,
   onTileRender,
@@ -69,6 +72,7 @@ export const NumaMap = memo(function NumaMap({
                     devices={t.deviceKeys.map((k) => node.devices[k]!)}
                     faultControl={faultControl}
                     pending={pendingTiles.has(t.key)}
+                    highlighted={highlightTiles?.has(t.key) ?? false}
                     onOpen={onOpen}
                     onToggleFault={onToggleFault}
                     {...(onTileRender ? { onRender: onTileRender } : {})}

@@ -9,7 +9,13 @@ function shortDevice(key: string): string {
   return i < 0 ? key : key.slice(i + 1);
 }
 
-const PodRow = memo(function PodRow({ pod }: { pod: PodState }) {
+interface PodRowProps {
+  pod: PodState;
+  selected: boolean;
+  onSelect: (podKey: string | null) => void;
+}
+
+const PodRow = memo(function PodRow({ pod, selected, onSelect }: PodRowProps) {
   const status = podStatus(pod);
   const statusCls = pod.phase === 'Running' && !pod.reason ? 'ok' : pod.phase === 'Pending' ? 'info' : 'bad';
   const a = pod.numaAlignment;
@@ -27,6 +33,14 @@ const PodRow = memo(function PodRow({ pod }: { pod: PodState }) {
               <th scope="row" rowSpan={rows.length}>
                 <span className="mono">{pod.name}</span>
                 <div className="muted">{pod.namespace}</div>
+                <button
+                  type="button"
+                  aria-pressed={selected}
+                  style={{ marginTop: '0.25rem', fontSize: '0.85em', fontWeight: 400 }}
+                  onClick={() => onSelect(selected ? null : pod.key)}
+                >
+                  Show {pod.key} on the map
+                </button>
               </th>
               <td rowSpan={rows.length}>
                 <span className={`badge ${statusCls}`}>{status}</span>
@@ -89,7 +103,13 @@ const PodRow = memo(function PodRow({ pod }: { pod: PodState }) {
   );
 });
 
-export const PodTable = memo(function PodTable({ node }: { node: NodeSnapshot }) {
+export interface PodTableProps {
+  node: NodeSnapshot;
+  selectedPod: string | null;
+  onSelectPod: (podKey: string | null) => void;
+}
+
+export const PodTable = memo(function PodTable({ node, selectedPod, onSelectPod }: PodTableProps) {
   const [onlyAffected, setOnlyAffected] = useState(false);
   const [text, setText] = useState('');
   const pods = useMemo(() => {
@@ -155,7 +175,7 @@ export const PodTable = memo(function PodTable({ node }: { node: NodeSnapshot })
           </thead>
           <tbody>
             {pods.map((p) => (
-              <PodRow key={p.key} pod={p} />
+              <PodRow key={p.key} pod={p} selected={selectedPod === p.key} onSelect={onSelectPod} />
             ))}
           </tbody>
         </table>
