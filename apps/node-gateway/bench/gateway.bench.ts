@@ -29,6 +29,19 @@ const pct = (xs: number[], p: number) =>
 const rssOf = (pid: number) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const mb = (b: number) => (b / 1048576).toFixed(1);
+/** Bucket upper bounds at which a Prometheus histogram reaches the 50th and 99th percentile. */
+function histogram(text: string, name: string): { p50: number; p99: number; count: number } {
+  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)$`, 'gm'))].map(
+    (m) => ({
+      le: m[1] === '+Inf' ? Infinity : Number(m[1]),
+      n: Number(m[2]),
+    }),
+  );
+  const count = buckets.at(-1)?.n ?? 0;
+  const at = (q: number) => buckets.find((b) => b.n >= q * count)?.le ?? NaN;
+  return { p50: at(0.5), p99: at(0.99), count };
+}
+
 /** utime + stime of a process, in seconds (clock ticks of 1/100 s on Linux). */
 const cpuOf = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -143,6 +156,10 @@ async function gatewayScenario() {
       );
     }
     const cpuPerCycle = (cpuOf(child.pid!) - cpu0) / FAULTS;
+    const updates = histogram(
+      await (await fetch(`${url}/metrics`)).text(),
+      'plugboard_gateway_model_update_duration_seconds',
+    );
     // Let the PodResources poll and event ring settle, then measure the gateway process.
     await new Promise((r) => setTimeout(r, 1500));
     const rss = rssOf(child.pid!);
@@ -157,6 +174,7 @@ async function gatewayScenario() {
       rssIdle,
       heapUsed,
       cpuPerCycle,
+      updates,
       load,
       devices: Object.keys(node.devices).length,
       pods: Object.keys(node.pods).length,
@@ -263,6 +281,7 @@ const lines = [
   `scale: ${g.devices} devices, ${g.pods} pods (kubelet-sim + real plugin, gateway as a separate process)`,
   `fault → patch at client: p50 ${pct(g.latencies, 50).toFixed(2)} ms, p99 ${pct(g.latencies, 99).toFixed(2)} ms (n=${g.latencies.length}; target p99 ≤ 50 ms)`,
   `one-device fault patch: ${g.patchBytes} B; full snapshot: ${g.snapshotBytes} B (${(g.snapshotBytes / g.patchBytes).toFixed(0)}× larger)`,
+  `gateway model update (rebuild + diff + broadcast), all ${g.updates.count} updates of the run: p50 ≤ ${g.updates.p50 * 1000} ms, p99 ≤ ${g.updates.p99 * 1000} ms (histogram bucket bounds)`,
   `gateway CPU per fault cycle (inject + heal, incl. PodResources polls and API-server updates it causes): ${(g.cpuPerCycle * 1000).toFixed(1)} ms; 1-min load average during the run: ${g.load.toFixed(1)} on ${(await import('node:os')).cpus().length} cores`,
   `gateway RSS: ${mb(g.rssIdle)} MB when ready (no pods), ${mb(g.rss)} MB at scale, V8 heap used ${mb(g.heapUsed)} MB (target ≤ 120 MB)`,
   `fan-out ${CLIENTS} clients × ${MESSAGES} msgs (median of 3): gateway hub ${f.hub.msgsPerSec.toFixed(0)} msg/s (${f.hub.cpuSeconds.toFixed(2)} s CPU), bare ws ${f.bare.msgsPerSec.toFixed(0)} msg/s (${f.bare.cpuSeconds.toFixed(2)} s CPU)`,

@@ -191,6 +191,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     model.on('change', (c) => {
       hub.channels.full.publish(c.snapshot, c.ops);
       hub.channels.summary.publish(c.summary, c.summaryOps);
+      metrics.modelUpdateDuration.observe((performance.now() - c.startedAt) / 1000);
     });
 
     // --- plugins

@@ -177,6 +177,12 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
       labelNames: ['operation'] as const,
       registers: [registry],
     }),
+    modelUpdateDuration: new Histogram({
+      name: 'plugboard_gateway_model_update_duration_seconds',
+      help: 'Time to rebuild the node model, diff it and hand the patch to every stream client.',
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    }),
     faultsInjected: new Counter({
       name: 'plugboard_gateway_faults_injected_total',
       help: 'Simulated faults injected.',

@@ -29,6 +29,8 @@ export interface ModelChange {
   summary: NodeSummary;
   /** Empty when the change did not touch the summary. */
   summaryOps: JsonPatchOp[];
+  /** performance.now() when the rebuild began (for latency metrics). */
+  startedAt: number;
 }
 
 export type NewNodeEvent = Omit<NodeEvent, 'seq' | 'at'> & { at?: string };
@@ -156,6 +158,7 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
       clearImmediate(this.scheduled);
       this.scheduled = null;
     }
+    const startedAt = performance.now();
     const prev = this.current;
     const diff = diffAndShare(prev, this.build(prev.updatedAt));
     let next = diff.document;
@@ -177,7 +180,7 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
     if (summaryOps.length)
       summaryOps.push({ op: 'replace', path: '/updatedAt', value: this.currentSummary.updatedAt });
     else this.currentSummary = { ...this.currentSummary, updatedAt: prevSummary.updatedAt };
-    const change: ModelChange = { snapshot: next, ops, summary: this.currentSummary, summaryOps };
+    const change: ModelChange = { snapshot: next, ops, summary: this.currentSummary, summaryOps, startedAt };
     this.emit('change', change);
     return change;
   }

@@ -226,6 +226,10 @@ export class KubeSource {
     }
     this.eventTokens--;
     const now = this.now();
+    // Serialising and sending happens on a later turn: the model's patch for the same change
+    // (scheduled with setImmediate) reaches stream clients first.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (this.stopped) return;
     const nodeUid = this.node.lw.list()[0]?.metadata?.uid ?? this.options.nodeName;
     const body: CoreV1Event = {
       metadata: { generateName: `${this.options.nodeName}.`, namespace: 'default' },
