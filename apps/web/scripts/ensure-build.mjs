@@ -23,7 +23,15 @@ function newest(path) {
 }
 
 const buildId = join(web, '.next', 'BUILD_ID');
-const sources = ['app', 'components', 'lib', 'next.config.ts', 'package.json', 'tsconfig.json']
+const sources = [
+  'app',
+  'components',
+  'lib',
+  'next.config.ts',
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.next.json',
+]
   .map((p) => join(web, p))
   .filter(existsSync);
 const stale = !existsSync(buildId) || sources.some((p) => newest(p) > statSync(buildId).mtimeMs);
