@@ -64,6 +64,8 @@ export interface KubeSourceOptions {
 interface Informer<T extends KubernetesObject> {
   lw: ListWatch<T>;
   failures: number;
+  /** Bumped on every error; a start() during which it moved did not succeed. */
+  errors: number;
   timer: NodeJS.Timeout | null;
   synced: boolean;
 }
@@ -117,7 +119,7 @@ export class KubeSource {
   }
 
   private informer<T extends KubernetesObject>(lw: ListWatch<T>, operation: string): Informer<T> {
-    const inf: Informer<T> = { lw, failures: 0, timer: null, synced: false };
+    const inf: Informer<T> = { lw, failures: 0, errors: 0, timer: null, synced: false };
     const changed = (): void => {
       inf.synced = true;
       inf.failures = 0;
@@ -133,6 +135,7 @@ export class KubeSource {
     lw.on('error', (err: unknown) => {
       if (this.stopped) return;
       inf.failures++;
+      inf.errors++;
       const message = describe(err);
       this.options.onError?.(operation, message);
       this.setState({
@@ -151,8 +154,11 @@ export class KubeSource {
   }
 
   private async startInformer<T extends KubernetesObject>(inf: Informer<T>): Promise<void> {
+    const errorsBefore = inf.errors;
     try {
+      // ListWatch reports a failed list through 'error' and resolves anyway.
       await inf.lw.start();
+      if (inf.errors !== errorsBefore || this.stopped) return;
       inf.synced = true;
       inf.failures = 0;
       this.publish();
