@@ -73,12 +73,15 @@ export interface RenderOptions {
   namespace?: string;
   /** Include the `helm test` hook pods. */
   includeTests?: boolean;
+  /** API versions the simulated cluster serves (`--api-versions`, e.g. `monitoring.coreos.com/v1`). */
+  apiVersions?: string[];
 }
 
 function chartArgs(command: 'template' | 'install', opts: RenderOptions, dir: string): string[] {
   const args = [command, opts.release ?? 'pb', chartDir, '--namespace', opts.namespace ?? 'plugboard'];
   // `install --dry-run=client` has no --kube-version; it renders for helm's built-in default.
   if (command === 'template') args.push('--kube-version', KUBE_VERSION);
+  for (const v of opts.apiVersions ?? []) args.push('--api-versions', v);
   for (const file of opts.valuesFiles ?? []) args.push('--values', file);
   if (opts.values) {
     const file = join(dir, 'values.json');
@@ -169,8 +172,13 @@ interface ValidatingModel {
 }
 type ModelClass = new (data: unknown) => ValidatingModel;
 
-/** Module of kubernetes-models holding the class for an apiVersion/kind, e.g. `apps/v1/DaemonSet`. */
+/**
+ * Module of kubernetes-models holding the class for an apiVersion/kind, e.g. `apps/v1/DaemonSet`;
+ * the prometheus-operator CRDs (ServiceMonitor, PrometheusRule) come from its third-party package.
+ */
 function modelModule(apiVersion: string, kind: string): string {
+  if (apiVersion.startsWith('monitoring.coreos.com/'))
+    return `@kubernetes-models/prometheus-operator/${apiVersion}/${kind}`;
   return `kubernetes-models/${apiVersion}/${kind}`;
 }
 
@@ -201,13 +209,12 @@ export interface LabelledObject {
  * Unknown or mistyped fields at any depth, found by the TypeScript compiler: every object becomes an
  * object literal that must `satisfies` the kubernetes-models interface of its kind, so excess
  * property checks catch what the JSON-schema validators let through (they allow unknown fields).
- * Returns one message per problem, prefixed with the object's label. Kinds outside
- * kubernetes-models (CRDs) are skipped.
+ * Returns one message per problem, prefixed with the object's label.
  */
 export function strictFieldErrors(objects: LabelledObject[]): string[] {
-  const checked = objects.filter(({ object }) => !object.apiVersion.includes('.coreos.com'));
+  const checked = objects;
   const lines = checked.flatMap(({ object }, i) => [
-    `import type { I${object.kind} as T${i} } from 'kubernetes-models/${object.apiVersion}/${object.kind}';`,
+    `import type { I${object.kind} as T${i} } from '${modelModule(object.apiVersion, object.kind)}';`,
     `export const o${i} = ${JSON.stringify(object)} satisfies T${i};`,
   ]);
   const fileName = join(repoRoot, 'deploy/test/__rendered-objects__.ts');

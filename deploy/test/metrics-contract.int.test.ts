@@ -1,18 +1,22 @@
 // What the chart and docs promise about a running gateway, checked against a real one (in-process,
 // real HTTP on port 0, real plugin servers on Unix sockets in a temp dir): the probe endpoints the
-// DaemonSet and `helm test` use exist, and every metric the Grafana dashboard and docs/INSTALL.md
-// query is one the gateway actually exports.
+// DaemonSet and `helm test` use exist, and every metric the Grafana dashboard, the alert rules and
+// the docs query is one the gateway actually exports (no dead panels, no alerts that never fire).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
-import { asArray, at, chartDir, isObject, repoRoot } from './helm.js';
+import { asArray, at, chartDir, isObject, only, render, repoRoot } from './helm.js';
+import { metricNames } from './promql.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'plugboard-metrics-'));
 let gateway: Gateway;
 let exported: Set<string>;
+const types = new Map<string, string>();
+/** Label names of the exported series, per metric (only metrics with at least one labelled series). */
+const sampleLabels = new Map<string, string[]>();
 
 before(async () => {
   const config = parseGatewayConfig(
@@ -25,19 +29,37 @@ before(async () => {
         logLevel: 'silent',
         podResources: { socket: null },
         kube: { mode: 'disabled' },
+        faults: { enabled: true },
       },
     },
     { env: {} },
   );
   gateway = await startGateway(config);
+  // A fault gives the fault metrics series, so their labels can be compared with the docs too.
+  const fault = await fetch(`${gateway.url}/api/v1/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      resource: 'plugboard.example/gpu',
+      deviceId: 'gpu-1',
+      reason: 'metrics contract',
+    }),
+  });
+  assert.equal(fault.status, 201);
   const res = await fetch(`${gateway.url}/metrics`);
   assert.equal(res.status, 200);
   const text = await res.text();
   exported = new Set();
   for (const match of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
-    const [, name = '', type] = match;
+    const [, name = '', type = ''] = match;
     exported.add(name);
+    types.set(name, type);
     if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) exported.add(name + suffix);
+  }
+  for (const match of text.matchAll(/^(plugboard_\w+?)(?:_bucket|_sum|_count)?\{([^}]*)\}/gm)) {
+    const [, name = '', body = ''] = match;
+    const labels = [...body.matchAll(/(\w+)="/g)].map((m) => m[1]!).filter((l) => l !== 'le');
+    if (types.has(name)) sampleLabels.set(name, labels.sort());
   }
 });
 
@@ -45,11 +67,6 @@ after(async () => {
   await gateway?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Every `plugboard_*` metric name in a text (PromQL expressions, docs). */
-function metricNames(text: string): Set<string> {
-  return new Set(text.match(/\bplugboard_[a-z_]+[a-z]\b/g) ?? []);
-}
 
 describe('a running gateway honours the chart', () => {
   it('answers the probe paths the DaemonSet and helm test use', async () => {
@@ -79,12 +96,47 @@ describe('a running gateway honours the chart', () => {
     }
   });
 
-  it('exports every metric docs/INSTALL.md and the chart README mention', () => {
-    const docs = ['docs/INSTALL.md', 'deploy/helm/plugboard/README.md'].map((f) =>
+  it('exports every metric the PrometheusRule alerts on', () => {
+    const rule = only(
+      render({ values: { metrics: { prometheusRule: { enabled: true, force: true } } } }),
+      'PrometheusRule',
+    );
+    const exprs = asArray(at(rule, 'spec', 'groups')).flatMap((g) =>
+      asArray(at(g, 'rules')).map((r) => String(at(r, 'expr'))),
+    );
+    assert.equal(exprs.length, 5);
+    const used = metricNames(exprs.join('\n'));
+    assert.ok(used.size >= 6, `${used.size} metrics used`);
+    for (const name of used) assert.ok(exported.has(name), `${name} is exported by the gateway`);
+  });
+
+  it('exports every metric docs/INSTALL.md, docs/OBSERVABILITY.md and the chart README mention', () => {
+    const docs = ['docs/INSTALL.md', 'docs/OBSERVABILITY.md', 'deploy/helm/plugboard/README.md'].map((f) =>
       readFileSync(join(repoRoot, f), 'utf8'),
     );
     const used = metricNames(docs.join('\n'));
     assert.ok(used.size >= 5);
     for (const name of used) assert.ok(exported.has(name), `${name} is exported by the gateway`);
+  });
+
+  it('is documented in the metrics reference of docs/OBSERVABILITY.md: name, type and labels', () => {
+    const doc = readFileSync(join(repoRoot, 'docs/OBSERVABILITY.md'), 'utf8');
+    const rows = new Map<string, { type: string; labels: string[] }>();
+    for (const m of doc.matchAll(/^\| `(plugboard_\w+)` \| (\w+) \| ([^|]*) \| [^|]+ \|$/gm)) {
+      const labels = [...m[3]!.matchAll(/`(\w+)`/g)].map((l) => l[1]!).sort();
+      rows.set(m[1]!, { type: m[2]!, labels });
+    }
+    const plugboard = [...types.keys()].filter((n) => n.startsWith('plugboard_')).sort();
+    assert.deepEqual([...rows.keys()].sort(), plugboard, 'the table lists exactly the exported metrics');
+    let labelled = 0;
+    for (const [name, row] of rows) {
+      assert.equal(row.type, types.get(name), `${name} type`);
+      const labels = sampleLabels.get(name);
+      if (labels) {
+        labelled++;
+        assert.deepEqual(row.labels, labels, `${name} labels`);
+      }
+    }
+    assert.ok(labelled >= 12, `labels compared for ${labelled} metrics`);
   });
 });

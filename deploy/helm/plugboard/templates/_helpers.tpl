@@ -121,3 +121,20 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s:%d" $addr (int .Values.gateway.port) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+Whether to render a prometheus-operator object: the cluster serves monitoring.coreos.com/v1, or the
+value's `force` says to render anyway (helm template, GitOps). Call with (dict "ctx" $ "values" .Values.metrics.x).
+*/}}
+{{- define "plugboard.monitoringApi" -}}
+{{- if and .values.enabled (or .values.force (.ctx.Capabilities.APIVersions.Has "monitoring.coreos.com/v1")) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* `runbook_url: <base>#<alert in lower case>` when a base URL is set. Call with (dict "base" … "alert" …). */}}
+{{- define "plugboard.runbookUrl" -}}
+{{- if .base -}}
+runbook_url: {{ printf "%s#%s" (trimSuffix "#" .base) (lower .alert) | quote }}
+{{- end -}}
+{{- end -}}
