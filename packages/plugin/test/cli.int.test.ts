@@ -18,7 +18,14 @@ interface Result {
   stderr: string;
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<Result> } {
+interface Running {
+  child: ChildProcess;
+  done: Promise<Result>;
+  /** Resolves once stdout so far satisfies `predicate` (checked on every chunk). */
+  stdoutMatches: (predicate: (stdout: string) => boolean, timeoutMs?: number) => Promise<void>;
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): Running {
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, ...env },
@@ -29,7 +36,11 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess
   child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const done = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }));
-  return { child, done };
+  const stdoutMatches = async (predicate: (s: string) => boolean, timeoutMs = 15_000): Promise<void> => {
+    const signal = AbortSignal.timeout(timeoutMs);
+    while (!predicate(stdout)) await once(child.stdout, 'data', { signal });
+  };
+  return { child, done, stdoutMatches };
 }
 
 describe('plugboard-plugin CLI', () => {
@@ -94,8 +105,13 @@ describe('plugboard-plugin CLI', () => {
       kubelet.nextRegistration('plugboard.example/fpga', 15_000),
     ]);
     // Config and directory from the environment this time.
-    const { child, done } = run(CLI, { PLUGBOARD_CONFIG: file, PLUGBOARD_DEVICE_PLUGIN_DIR: kubelet.dir });
+    const { child, done, stdoutMatches } = run(CLI, {
+      PLUGBOARD_CONFIG: file,
+      PLUGBOARD_DEVICE_PLUGIN_DIR: kubelet.dir,
+    });
     await registered;
+    // The plugin logs its registration once the kubelet's answer is back (logs are buffered).
+    await stdoutMatches((s) => s.split('registered with kubelet').length === 3);
     await kubelet.waitForDevices('plugboard.example/gpu', (d) => d.length === 2);
     assert.deepEqual((await readdir(kubelet.dir)).filter((n) => n.endsWith('.sock')).sort(), [
       'kubelet.sock',
