@@ -18,6 +18,7 @@ export interface ApiBackend {
   pods: ObjectStore;
   events: ObjectStore;
   admitPod(pod: unknown): Promise<KubeObject>;
+  dryRunPod(pod: unknown): Promise<unknown>;
   deletePod(namespace: string, name: string): Promise<void>;
   restart(): Promise<void>;
   state(): unknown;
@@ -49,6 +50,7 @@ class HttpError extends Error {
 
 const PROBLEM_STATUS: Record<KubeletSimErrorCode, number> = {
   UnexpectedAdmissionError: 409,
+  TopologyAffinityError: 409,
   OutOfResource: 409,
   Invalid: 422,
   AlreadyExists: 409,
@@ -326,12 +328,20 @@ export class ApiServer {
     req: IncomingMessage,
     res: ServerResponse,
     parts: string[],
-    _url: URL,
+    url: URL,
   ): Promise<void> {
     const method = req.method ?? 'GET';
     if (parts[0] !== 'v1') throw new KubeletSimError('NotFound', `no control endpoint ${req.url ?? ''}`);
     const route = parts.slice(1);
     if (method === 'GET' && route.join('/') === 'state') return json(res, 200, this.o.backend.state());
+    // A dry run (the API server's ?dryRun=All, or /placement) answers where the pod would land or
+    // why it would be refused (200 either way); it changes nothing, so it needs no token.
+    if (
+      method === 'POST' &&
+      (route.join('/') === 'placement' || (route.join('/') === 'pods' && url.searchParams.get('dryRun') === 'All'))
+    ) {
+      return json(res, 200, await this.o.backend.dryRunPod(await readJson(req)));
+    }
     if (method === 'POST' && route.join('/') === 'pods') {
       this.authorize(req);
       const body = await readJson(req);

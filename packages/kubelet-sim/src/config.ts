@@ -6,7 +6,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { KubeletSimError } from './errors.js';
 import type { KubeletSimOptions } from './kubelet-sim.js';
+import { parseCpuList } from './node-shape.js';
 import { parseQuantity } from './quantity.js';
+import { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './topology-manager.js';
 
 export const USAGE = `Usage: plugboard-kubelet-sim --device-plugin-dir DIR --state-dir DIR [options]
 
@@ -23,12 +25,18 @@ Options:
   --cpus N                       logical CPUs (default 8)
   --numa-nodes M                 NUMA nodes; CPUs are split evenly (default 1)
   --memory-per-numa QUANTITY     memory per NUMA node, e.g. 16Gi (default 16Gi)
+  --threads-per-core N           SMT siblings per core (default 2 when every NUMA node has an even CPU count)
+  --hugepages-2mi-per-numa Q     pre-allocated 2Mi hugepages per NUMA node, e.g. 1Gi (default 0)
+  --hugepages-1gi-per-numa Q     pre-allocated 1Gi hugepages per NUMA node, e.g. 4Gi (default 0)
   --max-pods N                   pods the node admits (default 110)
   --grace-period DURATION        how long a gone plugin keeps capacity (default 5m)
   --crash-loop-backoff D[:MAX]   crash-loop back-off start and cap (default 10s:5m)
   --pod-resources-rate-limit Q:B PodResources token bucket (default 100:10); "off" disables it
   --cpu-manager-policy P         static (default) or none
   --memory-manager-policy P      Static (default) or None
+  --reserved-cpus LIST           reservedSystemCPUs, a cpulist such as 0-1 (never exclusive, off allocatable)
+  --topology-manager-policy P    none, best-effort (default), restricted or single-numa-node
+  --topology-manager-scope S     container (default) or pod
   --control-token-file FILE      bearer token for mutations (required beyond loopback)
   --log-level LEVEL              trace|debug|info|warn|error|silent (default info)
   -h, --help                     show this help
@@ -48,6 +56,17 @@ function duration(flag: string) {
       return z.NEVER;
     }
     return Number(m[1]) * UNIT[m[2]!]!;
+  });
+}
+
+function memoryQuantity(flag: string, example: string) {
+  return z.string().transform((v, ctx) => {
+    const n = parseQuantity(v);
+    if (n === undefined || n < 0) {
+      ctx.addIssue({ code: 'custom', message: `${flag}: expected a quantity such as ${example}, got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
   });
 }
 
@@ -124,6 +143,28 @@ const flagsSchema = z.object({
       return { qps: Number(m[1]), burst: Number(m[2]) };
     })
     .optional(),
+  'threads-per-core': positiveInt('--threads-per-core').optional(),
+  'hugepages-2mi-per-numa': memoryQuantity('--hugepages-2mi-per-numa', '1Gi').optional(),
+  'hugepages-1gi-per-numa': memoryQuantity('--hugepages-1gi-per-numa', '4Gi').optional(),
+  'reserved-cpus': z
+    .string()
+    .transform((v, ctx) => {
+      const list = parseCpuList(v);
+      if (!list) {
+        ctx.addIssue({ code: 'custom', message: `--reserved-cpus: expected a cpulist such as 0-1,8, got "${v}"` });
+        return z.NEVER;
+      }
+      return list;
+    })
+    .optional(),
+  'topology-manager-policy': z
+    .enum(TOPOLOGY_MANAGER_POLICIES, {
+      error: '--topology-manager-policy: expected none, best-effort, restricted or single-numa-node',
+    })
+    .optional(),
+  'topology-manager-scope': z
+    .enum(TOPOLOGY_MANAGER_SCOPES, { error: '--topology-manager-scope: expected container or pod' })
+    .optional(),
   'cpu-manager-policy': z
     .enum(['none', 'static'], { error: '--cpu-manager-policy: expected none or static' })
     .optional(),
@@ -160,6 +201,12 @@ const STRING_FLAGS = [
   'pod-resources-rate-limit',
   'cpu-manager-policy',
   'memory-manager-policy',
+  'threads-per-core',
+  'hugepages-2mi-per-numa',
+  'hugepages-1gi-per-numa',
+  'reserved-cpus',
+  'topology-manager-policy',
+  'topology-manager-scope',
   'control-token-file',
   'log-level',
 ] as const;
@@ -217,6 +264,18 @@ export function parseCliConfig(argv: string[]): Readonly<CliConfig> {
       : {}),
     ...(v['cpu-manager-policy'] ? { cpuManagerPolicy: v['cpu-manager-policy'] } : {}),
     ...(v['memory-manager-policy'] ? { memoryManagerPolicy: v['memory-manager-policy'] } : {}),
+    ...(v['threads-per-core'] !== undefined ? { threadsPerCore: v['threads-per-core'] } : {}),
+    ...(v['hugepages-2mi-per-numa'] !== undefined || v['hugepages-1gi-per-numa'] !== undefined
+      ? {
+          hugepagesPerNumaBytes: {
+            ...(v['hugepages-2mi-per-numa'] !== undefined ? { 'hugepages-2Mi': v['hugepages-2mi-per-numa'] } : {}),
+            ...(v['hugepages-1gi-per-numa'] !== undefined ? { 'hugepages-1Gi': v['hugepages-1gi-per-numa'] } : {}),
+          },
+        }
+      : {}),
+    ...(v['reserved-cpus'] ? { reservedCpus: v['reserved-cpus'] } : {}),
+    ...(v['topology-manager-policy'] ? { topologyManagerPolicy: v['topology-manager-policy'] } : {}),
+    ...(v['topology-manager-scope'] ? { topologyManagerScope: v['topology-manager-scope'] } : {}),
     ...(controlToken ? { controlToken } : {}),
   };
   return Object.freeze({ help: false, logLevel: v['log-level'], options: Object.freeze(options) });

@@ -29,6 +29,7 @@ import { readCheckpoint, writeCheckpoint, CHECKPOINT_FILE, type CheckpointData }
 import { KubeletSimError } from './errors.js';
 import { goGrpcErrorText, unknownStatus } from './grpc-errors.js';
 import { isExtendedResourceName } from './resource-names.js';
+import { generateHints, isSet, type Mask, type TopologyHint } from './topology-manager.js';
 
 /** The kubelet's endpointStopGracePeriod. */
 export const DEFAULT_GRACE_PERIOD_MS = 5 * 60 * 1000;
@@ -86,6 +87,8 @@ export interface ContainerAllocation {
   /** Device IDs per NUMA node (NODE_WITHOUT_TOPOLOGY for none). */
   byNuma: Map<number, string[]>;
   response: deviceplugin.ContainerAllocateResponse;
+  /** The plugin's GetPreferredAllocation answer that shaped the pick; null when it was not asked. */
+  preferred: string[] | null;
 }
 
 interface Endpoint {
@@ -587,12 +590,54 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     return ids;
   }
 
-  /** Frees every device of a pod (deleted or terminated). */
-  freePod(podUid: string): void {
-    if (this.podDevices.delete(podUid)) {
+  /** Frees every device of a pod (deleted or terminated); `quiet` for a dry run's scratch pod. */
+  freePod(podUid: string, quiet = false): void {
+    if (this.podDevices.delete(podUid) && !quiet) {
       this.persist();
       this.emit('changed');
     }
+  }
+
+  // --- Topology hints -----------------------------------------------------------------------
+
+  /** deviceHasTopologyAlignment: any device of the resource reports NUMA nodes. */
+  hasTopologyAlignment(resource: string): boolean {
+    return [...(this.allDevices.get(resource)?.values() ?? [])].some((d) => d.numaNodes.length > 0);
+  }
+
+  /**
+   * The device manager as a hint provider (GetTopologyHints): null (no preference) for a resource
+   * without topology, [] when too few devices are free, else a hint per NUMA combination holding
+   * enough free devices (reusable ones included, and they must lie inside it); preferred when as
+   * narrow as the narrowest combination whose devices, free or not, could hold the request.
+   */
+  topologyHints(
+    resource: string,
+    needed: number,
+    reusable: ReadonlySet<string>,
+    numaIds: readonly number[],
+  ): TopologyHint[] | null {
+    if (!this.hasTopologyAlignment(resource)) return null;
+    const all = this.allDevices.get(resource)!;
+    const inUse = this.allocatedDevices(resource);
+    const available = [...(this.healthy.get(resource) ?? [])].filter((id) => !inUse.has(id) && !reusable.has(id));
+    if (available.length + reusable.size < needed) return [];
+    const numaOf = (id: string) => all.get(id)?.numaNodes ?? [];
+    const anyIn = (mask: Mask, id: string) => numaOf(id).some((n) => isSet(mask, n));
+    return generateHints(
+      numaIds,
+      needed,
+      (mask) => [...all.keys()].filter((id) => anyIn(mask, id)).length,
+      (mask) => {
+        let matching = 0;
+        for (const id of reusable) {
+          if (numaOf(id).length === 0) continue;
+          if (!anyIn(mask, id)) return null;
+          matching++;
+        }
+        return matching + available.filter((id) => anyIn(mask, id)).length;
+      },
+    );
   }
 
   // --- Allocation ---------------------------------------------------------------------------
@@ -600,8 +645,10 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
   /**
    * Picks and allocates `needed` devices of `resource` for one container, as the kubelet's
    * devicesToAllocate + allocateContainerResources: reusable (init-container) devices first, then
-   * the plugin's preferred allocation when it offers one, then NUMA-aligned first-fit; then
-   * Allocate. Throws the kubelet's error text; nothing stays allocated on failure.
+   * the devices inside the Topology Manager's `affinity` (the plugin's preferred allocation among
+   * them when they are more than needed), then the plugin's preference among the rest, then the
+   * rest; then Allocate. A dry run calls no plugin RPC and leaves no trace. Throws the kubelet's
+   * error text; nothing stays allocated on failure.
    */
   async allocate(
     podUid: string,
@@ -609,6 +656,8 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     resource: string,
     needed: number,
     reusable: Set<string>,
+    affinity: Mask | null = null,
+    dryRun = false,
   ): Promise<ContainerAllocation | null> {
     const existing = this.podDevices.get(podUid)?.get(container)?.get(resource);
     if (existing) {
@@ -624,23 +673,33 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     if (healthy.size === 0)
       throw new Error(`no healthy devices present; cannot allocate unhealthy devices ${resource}`);
 
-    const picked = await this.pickDevices(podUid, container, resource, needed, reusable);
-    const ep = this.endpoints.get(resource);
-    if (!ep) throw new Error(`unknown Device Plugin ${resource}`);
-    const client = this.liveClient(ep);
-    const resp = await new Promise<deviceplugin.AllocateResponse>((resolve, reject) => {
-      client.allocate(
-        { containerRequests: [{ devicesIds: picked }] },
-        new Metadata(),
-        { deadline: Date.now() + this.rpcTimeoutMs },
-        (err, res) => (err ? reject(new Error(goGrpcErrorText(err))) : resolve(res)),
-      );
-    });
-    const first = resp.containerResponses[0];
-    if (!first) {
-      throw new Error(
-        `no containers return in allocation response &AllocateResponse{ContainerResponses:[]*ContainerAllocateResponse{},}`,
-      );
+    const { picked, preferred } = await this.pickDevices(podUid, container, resource, needed, reusable, affinity, dryRun);
+    let response: deviceplugin.ContainerAllocateResponse = {
+      envs: {},
+      mounts: [],
+      devices: [],
+      annotations: {},
+      cdiDevices: [],
+    };
+    if (!dryRun) {
+      const ep = this.endpoints.get(resource);
+      if (!ep) throw new Error(`unknown Device Plugin ${resource}`);
+      const client = this.liveClient(ep);
+      const resp = await new Promise<deviceplugin.AllocateResponse>((resolve, reject) => {
+        client.allocate(
+          { containerRequests: [{ devicesIds: picked }] },
+          new Metadata(),
+          { deadline: Date.now() + this.rpcTimeoutMs },
+          (err, res) => (err ? reject(new Error(goGrpcErrorText(err))) : resolve(res)),
+        );
+      });
+      const first = resp.containerResponses[0];
+      if (!first) {
+        throw new Error(
+          `no containers return in allocation response &AllocateResponse{ContainerResponses:[]*ContainerAllocateResponse{},}`,
+        );
+      }
+      response = first;
     }
     const byNuma = new Map<number, string[]>();
     const devices = this.allDevices.get(resource);
@@ -649,10 +708,12 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       for (const n of nodes.length > 0 ? nodes : [NODE_WITHOUT_TOPOLOGY])
         byNuma.set(n, [...(byNuma.get(n) ?? []), id]);
     }
-    const allocation: ContainerAllocation = { resource, deviceIds: picked, byNuma, response: first };
+    const allocation: ContainerAllocation = { resource, deviceIds: picked, byNuma, response, preferred };
     this.setAllocation(podUid, container, allocation);
-    this.persist();
-    this.emit('changed');
+    if (!dryRun) {
+      this.persist();
+      this.emit('changed');
+    }
     return allocation;
   }
 
@@ -681,8 +742,11 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     resource: string,
     required: number,
     reusable: Set<string>,
-  ): Promise<string[]> {
+    affinity: Mask | null,
+    dryRun: boolean,
+  ): Promise<{ picked: string[]; preferred: string[] | null }> {
     const allocated: string[] = [];
+    let preferredAnswer: string[] | null = null;
     let needed = required;
     const takeFrom = (ids: Iterable<string>): boolean => {
       for (const id of ids) {
@@ -693,7 +757,8 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       }
       return needed === 0;
     };
-    if (takeFrom(reusable)) return allocated;
+    const done = () => ({ picked: allocated, preferred: preferredAnswer });
+    if (takeFrom(reusable)) return done();
 
     const inUse = this.allocatedDevices(resource);
     const ordered = this.orderedDevices(resource);
@@ -705,10 +770,9 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
         `requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`,
       );
     }
-    // Stand-in for a Topology Manager hint: the lowest NUMA node that can hold the whole request.
-    const aligned = this.alignedDevices(resource, available, needed);
-    const preferred = async (candidates: string[]): Promise<string[]> =>
-      this.preferredAllocation(
+    const preferred = async (candidates: string[]): Promise<string[]> => {
+      if (dryRun) return [];
+      const answer = await this.preferredAllocation(
         podUid,
         container,
         resource,
@@ -716,20 +780,33 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
         [...allocated],
         required,
       );
-
+      if (this.endpoints.get(resource)?.options?.getPreferredAllocationAvailable) preferredAnswer = answer;
+      return answer;
+    };
+    const fail = () =>
+      new Error(
+        `unexpectedly allocated less resources than required. Requested: ${required}, Got: ${required - needed}`,
+      );
+    // Without topology there is nothing to align: the plugin's preference, then first-fit.
+    if (!this.hasTopologyAlignment(resource)) {
+      const pref = await preferred(available);
+      if (takeFrom(pref.filter((id) => available.includes(id)))) return done();
+      if (takeFrom(available)) return done();
+      throw fail();
+    }
+    const { aligned, unaligned, noAffinity } = this.filterByAffinity(resource, available, affinity);
     if (needed < aligned.length) {
       const pref = await preferred(aligned);
-      if (takeFrom(pref.filter((id) => aligned.includes(id)))) return allocated;
-      if (takeFrom(aligned)) return allocated;
-    } else {
-      if (takeFrom(aligned)) return allocated;
-      const pref = await preferred(available);
-      if (takeFrom(pref.filter((id) => available.includes(id)))) return allocated;
-      if (takeFrom(available)) return allocated;
+      if (takeFrom(pref.filter((id) => aligned.includes(id)))) return done();
+      if (takeFrom(aligned)) return done();
+      throw fail();
     }
-    throw new Error(
-      `unexpectedly allocated less resources than required. Requested: ${required}, Got: ${required - needed}`,
-    );
+    if (takeFrom(aligned)) return done();
+    const pref = await preferred(available);
+    if (takeFrom(pref.filter((id) => available.includes(id)))) return done();
+    if (takeFrom(unaligned)) return done();
+    if (takeFrom(noAffinity)) return done();
+    throw fail();
   }
 
   /** Devices in first-fit order: by lowest NUMA node, then the plugin's order; no topology last. */
@@ -743,16 +820,42 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
       .map(({ d }) => d.id);
   }
 
-  private alignedDevices(resource: string, available: string[], needed: number): string[] {
+  /**
+   * filterByAffinity: available devices split into those on NUMA nodes inside the affinity,
+   * those on other NUMA nodes, and those without topology. NUMA nodes are visited affinity
+   * first, then by how many available devices they hold (more first), then by ID.
+   */
+  private filterByAffinity(
+    resource: string,
+    available: string[],
+    affinity: Mask | null,
+  ): { aligned: string[]; unaligned: string[]; noAffinity: string[] } {
+    if (affinity === null) return { aligned: [], unaligned: [], noAffinity: [...available] };
     const all = this.allDevices.get(resource);
     const perNode = new Map<number, string[]>();
     for (const id of available) {
-      for (const n of all?.get(id)?.numaNodes ?? []) perNode.set(n, [...(perNode.get(n) ?? []), id]);
+      const nodes = all?.get(id)?.numaNodes ?? [];
+      for (const n of nodes.length ? nodes : [NODE_WITHOUT_TOPOLOGY]) perNode.set(n, [...(perNode.get(n) ?? []), id]);
     }
-    const fit = [...perNode.keys()]
-      .sort((a, b) => a - b)
-      .find((n) => (perNode.get(n)?.length ?? 0) >= needed);
-    return fit === undefined ? [] : (perNode.get(fit) ?? []);
+    const inMask = (n: number) => n !== NODE_WITHOUT_TOPOLOGY && isSet(affinity, n);
+    const nodes = [...perNode.keys()].sort(
+      (a, b) =>
+        Number(inMask(b)) - Number(inMask(a)) ||
+        Number(a === NODE_WITHOUT_TOPOLOGY) - Number(b === NODE_WITHOUT_TOPOLOGY) ||
+        perNode.get(b)!.length - perNode.get(a)!.length ||
+        a - b,
+    );
+    const seen = new Set<string>();
+    const out = { aligned: [] as string[], unaligned: [] as string[], noAffinity: [] as string[] };
+    for (const n of nodes) {
+      const list = inMask(n) ? out.aligned : n === NODE_WITHOUT_TOPOLOGY ? out.noAffinity : out.unaligned;
+      for (const id of perNode.get(n)!) {
+        if (seen.has(id)) continue;
+        seen.add(id);
+        list.push(id);
+      }
+    }
+    return out;
   }
 
   private async preferredAllocation(
@@ -856,6 +959,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
         deviceIds,
         byNuma,
         response: entry.response,
+        preferred: null,
       });
     }
     const now = new Date();

@@ -5,6 +5,8 @@
 export type KubeletSimErrorCode =
   /** Pod admission failed in the device manager (the kubelet's UnexpectedAdmissionError). */
   | 'UnexpectedAdmissionError'
+  /** The Topology Manager policy could not align the pod's resources (restricted, single-numa-node). */
+  | 'TopologyAffinityError'
   /** Pod admission failed the node-resources predicate (reason `OutOf<resource>`). */
   | 'OutOfResource'
   /** The pod object is invalid (what the API server would refuse with 422 Invalid). */

@@ -14,5 +14,16 @@ export type { AdmittedPod, BackoffOptions } from './pods.js';
 export type { ResourceView, DeviceView, PluginOptions, RegisteredVia } from './device-manager.js';
 export type { KubeObject } from './object-store.js';
 export type { RateLimit } from './pod-resources-server.js';
-export type { CpuManagerPolicy, MemoryManagerPolicy } from './cpu-manager.js';
+export type { CpuManagerPolicy } from './cpu-manager.js';
+export type { MemoryManagerPolicy, MemoryBlock, MemoryResource } from './memory-manager.js';
+export type { HugepageResource } from './node-shape.js';
+export type {
+  AdmissionDecision,
+  AdmissionStep,
+  ContainerPlacement,
+  HintView,
+  ProviderHintsView,
+} from './admission.js';
+export type { TopologyManagerPolicy, TopologyManagerScope, HintProvider } from './topology-manager.js';
+export { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './topology-manager.js';
 export { isExtendedResourceName } from './resource-names.js';

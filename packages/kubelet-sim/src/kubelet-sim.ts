@@ -7,8 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
+import { TopologyAdmission, type AdmissionDecision } from './admission.js';
 import { ApiServer } from './api-server.js';
-import { CpuManager, type CpuManagerPolicy, type MemoryManagerPolicy } from './cpu-manager.js';
+import { CpuManager, type CpuManagerPolicy } from './cpu-manager.js';
 import {
   DeviceManager,
   DEFAULT_GRACE_PERIOD_MS,
@@ -18,7 +19,15 @@ import {
 } from './device-manager.js';
 import { KubeletSimError } from './errors.js';
 import { EventRecorder } from './events.js';
-import { buildNodeShape, totalCpus, totalMemoryBytes, type NodeShape } from './node-shape.js';
+import { MemoryManager, type MemoryBlock, type MemoryManagerPolicy } from './memory-manager.js';
+import {
+  buildNodeShape,
+  totalCpus,
+  totalHugepages,
+  totalMemoryBytes,
+  type HugepageResource,
+  type NodeShape,
+} from './node-shape.js';
 import { renderNode } from './node-object.js';
 import { ObjectStore, ResourceVersionClock, type KubeObject } from './object-store.js';
 import { PluginWatcher } from './plugin-watcher.js';
@@ -29,6 +38,12 @@ import {
 } from './pod-resources-server.js';
 import type { PodSpecInput } from './pod-spec.js';
 import { DEFAULT_BACKOFF, PodManager, type AdmittedPod, type BackoffOptions } from './pods.js';
+import { writeSysfs } from './sysfs.js';
+import {
+  MAX_ALIGNABLE_NUMA_NODES,
+  type TopologyManagerPolicy,
+  type TopologyManagerScope,
+} from './topology-manager.js';
 
 export interface KubeletSimOptions {
   devicePluginDir: string;
@@ -47,6 +62,10 @@ export interface KubeletSimOptions {
   cpus?: number;
   numaNodes?: number;
   memoryPerNumaBytes?: number;
+  /** SMT threads per core; default 2 when every NUMA node has an even number of CPUs, else 1. */
+  threadsPerCore?: number;
+  /** Pre-allocated hugepages per NUMA node in bytes, e.g. `{ 'hugepages-2Mi': 2 ** 30 }`. */
+  hugepagesPerNumaBytes?: Partial<Record<HugepageResource, number>>;
   /** Pods the node admits (node status `pods`, the kubelet's --max-pods); default 110. */
   maxPods?: number;
   /** How long a gone plugin's devices stay in capacity; the kubelet uses 5 minutes. */
@@ -57,8 +76,14 @@ export interface KubeletSimOptions {
   crashLoopBackOff?: Partial<BackoffOptions>;
   /** Default `static` (exclusive CPUs for whole-CPU Guaranteed containers); `none` reports none. */
   cpuManagerPolicy?: CpuManagerPolicy;
-  /** Default `Static` (memory pinned to a NUMA node for Guaranteed pods); `None` reports none. */
+  /** Default `Static` (memory pinned to NUMA nodes for Guaranteed pods); `None` reports none. */
   memoryManagerPolicy?: MemoryManagerPolicy;
+  /** The kubelet's --reserved-cpus (reservedSystemCPUs): never exclusive, off allocatable cpu. */
+  reservedCpus?: number[];
+  /** Default `best-effort` (the kubelet's is `none`) so that placements are NUMA-aligned. */
+  topologyManagerPolicy?: TopologyManagerPolicy;
+  /** Default `container`, as in the kubelet. */
+  topologyManagerScope?: TopologyManagerScope;
   /** Bearer token for mutations; required when `listen` is not a loopback address. */
   controlToken?: string;
   /** Events kept per kind for watches; older resourceVersions get 410 Gone. Default 1000. */
@@ -75,9 +100,26 @@ export interface KubeletSimOptions {
 export interface DeviceManagerState {
   node: {
     name: string;
-    numaNodes: { id: number; cpus: number[]; memoryBytes: number }[];
+    numaNodes: {
+      id: number;
+      cpus: number[];
+      memoryBytes: number;
+      hugepages: Partial<Record<HugepageResource, number>>;
+      /** Memory Manager accounting per type: allocatable and free bytes on this NUMA node. */
+      memory: Record<string, { allocatable: number; free: number }>;
+    }[];
+    /** SMT siblings per CPU ID. */
+    cpus: { id: number; coreId: number; numaNode: number; siblings: number[] }[];
+    threadsPerCore: number;
+    reservedCpus: number[];
+    /** CPUs no container holds exclusively (the shared pool). */
+    sharedCpus: number[];
     cpuManagerPolicy: CpuManagerPolicy;
     memoryManagerPolicy: MemoryManagerPolicy;
+    topologyManagerPolicy: TopologyManagerPolicy;
+    topologyManagerScope: TopologyManagerScope;
+    /** The sysfs-style fixture of this node (the stand-in for /sys). */
+    sysfsRoot: string;
   };
   resources: Record<string, ResourceView>;
   pods: PodState[];
@@ -96,9 +138,13 @@ export interface PodState {
     restartCount: number;
     devices: Record<string, string[]>;
     cpuIds: number[];
+    /** Memory and hugepages pinned by the Memory Manager, with the NUMA nodes of their group. */
+    memory: MemoryBlock[];
     /** What the plugin's Allocate returned (envs, mounts, device specs, annotations, CDI devices). */
     allocateResponses: Record<string, unknown>;
   }[];
+  /** The Topology Manager's decision: hints per provider, merged hint, policy, scope, result. */
+  admission: AdmissionDecision | null;
 }
 
 export interface KubeletSimEvents {
@@ -119,7 +165,11 @@ export interface KubeletSim {
   podResourcesSocket: string;
   devicePluginDir: string;
   nodeName: string;
+  /** The stand-in for /sys written for this node (see sysfs.ts). */
+  sysfsRoot: string;
   admitPod(pod: PodSpecInput): Promise<AdmittedPod>;
+  /** Where `pod` would land (or why it would be refused), without admitting it. */
+  dryRunPod(pod: PodSpecInput): Promise<AdmissionDecision>;
   deletePod(namespace: string, name: string): Promise<void>;
   restart(): Promise<void>;
   state(): DeviceManagerState;
@@ -158,6 +208,14 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   const stateDir = resolve(opts.stateDir);
   mkdirSync(stateDir, { recursive: true });
   const shape: NodeShape = buildNodeShape(opts);
+  const topologyPolicy = opts.topologyManagerPolicy ?? 'best-effort';
+  if (topologyPolicy !== 'none' && shape.numaNodes.length > MAX_ALIGNABLE_NUMA_NODES) {
+    throw new KubeletSimError(
+      'Config',
+      `topologyManagerPolicy: unsupported on machines with more than ${MAX_ALIGNABLE_NUMA_NODES} NUMA Nodes (this one has ${shape.numaNodes.length})`,
+    );
+  }
+  const sysfsRoot = writeSysfs(stateDir, shape);
   // Typed at the KubeletSim interface; the emitter itself stays untyped to keep generic on/off simple.
   const emitter = new EventEmitter();
 
@@ -175,17 +233,24 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     ...(opts.dialTimeoutMs !== undefined ? { dialTimeoutMs: opts.dialTimeoutMs } : {}),
     logger,
   });
-  const cpuManager = new CpuManager(
-    shape,
-    opts.cpuManagerPolicy ?? 'static',
-    opts.memoryManagerPolicy ?? 'Static',
-  );
+  const cpuManager = new CpuManager(shape, opts.cpuManagerPolicy ?? 'static', opts.reservedCpus ?? []);
+  const memoryManager = new MemoryManager(shape, opts.memoryManagerPolicy ?? 'Static');
+  const topology = new TopologyAdmission({
+    policy: topologyPolicy,
+    scope: opts.topologyManagerScope ?? 'container',
+    numaIds: shape.numaNodes.map((n) => n.id),
+    deviceManager,
+    cpuManager,
+    memoryManager,
+  });
   const hostIp = LOOPBACK.has(host) || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const pods = new PodManager({
     nodeName,
     hostIp,
     deviceManager,
     cpuManager,
+    memoryManager,
+    topology,
     store: podStore,
     events: recorder,
     backoff: { ...DEFAULT_BACKOFF, ...(opts.crashLoopBackOff ?? {}) },
@@ -193,8 +258,10 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       const { allocatable } = deviceManager.nodeResources();
       return new Map([
         ...allocatable,
-        ['cpu', totalCpus(shape) * 1000],
+        ['cpu', (totalCpus(shape) - cpuManager.reservedCpus().length) * 1000],
         ['memory', totalMemoryBytes(shape)],
+        ['hugepages-2Mi', totalHugepages(shape, 'hugepages-2Mi')],
+        ['hugepages-1Gi', totalHugepages(shape, 'hugepages-1Gi')],
         ['pods', shape.maxPods],
       ]);
     },
@@ -204,6 +271,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     socketPath: resolve(opts.podResourcesSocket ?? join(stateDir, 'pod-resources', 'kubelet.sock')),
     deviceManager,
     cpuManager,
+    memoryManager,
     pods,
     rateLimit:
       opts.podResourcesRateLimit === undefined
@@ -237,6 +305,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         hostIp,
         port: api?.port ?? 0,
         shape,
+        reservedCpus: cpuManager.reservedCpus().length,
         capacity,
         allocatable,
       }),
@@ -254,9 +323,27 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   const state = (): DeviceManagerState => ({
     node: {
       name: nodeName,
-      numaNodes: shape.numaNodes.map((n) => ({ ...n, cpus: [...n.cpus] })),
-      cpuManagerPolicy: cpuManager.cpuPolicy,
-      memoryManagerPolicy: cpuManager.memoryPolicy,
+      numaNodes: shape.numaNodes.map((n) => ({
+        id: n.id,
+        cpus: [...n.cpus],
+        memoryBytes: n.memoryBytes,
+        hugepages: { ...n.hugepages },
+        memory: Object.fromEntries(
+          memoryManager
+            .perNuma()
+            .filter((m) => m.numaNode === n.id)
+            .map((m) => [m.type, { allocatable: m.allocatable, free: m.free }]),
+        ),
+      })),
+      cpus: shape.cpus.map((c) => ({ ...c, siblings: [...c.siblings] })),
+      threadsPerCore: shape.threadsPerCore,
+      reservedCpus: cpuManager.reservedCpus(),
+      sharedCpus: cpuManager.sharedPool(),
+      cpuManagerPolicy: cpuManager.policy,
+      memoryManagerPolicy: memoryManager.policy,
+      topologyManagerPolicy: topology.policy,
+      topologyManagerScope: topology.scope,
+      sysfsRoot,
     },
     resources: Object.fromEntries(deviceManager.resources().map((r) => [r.name, r])),
     pods: pods.allPods().map((p) => {
@@ -281,10 +368,12 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
               : 'unknown',
             restartCount: runtime?.restartCount ?? 0,
             devices: Object.fromEntries(allocations.map((a) => [a.resource, [...a.deviceIds]])),
-            cpuIds: cpuManager.pinning(p.spec.uid, c.name).cpuIds,
+            cpuIds: cpuManager.cpusOf(p.spec.uid, c.name),
+            memory: memoryManager.blocksOf(p.spec.uid, c.name),
             allocateResponses: Object.fromEntries(allocations.map((a) => [a.resource, a.response])),
           };
         }),
+        admission: p.admission,
       };
     }),
   });
@@ -317,10 +406,12 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     podResourcesSocket: podResources.socketPath,
     devicePluginDir,
     nodeName,
+    sysfsRoot,
     admitPod: async (pod) => {
       const admitted = await pods.admit(pod);
       return admitted;
     },
+    dryRunPod: (pod) => pods.dryRun(pod),
     deletePod: (namespace, name) => pods.delete(namespace, name),
     restart,
     state,
@@ -368,6 +459,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         pods: podStore,
         events: eventStore,
         admitPod: (pod) => pods.admit(pod),
+        dryRunPod: (pod) => pods.dryRun(pod),
         deletePod: (namespace, name) => pods.delete(namespace, name),
         restart,
         state,

@@ -5,7 +5,7 @@
 import { release } from 'node:os';
 import { kubeTime } from './kube-time.js';
 import type { KubeObject } from './object-store.js';
-import { totalCpus, totalMemoryBytes, type NodeShape } from './node-shape.js';
+import { totalCpus, totalHugepages, totalMemoryBytes, type NodeShape } from './node-shape.js';
 
 /** The kubelet version whose device-manager behaviour the simulator follows. */
 export const SIMULATED_KUBELET_VERSION = 'v1.33.0';
@@ -18,11 +18,14 @@ export interface NodeObjectInput {
   hostIp: string;
   port: number;
   shape: NodeShape;
+  /** reservedSystemCPUs: taken off allocatable cpu (the kubelet's system reservation). */
+  reservedCpus: number;
   capacity: Map<string, number>;
   allocatable: Map<string, number>;
 }
 
 function memoryQuantity(bytes: number): string {
+  if (bytes === 0) return '0';
   return bytes % 1024 === 0 ? `${bytes / 1024}Ki` : String(bytes);
 }
 
@@ -32,9 +35,10 @@ export function renderNode(n: NodeObjectInput): KubeObject {
     memory: memoryQuantity(totalMemoryBytes(n.shape)),
     pods: String(n.shape.maxPods),
     'ephemeral-storage': '102400Mi',
-    'hugepages-1Gi': '0',
-    'hugepages-2Mi': '0',
+    'hugepages-1Gi': memoryQuantity(totalHugepages(n.shape, 'hugepages-1Gi')),
+    'hugepages-2Mi': memoryQuantity(totalHugepages(n.shape, 'hugepages-2Mi')),
   };
+  const allocatableCpu = totalCpus(n.shape) - n.reservedCpus;
   const extended = (m: Map<string, number>) =>
     Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, String(v)]));
   const since = kubeTime(n.readySince);
@@ -66,7 +70,7 @@ export function renderNode(n: NodeObjectInput): KubeObject {
     spec: {},
     status: {
       capacity: { ...base, ...extended(n.capacity) },
-      allocatable: { ...base, ...extended(n.allocatable) },
+      allocatable: { ...base, cpu: String(allocatableCpu), ...extended(n.allocatable) },
       conditions: [
         condition(
           'MemoryPressure',

@@ -11,6 +11,7 @@ import { podresources } from '@plugboard/proto';
 import type { CpuManager } from './cpu-manager.js';
 import { NODE_WITHOUT_TOPOLOGY, type DeviceManager } from './device-manager.js';
 import { unknownStatus } from './grpc-errors.js';
+import type { MemoryManager } from './memory-manager.js';
 import type { PodManager } from './pods.js';
 import type { ContainerSpec, PodSpec } from './pod-spec.js';
 
@@ -49,6 +50,7 @@ export interface PodResourcesServerOptions {
   socketPath: string;
   deviceManager: DeviceManager;
   cpuManager: CpuManager;
+  memoryManager: MemoryManager;
   pods: PodManager;
   rateLimit: RateLimit | false;
   logger: Logger;
@@ -56,6 +58,9 @@ export interface PodResourcesServerOptions {
 
 const topology = (numa: number): podresources.TopologyInfo | undefined =>
   numa === NODE_WITHOUT_TOPOLOGY ? undefined : { nodes: [{ ID: numa }] };
+
+/** A memory block's group: every NUMA node it was allocated from (containerMemoryFromBlock). */
+const groupTopology = (nodes: number[]): podresources.TopologyInfo => ({ nodes: nodes.map((ID) => ({ ID })) });
 
 export class PodResourcesServer {
   private server: Server | null = null;
@@ -143,7 +148,6 @@ export class PodResourcesServer {
       name: pod.name,
       namespace: pod.namespace,
       containers: containers.map((c) => {
-        const pinning = this.o.cpuManager.pinning(pod.uid, c.name);
         return {
           name: c.name,
           devices: this.o.deviceManager.containerAllocations(pod.uid, c.name).flatMap((a) =>
@@ -153,11 +157,11 @@ export class PodResourcesServer {
               topology: topology(numa),
             })),
           ),
-          cpuIds: pinning.cpuIds,
-          memory: pinning.memory.map((m) => ({
-            memoryType: 'memory',
+          cpuIds: this.o.cpuManager.cpusOf(pod.uid, c.name),
+          memory: this.o.memoryManager.blocksOf(pod.uid, c.name).map((m) => ({
+            memoryType: m.type,
             size: m.bytes,
-            topology: topology(m.numaNode),
+            topology: groupTopology(m.numaNodes),
           })),
           dynamicResources: [],
         };
@@ -176,9 +180,9 @@ export class PodResourcesServer {
         })),
       ),
       cpuIds: this.o.cpuManager.allocatableCpus(),
-      memory: this.o.cpuManager
+      memory: this.o.memoryManager
         .allocatableMemory()
-        .map((m) => ({ memoryType: 'memory', size: m.bytes, topology: topology(m.numaNode) })),
+        .map((m) => ({ memoryType: m.type, size: m.bytes, topology: topology(m.numaNode) })),
     };
   }
 }

@@ -6,10 +6,12 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { AdmissionDecision, TopologyAdmission } from './admission.js';
 import type { CpuManager } from './cpu-manager.js';
 import type { DeviceManager } from './device-manager.js';
 import { KubeletSimError } from './errors.js';
 import type { EventRecorder, EventType } from './events.js';
+import type { MemoryManager } from './memory-manager.js';
 import { kubeTime } from './kube-time.js';
 import type { KubeObject, ObjectStore } from './object-store.js';
 import {
@@ -81,6 +83,8 @@ export interface PodRuntime {
   advanceAgain: boolean;
   /** allocatedResourcesStatus frozen when a terminated pod released its devices. */
   finalResourceStatus: Map<string, ResourceStatus[]> | null;
+  /** How the resource managers admitted (or refused) the pod: hints, merged affinity, placement. */
+  admission: AdmissionDecision | null;
 }
 
 interface ResourceStatus {
@@ -96,6 +100,8 @@ export interface PodManagerOptions {
   hostIp: string;
   deviceManager: DeviceManager;
   cpuManager: CpuManager;
+  memoryManager: MemoryManager;
+  topology: TopologyAdmission;
   store: ObjectStore;
   events: EventRecorder;
   backoff: BackoffOptions;
@@ -144,6 +150,42 @@ export class PodManager {
     return run;
   }
 
+  /**
+   * Where a pod would land, or why it would be refused, without admitting it: the same admission
+   * on a scratch copy (no plugin RPCs), undone at once. Queued with real admissions.
+   */
+  dryRun(input: unknown): Promise<AdmissionDecision> {
+    const run = this.admission.then(() => this.dryRunNow(input));
+    this.admission = run.catch(() => undefined);
+    return run;
+  }
+
+  private async dryRunNow(input: unknown): Promise<AdmissionDecision> {
+    const spec = parsePodSpec(input, this.o.nodeName);
+    const decision = this.o.topology.newDecision(true);
+    if (this.pods.has(`${spec.namespace}/${spec.name}`)) {
+      decision.result = 'rejected';
+      decision.reason = 'AlreadyExists';
+      decision.message = `pods "${spec.name}" already exists`;
+      return decision;
+    }
+    const scratch: PodSpec = { ...spec, uid: `dry-run-${randomBytes(8).toString('hex')}` };
+    try {
+      await this.o.topology.admit(scratch, qosClass(scratch), decision, true);
+      this.checkNodeResources(scratch, null);
+    } catch (err) {
+      const rejection = asRejection(err);
+      decision.result = 'rejected';
+      decision.reason = rejection.reason;
+      decision.message = rejection.message;
+    } finally {
+      this.o.deviceManager.freePod(scratch.uid, true);
+      this.o.cpuManager.release(scratch.uid);
+      this.o.memoryManager.release(scratch.uid);
+    }
+    return decision;
+  }
+
   private async admitNow(input: unknown): Promise<AdmittedPod> {
     const spec = parsePodSpec(input, this.o.nodeName);
     const k = `${spec.namespace}/${spec.name}`;
@@ -168,86 +210,44 @@ export class PodManager {
       advancing: false,
       advanceAgain: false,
       finalResourceStatus: null,
+      admission: this.o.topology.newDecision(false),
     };
     this.pods.set(k, pod);
     const log = this.log.child({ pod: k, uid: spec.uid });
     try {
-      await this.allocateDevices(pod);
-      this.pinCpus(pod);
-      this.checkNodeResources(pod);
+      await this.o.topology.admit(spec, pod.qos, pod.admission!, false);
+      this.checkNodeResources(spec, pod);
     } catch (err) {
       this.o.deviceManager.freePod(spec.uid);
       this.o.cpuManager.release(spec.uid);
-      const rejection =
-        err instanceof KubeletSimError
-          ? err
-          : new KubeletSimError(
-              'UnexpectedAdmissionError',
-              `Allocate failed due to ${err instanceof Error ? err.message : String(err)}, which is unexpected`,
-              {
-                cause: err,
-              },
-            );
+      this.o.memoryManager.release(spec.uid);
+      const rejection = asRejection(err);
       pod.rejected = true;
       pod.phase = 'Failed';
       pod.reason = rejection.reason;
       pod.message = `Pod was rejected: ${rejection.message}`;
+      pod.admission!.result = 'rejected';
+      pod.admission!.reason = rejection.reason;
+      pod.admission!.message = rejection.message;
       log.warn({ reason: rejection.reason, err: rejection.message }, 'pod admission rejected');
       this.event(pod, undefined, 'Warning', rejection.reason, rejection.message);
       this.publish(pod);
       throw rejection;
     }
     pod.startTime = new Date();
-    log.info('pod admitted');
+    log.info(
+      { policy: this.o.topology.policy, affinity: pod.admission!.containers.map((c) => c.affinity) },
+      'pod admitted',
+    );
     this.publish(pod);
     await this.advance(pod);
     return this.publish(pod);
   }
 
-  /** Init containers first; devices of (non-sidecar) init containers are reusable by later ones. */
-  private async allocateDevices(pod: PodRuntime): Promise<void> {
-    const dm = this.o.deviceManager;
-    const reusable = new Map<string, Set<string>>();
-    for (const c of [...pod.init, ...pod.app]) {
-      for (const [resource, needed] of c.spec.limits) {
-        if (needed === 0 || !dm.isDevicePluginResource(resource)) continue;
-        const allocation = await dm.allocate(
-          pod.spec.uid,
-          c.spec.name,
-          resource,
-          needed,
-          reusable.get(resource) ?? new Set(),
-        );
-        if (!allocation) continue;
-        const reuse = reusable.get(resource) ?? new Set<string>();
-        if (c.spec.init && !c.spec.sidecar) for (const id of allocation.deviceIds) reuse.add(id);
-        else for (const id of allocation.deviceIds) reuse.delete(id);
-        reusable.set(resource, reuse);
-      }
-    }
-  }
-
-  private pinCpus(pod: PodRuntime): void {
-    if (pod.qos !== 'Guaranteed') return;
-    for (const c of [...pod.init, ...pod.app]) {
-      const numa = this.o.deviceManager
-        .containerAllocations(pod.spec.uid, c.spec.name)
-        .flatMap((a) => [...a.byNuma.keys()])
-        .find((n) => n >= 0);
-      this.o.cpuManager.pin(
-        pod.spec.uid,
-        c.spec.name,
-        c.spec.requests.get('cpu') ?? 0,
-        c.spec.requests.get('memory') ?? 0,
-        numa,
-      );
-    }
-  }
-
   /** The kubelet's node-resources predicate (GeneralPredicates): reason OutOf<resource>. */
-  private checkNodeResources(pod: PodRuntime): void {
+  private checkNodeResources(spec: PodSpec, pod: PodRuntime | null): void {
     const allocatable = this.o.nodeAllocatable();
-    const requested = effectiveRequests(pod.spec);
+    const requested = effectiveRequests(spec);
     const others = [...this.pods.values()].filter((p) => p !== pod && !isTerminal(p) && !p.gone);
     if (others.length + 1 > (allocatable.get('pods') ?? Infinity)) {
       throw outOf('pods', 1, others.length, allocatable.get('pods') ?? 0);
@@ -297,6 +297,7 @@ export class PodManager {
     );
     this.o.deviceManager.freePod(pod.spec.uid);
     this.o.cpuManager.release(pod.spec.uid);
+    this.o.memoryManager.release(pod.spec.uid);
   }
 
   // --- Container lifecycle ------------------------------------------------------------------
@@ -732,6 +733,17 @@ export function formatDuration(ms: number): string {
   const m = Math.floor(s / 60);
   const rest = s - m * 60;
   return `${m}m${Number.isInteger(rest) ? rest : rest.toFixed(3).replace(/0+$/, '')}s`;
+}
+
+/** Any admission failure as the kubelet reports it: our own errors as they are, the rest as UnexpectedAdmissionError. */
+function asRejection(err: unknown): KubeletSimError {
+  return err instanceof KubeletSimError
+    ? err
+    : new KubeletSimError(
+        'UnexpectedAdmissionError',
+        `Allocate failed due to ${err instanceof Error ? err.message : String(err)}, which is unexpected`,
+        { cause: err },
+      );
 }
 
 function outOf(resource: string, requested: number, used: number, capacity: number): KubeletSimError {
