@@ -172,6 +172,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       {
         ...config.stream,
         now,
+        initialSeq: now().getTime() * 1000,
         onClientChange: (view, delta) => metrics.streamClients.inc({ view }, delta),
         onDrop: (view, reason) => {
           metrics.streamDropped.inc({ view, reason });

@@ -509,8 +509,17 @@ test('active faults survive a gateway restart (TTL respected)', async () => {
   const keep = await injectFault('gpu-4');
   const short = await injectFault('gpu-3', { ttlSeconds: 2 });
   await waitFor('faults reach the kubelet', () => simAllocatable() === 6);
+  const old = await connectStream(gw.url.replace('http', 'ws') + '/api/v1/stream');
+  const oldSeq = (await old.next((m) => m.type === 'snapshot', 'snapshot')).seq;
   await gw.stop();
+  assert.equal((await old.closed).code, 1001);
   gw = await startGateway(config(), { logger: silent });
+  // A resume from before the restart must not get the new instance's patches.
+  const resumed = await connectStream(gw.url.replace('http', 'ws') + `/api/v1/stream?since=${oldSeq}`);
+  const first = await resumed.next(() => true, 'first message after restart');
+  assert.equal(first.type, 'snapshot');
+  assert.ok(first.seq > oldSeq, 'sequence numbers grow across restarts');
+  await resumed.close();
   const s = await waitFor(
     'restored faults',
     async () => {

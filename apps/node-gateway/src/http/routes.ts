@@ -335,7 +335,7 @@ export function createHandlers(ctx: HttpContext) {
       const sinceRaw = url.searchParams.get('since');
       let since: number | null = null;
       if (sinceRaw !== null) {
-        if (!/^\d{1,15}$/.test(sinceRaw))
+        if (!/^\d{1,16}$/.test(sinceRaw))
           return reject(
             new GatewayError('bad-request', 'since must be a non-negative integer sequence number'),
           );

@@ -24,6 +24,12 @@ export interface StreamOptions {
   /** How long a closed slow client may take to finish the close handshake before it is terminated. */
   closeGraceMs?: number;
   now?: () => Date;
+  /**
+   * First sequence number. The gateway starts from its start time in microseconds, so sequence
+   * numbers grow across restarts and a `?since=` from before a restart gets a fresh snapshot
+   * instead of patches meant for another document.
+   */
+  initialSeq?: number;
   onClientChange?: (view: StreamView, delta: 1 | -1) => void;
   onDrop?: (view: StreamView, reason: 'slow' | 'dead' | 'protocol') => void;
   /** Called when a patch has been handed to every client (for latency metrics/benchmarks). */
@@ -43,7 +49,7 @@ class Client {
 
 /** One view of the model: current document, sequence number, patch history and its clients. */
 export class StreamChannel<T> {
-  seq = 0;
+  seq: number;
   readonly clients = new Set<Client>();
   private document: T;
   private snapshotFrame: Frame | null = null;
@@ -55,6 +61,7 @@ export class StreamChannel<T> {
     private readonly hub: StreamHub,
   ) {
     this.document = initial;
+    this.seq = hub.options.initialSeq;
   }
 
   /** Publishes a patch that turned the previous document into `document`. */
@@ -111,7 +118,7 @@ export class StreamHub {
     Pick<StreamOptions, 'onClientChange' | 'onDrop' | 'onBroadcast'>;
 
   constructor(options: StreamOptions, initial: { full: unknown; summary: unknown }) {
-    this.options = { closeGraceMs: 5000, now: () => new Date(), ...options };
+    this.options = { closeGraceMs: 5000, now: () => new Date(), initialSeq: 0, ...options };
     this.wss = new WebSocketServer({
       noServer: true,
       perMessageDeflate: false,
