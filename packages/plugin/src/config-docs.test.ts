@@ -8,7 +8,7 @@ import { pluginConfigSchema } from './config.js';
 /** Every object key reachable from a schema, through optionals, defaults, arrays and records. */
 function keys(schema: z.ZodType, out = new Set<string>()): Set<string> {
   if (schema instanceof z.ZodObject) {
-    for (const [key, child] of Object.entries(schema.shape)) {
+    for (const [key, child] of Object.entries<z.ZodType>(schema.shape)) {
       out.add(key);
       keys(child, out);
     }
