@@ -203,10 +203,18 @@ export class TopologyAdmission {
     if (this.o.policy !== 'none' && this.o.scope === 'pod') {
       const devices = new Map<string, number>();
       for (const c of all) for (const [r] of this.deviceRequests(c)) devices.set(r, 0);
-      for (const r of devices.keys()) devices.set(r, podLevel(spec, (c) => c.limits.get(r) ?? 0));
+      for (const r of devices.keys())
+        devices.set(
+          r,
+          podLevel(spec, (c) => c.limits.get(r) ?? 0),
+        );
       const memory = new Map<MemoryResource, number>();
       for (const c of all) for (const [r] of memoryOf(c)) memory.set(r, 0);
-      for (const r of memory.keys()) memory.set(r, podLevel(spec, (c) => memoryOf(c).get(r) ?? 0));
+      for (const r of memory.keys())
+        memory.set(
+          r,
+          podLevel(spec, (c) => memoryOf(c).get(r) ?? 0),
+        );
       const cpus = podLevel(spec, (c) => this.cpuCount(qos, c));
       podMask = this.merge(decision, null, this.hints(spec.uid, [...devices], reusable, cpus, memory));
     }
@@ -228,11 +236,20 @@ export class TopologyAdmission {
       decision.containers.push(placement);
       for (const [resource, n] of devices) {
         const reuse = reusable.get(resource) ?? new Set<string>();
-        const allocation = await this.o.deviceManager.allocate(spec.uid, c.name, resource, n, reuse, mask, dryRun);
+        const allocation = await this.o.deviceManager.allocate(
+          spec.uid,
+          c.name,
+          resource,
+          n,
+          reuse,
+          mask,
+          dryRun,
+        );
         if (!allocation) continue;
         const numaNodes: Record<string, number[]> = {};
         for (const [numa, ids] of allocation.byNuma)
-          for (const id of ids) numaNodes[id] = numa === NODE_WITHOUT_TOPOLOGY ? [] : [...(numaNodes[id] ?? []), numa];
+          for (const id of ids)
+            numaNodes[id] = numa === NODE_WITHOUT_TOPOLOGY ? [] : [...(numaNodes[id] ?? []), numa];
         placement.devices.push({
           resource,
           deviceIds: [...allocation.deviceIds],

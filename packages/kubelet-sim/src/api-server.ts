@@ -324,12 +324,7 @@ export class ApiServer {
 
   // --- Control API --------------------------------------------------------------------------
 
-  private async control(
-    req: IncomingMessage,
-    res: ServerResponse,
-    parts: string[],
-    url: URL,
-  ): Promise<void> {
+  private async control(req: IncomingMessage, res: ServerResponse, parts: string[], url: URL): Promise<void> {
     const method = req.method ?? 'GET';
     if (parts[0] !== 'v1') throw new KubeletSimError('NotFound', `no control endpoint ${req.url ?? ''}`);
     const route = parts.slice(1);
@@ -338,7 +333,8 @@ export class ApiServer {
     // why it would be refused (200 either way); it changes nothing, so it needs no token.
     if (
       method === 'POST' &&
-      (route.join('/') === 'placement' || (route.join('/') === 'pods' && url.searchParams.get('dryRun') === 'All'))
+      (route.join('/') === 'placement' ||
+        (route.join('/') === 'pods' && url.searchParams.get('dryRun') === 'All'))
     ) {
       return json(res, 200, await this.o.backend.dryRunPod(await readJson(req)));
     }

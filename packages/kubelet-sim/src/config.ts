@@ -63,7 +63,10 @@ function memoryQuantity(flag: string, example: string) {
   return z.string().transform((v, ctx) => {
     const n = parseQuantity(v);
     if (n === undefined || n < 0) {
-      ctx.addIssue({ code: 'custom', message: `${flag}: expected a quantity such as ${example}, got "${v}"` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `${flag}: expected a quantity such as ${example}, got "${v}"`,
+      });
       return z.NEVER;
     }
     return n;
@@ -151,7 +154,10 @@ const flagsSchema = z.object({
     .transform((v, ctx) => {
       const list = parseCpuList(v);
       if (!list) {
-        ctx.addIssue({ code: 'custom', message: `--reserved-cpus: expected a cpulist such as 0-1,8, got "${v}"` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `--reserved-cpus: expected a cpulist such as 0-1,8, got "${v}"`,
+        });
         return z.NEVER;
       }
       return list;
@@ -268,8 +274,12 @@ export function parseCliConfig(argv: string[]): Readonly<CliConfig> {
     ...(v['hugepages-2mi-per-numa'] !== undefined || v['hugepages-1gi-per-numa'] !== undefined
       ? {
           hugepagesPerNumaBytes: {
-            ...(v['hugepages-2mi-per-numa'] !== undefined ? { 'hugepages-2Mi': v['hugepages-2mi-per-numa'] } : {}),
-            ...(v['hugepages-1gi-per-numa'] !== undefined ? { 'hugepages-1Gi': v['hugepages-1gi-per-numa'] } : {}),
+            ...(v['hugepages-2mi-per-numa'] !== undefined
+              ? { 'hugepages-2Mi': v['hugepages-2mi-per-numa'] }
+              : {}),
+            ...(v['hugepages-1gi-per-numa'] !== undefined
+              ? { 'hugepages-1Gi': v['hugepages-1gi-per-numa'] }
+              : {}),
           },
         }
       : {}),

@@ -27,7 +27,10 @@ export class CpuManager {
   ) {
     for (const c of reservedCpus) {
       if (!shape.cpus[c])
-        throw new KubeletSimError('Config', `reservedCpus: CPU ${c} does not exist (the node has ${shape.cpus.length})`);
+        throw new KubeletSimError(
+          'Config',
+          `reservedCpus: CPU ${c} does not exist (the node has ${shape.cpus.length})`,
+        );
     }
     if (reservedCpus.length >= shape.cpus.length)
       throw new KubeletSimError('Config', 'reservedCpus: at least one CPU must stay allocatable');
@@ -100,11 +103,21 @@ export class CpuManager {
       result = this.takeByTopology(aligned, Math.min(count, aligned.length));
     }
     const taken = new Set(result);
-    result = [...result, ...this.takeByTopology(allocatable.filter((c) => !taken.has(c)), count - result.length)];
+    result = [
+      ...result,
+      ...this.takeByTopology(
+        allocatable.filter((c) => !taken.has(c)),
+        count - result.length,
+      ),
+    ];
     result.sort((a, b) => a - b);
     // CPUs reused from an init container move to this container.
     for (const [k, cpus] of this.assigned) {
-      if (k.startsWith(`${podUid}/`)) this.assigned.set(k, cpus.filter((c) => !result.includes(c)));
+      if (k.startsWith(`${podUid}/`))
+        this.assigned.set(
+          k,
+          cpus.filter((c) => !result.includes(c)),
+        );
     }
     this.assigned.set(key, result);
     if (init) for (const c of result) reuse.add(c);
@@ -121,7 +134,9 @@ export class CpuManager {
   takeByTopology(free: readonly number[], count: number): number[] {
     if (count <= 0) return [];
     if (free.length < count) {
-      throw new Error(`not enough cpus available to satisfy request: requested=${count}, available=${free.length}`);
+      throw new Error(
+        `not enough cpus available to satisfy request: requested=${count}, available=${free.length}`,
+      );
     }
     const left = new Set(free);
     const out: number[] = [];
@@ -147,7 +162,11 @@ export class CpuManager {
     while (count - out.length >= t) {
       const whole = cores()
         .filter((ids) => ids.length === t)
-        .sort((a, b) => freeOnNode(this.shape.cpus[a[0]!]!.numaNode) - freeOnNode(this.shape.cpus[b[0]!]!.numaNode) || a[0]! - b[0]!);
+        .sort(
+          (a, b) =>
+            freeOnNode(this.shape.cpus[a[0]!]!.numaNode) - freeOnNode(this.shape.cpus[b[0]!]!.numaNode) ||
+            a[0]! - b[0]!,
+        );
       if (whole.length === 0) break;
       take(whole[0]!);
     }
@@ -174,6 +193,8 @@ export class CpuManager {
 
   /** CPUs PodResources reports as allocatable: all but the reserved ones under `static`, none under `none`. */
   allocatableCpus(): number[] {
-    return this.policy === 'static' ? this.shape.cpus.map((c) => c.id).filter((c) => !this.reserved.has(c)) : [];
+    return this.policy === 'static'
+      ? this.shape.cpus.map((c) => c.id).filter((c) => !this.reserved.has(c))
+      : [];
   }
 }

@@ -620,7 +620,9 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     if (!this.hasTopologyAlignment(resource)) return null;
     const all = this.allDevices.get(resource)!;
     const inUse = this.allocatedDevices(resource);
-    const available = [...(this.healthy.get(resource) ?? [])].filter((id) => !inUse.has(id) && !reusable.has(id));
+    const available = [...(this.healthy.get(resource) ?? [])].filter(
+      (id) => !inUse.has(id) && !reusable.has(id),
+    );
     if (available.length + reusable.size < needed) return [];
     const numaOf = (id: string) => all.get(id)?.numaNodes ?? [];
     const anyIn = (mask: Mask, id: string) => numaOf(id).some((n) => isSet(mask, n));
@@ -673,7 +675,15 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     if (healthy.size === 0)
       throw new Error(`no healthy devices present; cannot allocate unhealthy devices ${resource}`);
 
-    const { picked, preferred } = await this.pickDevices(podUid, container, resource, needed, reusable, affinity, dryRun);
+    const { picked, preferred } = await this.pickDevices(
+      podUid,
+      container,
+      resource,
+      needed,
+      reusable,
+      affinity,
+      dryRun,
+    );
     let response: deviceplugin.ContainerAllocateResponse = {
       envs: {},
       mounts: [],
@@ -835,7 +845,8 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     const perNode = new Map<number, string[]>();
     for (const id of available) {
       const nodes = all?.get(id)?.numaNodes ?? [];
-      for (const n of nodes.length ? nodes : [NODE_WITHOUT_TOPOLOGY]) perNode.set(n, [...(perNode.get(n) ?? []), id]);
+      for (const n of nodes.length ? nodes : [NODE_WITHOUT_TOPOLOGY])
+        perNode.set(n, [...(perNode.get(n) ?? []), id]);
     }
     const inMask = (n: number) => n !== NODE_WITHOUT_TOPOLOGY && isSet(affinity, n);
     const nodes = [...perNode.keys()].sort(

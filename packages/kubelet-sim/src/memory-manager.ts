@@ -37,7 +37,10 @@ interface NumaMemoryState {
 export class MemoryManager {
   private readonly nodes = new Map<number, NumaMemoryState>();
   /** Blocks by `podUid/container`, with the bytes taken per NUMA node to give back on release. */
-  private readonly blocks = new Map<string, { blocks: MemoryBlock[]; taken: [number, MemoryResource, number][] }>();
+  private readonly blocks = new Map<
+    string,
+    { blocks: MemoryBlock[]; taken: [number, MemoryResource, number][] }
+  >();
   private readonly numaIds: number[];
 
   constructor(
@@ -58,7 +61,8 @@ export class MemoryManager {
     const out = new Map<MemoryResource, number>();
     if (this.policy !== 'Static' || qos !== 'Guaranteed') return out;
     for (const [name, bytes] of requests) {
-      if ((name === 'memory' || name.startsWith('hugepages-')) && bytes > 0) out.set(name as MemoryResource, bytes);
+      if ((name === 'memory' || name.startsWith('hugepages-')) && bytes > 0)
+        out.set(name as MemoryResource, bytes);
     }
     return out;
   }
@@ -171,7 +175,10 @@ export class MemoryManager {
   }
 
   blocksOf(podUid: string, container: string): MemoryBlock[] {
-    return (this.blocks.get(`${podUid}/${container}`)?.blocks ?? []).map((b) => ({ ...b, numaNodes: [...b.numaNodes] }));
+    return (this.blocks.get(`${podUid}/${container}`)?.blocks ?? []).map((b) => ({
+      ...b,
+      numaNodes: [...b.numaNodes],
+    }));
   }
 
   release(podUid: string): void {

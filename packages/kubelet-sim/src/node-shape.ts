@@ -76,7 +76,10 @@ export function buildNodeShape(opts: NodeShapeOptions = {}): NodeShape {
   if (!Number.isFinite(memory) || memory <= 0) {
     throw new KubeletSimError('Config', `memoryPerNumaBytes: must be positive, got ${memory}`);
   }
-  const perNode = Array.from({ length: numa }, (_, id) => Math.floor(cpus / numa) + (id < cpus % numa ? 1 : 0));
+  const perNode = Array.from(
+    { length: numa },
+    (_, id) => Math.floor(cpus / numa) + (id < cpus % numa ? 1 : 0),
+  );
   const threads = opts.threadsPerCore ?? (perNode.every((n) => n % 2 === 0) ? 2 : 1);
   if (!Number.isInteger(threads) || threads < 1 || perNode.some((n) => n % threads !== 0)) {
     throw new KubeletSimError(
@@ -85,7 +88,10 @@ export function buildNodeShape(opts: NodeShapeOptions = {}): NodeShape {
     );
   }
   const hugepages: Partial<Record<HugepageResource, number>> = {};
-  for (const [name, bytes] of Object.entries(opts.hugepagesPerNumaBytes ?? {}) as [HugepageResource, number][]) {
+  for (const [name, bytes] of Object.entries(opts.hugepagesPerNumaBytes ?? {}) as [
+    HugepageResource,
+    number,
+  ][]) {
     const page = HUGEPAGE_SIZES[name];
     if (page === undefined || !Number.isFinite(bytes) || bytes < 0 || bytes % page !== 0) {
       throw new KubeletSimError(
@@ -137,7 +143,7 @@ export function numaNodeOfCpu(shape: NodeShape, cpu: number): number {
 export function formatCpuList(ids: readonly number[]): string {
   const sorted = [...new Set(ids)].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
     parts.push(i === j ? String(sorted[i]) : `${sorted[i]}-${sorted[j]}`);

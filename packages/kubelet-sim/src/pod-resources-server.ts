@@ -60,7 +60,9 @@ const topology = (numa: number): podresources.TopologyInfo | undefined =>
   numa === NODE_WITHOUT_TOPOLOGY ? undefined : { nodes: [{ ID: numa }] };
 
 /** A memory block's group: every NUMA node it was allocated from (containerMemoryFromBlock). */
-const groupTopology = (nodes: number[]): podresources.TopologyInfo => ({ nodes: nodes.map((ID) => ({ ID })) });
+const groupTopology = (nodes: number[]): podresources.TopologyInfo => ({
+  nodes: nodes.map((ID) => ({ ID })),
+});
 
 export class PodResourcesServer {
   private server: Server | null = null;

@@ -59,7 +59,10 @@ export function writeSysfs(stateDir: string, shape: NodeShape): string {
     // One package (socket) per NUMA node in this model.
     writeFileSync(join(dir, 'physical_package_id'), `${c.numaNode}\n`);
     // As in Linux: cpu<N>/node<M> links to the CPU's NUMA node.
-    symlinkSync(join('..', '..', 'node', `node${c.numaNode}`), join(cpuDir, `cpu${c.id}`, `node${c.numaNode}`));
+    symlinkSync(
+      join('..', '..', 'node', `node${c.numaNode}`),
+      join(cpuDir, `cpu${c.id}`, `node${c.numaNode}`),
+    );
   }
   return root;
 }

@@ -83,7 +83,10 @@ const cases: Case[] = [
     // the CPUs' {0,1}) wins; best-effort admits it, CPUs then come from node 0 if they can.
     name: 'device only on node 0, CPUs only on node 1: node 0, not preferred',
     numa: TWO,
-    providers: [p('example.com/gpu', [h([0], true), h([0, 1], false)]), p('cpu', [h([1], true), h([0, 1], false)])],
+    providers: [
+      p('example.com/gpu', [h([0], true), h([0, 1], false)]),
+      p('cpu', [h([1], true), h([0, 1], false)]),
+    ],
     want: {
       'best-effort': [[0], false, true],
       restricted: [[0], false, false],
@@ -187,13 +190,20 @@ for (const c of cases) {
     for (const [policy, [nodes, preferred, admit]] of Object.entries(c.want)) {
       const got = applyPolicy(policy as TopologyManagerPolicy, c.numa, c.providers);
       assert.deepEqual(
-        { nodes: got.hint.mask === null ? null : bitsOf(got.hint.mask), preferred: got.hint.preferred, admit: got.admit },
+        {
+          nodes: got.hint.mask === null ? null : bitsOf(got.hint.mask),
+          preferred: got.hint.preferred,
+          admit: got.admit,
+        },
         { nodes, preferred, admit },
         policy,
       );
     }
     // The none policy merges nothing and admits everything.
-    assert.deepEqual(applyPolicy('none', c.numa, c.providers), { hint: { mask: null, preferred: false }, admit: true });
+    assert.deepEqual(applyPolicy('none', c.numa, c.providers), {
+      hint: { mask: null, preferred: false },
+      admit: true,
+    });
   });
 }
 
@@ -208,7 +218,8 @@ test('hint generation: a hint per combination that can hold the request, preferr
   // 4 devices per node on 2 nodes; free: 2 on node 0, 3 on node 1.
   const total = (mask: number) => bitsOf(mask).length * 4;
   const free = (mask: number) => (bitsOf(mask).includes(0) ? 2 : 0) + (bitsOf(mask).includes(1) ? 3 : 0);
-  const show = (hints: TopologyHint[]) => hints.map((x) => `${bitsOf(x.mask!).join('+')}${x.preferred ? '*' : ''}`);
+  const show = (hints: TopologyHint[]) =>
+    hints.map((x) => `${bitsOf(x.mask!).join('+')}${x.preferred ? '*' : ''}`);
   assert.deepEqual(show(generateHints(TWO, 2, total, free)), ['0*', '1*', '0+1']);
   assert.deepEqual(show(generateHints(TWO, 3, total, free)), ['1*', '0+1']);
   // 4 fit on one node in principle (preferred width 1), but only both nodes together have 4 free.
@@ -217,5 +228,8 @@ test('hint generation: a hint per combination that can hold the request, preferr
   assert.deepEqual(show(generateHints(TWO, 5, total, (m) => total(m))), ['0+1*']);
   assert.deepEqual(generateHints(TWO, 9, total, free), [], 'nothing can hold 9');
   // A mask ruled out by its provider (reusable devices outside it) yields no hint.
-  assert.deepEqual(show(generateHints(TWO, 1, total, (m) => (bitsOf(m).includes(1) ? free(m) : null))), ['1*', '0+1']);
+  assert.deepEqual(show(generateHints(TWO, 1, total, (m) => (bitsOf(m).includes(1) ? free(m) : null))), [
+    '1*',
+    '0+1',
+  ]);
 });

@@ -114,9 +114,7 @@ export function filterProvidersHints(providers: readonly ResourceHints[]): Topol
 
 /** filterSingleNumaHints: only "don't care" and single-NUMA-node hints that are preferred. */
 export function filterSingleNumaHints(lists: TopologyHint[][]): TopologyHint[][] {
-  return lists.map((hints) =>
-    hints.filter((h) => h.preferred && (h.mask === null || countOf(h.mask) === 1)),
-  );
+  return lists.map((hints) => hints.filter((h) => h.preferred && (h.mask === null || countOf(h.mask) === 1)));
 }
 
 /** mergePermutation: AND of the affinities; preferred if all preferred and all affinities equal. */
@@ -204,7 +202,11 @@ export function applyPolicy(
 
 /** The kubelet's TopologyAffinityError, as GetPodAdmitResult turns it into a rejection. */
 export function topologyAffinityError(): KubeletSimError {
-  return new KubeletSimError('TopologyAffinityError', 'Resources cannot be allocated with Topology locality', {
-    reason: 'TopologyAffinityError',
-  });
+  return new KubeletSimError(
+    'TopologyAffinityError',
+    'Resources cannot be allocated with Topology locality',
+    {
+      reason: 'TopologyAffinityError',
+    },
+  );
 }

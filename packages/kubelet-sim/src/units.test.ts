@@ -10,6 +10,7 @@ import { TokenBucket } from './pod-resources-server.js';
 import { formatDuration } from './pods.js';
 import { ObjectStore, ResourceVersionClock, type KubeObject, type WatchEvent } from './object-store.js';
 import { buildNodeShape, formatCpuList, parseCpuList } from './node-shape.js';
+import { parseCliConfig } from './config.js';
 
 test('quantities', () => {
   const cases: [string, number | undefined][] = [
@@ -139,7 +140,10 @@ test('node shape splits CPUs across NUMA nodes, SMT siblings within a node', () 
   const bad: [Parameters<typeof buildNodeShape>[0], RegExp][] = [
     [{ cpus: 1, numaNodes: 2 }, /cpus: must be an integer of at least numaNodes/],
     [{ cpus: 6, numaNodes: 2, threadsPerCore: 2 }, /threadsPerCore: must be a positive integer dividing/],
-    [{ hugepagesPerNumaBytes: { 'hugepages-1Gi': 2 ** 20 } }, /hugepagesPerNumaBytes.hugepages-1Gi: must be a multiple/],
+    [
+      { hugepagesPerNumaBytes: { 'hugepages-1Gi': 2 ** 20 } },
+      /hugepagesPerNumaBytes.hugepages-1Gi: must be a multiple/,
+    ],
     [{ cpus: 64, numaNodes: 17 }, /numaNodes: must be an integer from 1 to 16/],
   ];
   for (const [opts, message] of bad) assert.throws(() => buildNodeShape(opts), message);
@@ -213,4 +217,40 @@ test('a capped store deletes the least recently changed object', () => {
     store.list(() => true).items.map((o) => o.metadata.name),
     ['a', 'c'],
   );
+});
+
+test('NUMA flags: topology/CPU/memory manager policies, reserved CPUs, SMT, hugepages', () => {
+  const base = ['--device-plugin-dir', '/d', '--state-dir', '/s'];
+  const ok = parseCliConfig([
+    ...base,
+    '--topology-manager-policy',
+    'restricted',
+    '--topology-manager-scope',
+    'pod',
+    '--reserved-cpus',
+    '0-1,4',
+    '--threads-per-core',
+    '1',
+    '--hugepages-2mi-per-numa',
+    '1Gi',
+    '--cpu-manager-policy',
+    'none',
+  ]).options;
+  assert.equal(ok.topologyManagerPolicy, 'restricted');
+  assert.equal(ok.topologyManagerScope, 'pod');
+  assert.deepEqual(ok.reservedCpus, [0, 1, 4]);
+  assert.equal(ok.threadsPerCore, 1);
+  assert.deepEqual(ok.hugepagesPerNumaBytes, { 'hugepages-2Mi': 2 ** 30 });
+  const bad: [string[], RegExp][] = [
+    [
+      ['--topology-manager-policy', 'strict'],
+      /--topology-manager-policy: expected none, best-effort, restricted or single-numa-node/,
+    ],
+    [['--topology-manager-scope', 'node'], /--topology-manager-scope: expected container or pod/],
+    [['--reserved-cpus', '3-1'], /--reserved-cpus: expected a cpulist/],
+    [['--threads-per-core', '0'], /--threads-per-core: expected a positive integer/],
+    [['--hugepages-1gi-per-numa', 'lots'], /--hugepages-1gi-per-numa: expected a quantity/],
+  ];
+  for (const [flags, message] of bad)
+    assert.throws(() => parseCliConfig([...base, ...flags]), message, flags.join(' '));
 });

@@ -70,6 +70,12 @@ test('runs, answers the control API, and removes its sockets on SIGTERM', async 
       '4',
       '--numa-nodes',
       '2',
+      '--topology-manager-policy',
+      'single-numa-node',
+      '--topology-manager-scope',
+      'pod',
+      '--reserved-cpus',
+      '0',
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -86,9 +92,19 @@ test('runs, answers the control API, and removes its sockets on SIGTERM', async 
     });
     assert.ok(existsSync(ready.kubeconfig));
     const state = (await (await fetch(`${ready.url}/control/v1/state`)).json()) as {
-      node: { name: string; numaNodes: { cpus: number[] }[] };
+      node: {
+        name: string;
+        numaNodes: { cpus: number[] }[];
+        topologyManagerPolicy: string;
+        topologyManagerScope: string;
+        reservedCpus: number[];
+      };
     };
     assert.equal(state.node.name, 'cli-node');
+    assert.deepEqual(
+      [state.node.topologyManagerPolicy, state.node.topologyManagerScope, state.node.reservedCpus],
+      ['single-numa-node', 'pod', [0]],
+    );
     assert.deepEqual(
       state.node.numaNodes.map((n) => n.cpus),
       [
