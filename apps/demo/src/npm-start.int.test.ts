@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import type { NodeSnapshot } from '@plugboard/node-gateway';
@@ -14,6 +14,8 @@ import { socketsUnder } from './cluster.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const GPU = 'plugboard.example/gpu';
+/** Screenshots of the demo's views, kept as test artefacts (the README's image is one of them). */
+const SHOTS = join(repoRoot, 'apps/demo/test-results/screenshots');
 const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
@@ -114,10 +116,13 @@ describe('npm start', { timeout: 600_000 }, () => {
     const summary = (allocatable: number) =>
       page.getByRole('region', { name: `${GPU} capacity 8 allocatable ${allocatable}` }).first();
     await summary(8).waitFor({ timeout: 20_000 });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.screenshot({ path: join(SHOTS, 'demo-node-gpu-node-a.png'), fullPage: true });
     await page.getByRole('switch', { name: `Fault ${target.id}`, exact: true }).click();
     const dialog = page.getByRole('dialog', { name: `Inject a simulated fault on ${target.id}?` });
     await dialog.getByRole('button', { name: 'Inject simulated fault' }).click();
     await summary(7).waitFor({ timeout: 20_000 });
+    await page.screenshot({ path: join(SHOTS, 'demo-node-gpu-node-a-with-fault.png'), fullPage: true });
     const after = (await (await fetch(`${url}/api/nodes/gpu-node-a/node`)).json()) as NodeSnapshot;
     assert.equal(after.resources[GPU]!.kubelet.allocatable, 7);
     assert.equal(after.pods['ml/batch-spread']!.affectedByUnhealthyDevice, true);
