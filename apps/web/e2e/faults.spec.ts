@@ -52,9 +52,13 @@ test('injecting a fault drops allocatable by one and flags the affected pod; cle
   await expect(gpuSummary()).toContainText(`allocatable ${capacity - 1}`);
   await expect(trainRow).toContainText('affected: uses an unhealthy device');
   await expect(page.getByText(/Why allocatable is 7 of 8/)).toBeVisible();
+  const active = page.getByRole('region', { name: /Active simulated faults/ });
+  await expect(active).toContainText('Active simulated faults (1)');
+  await expect(active).toContainText(`${target.id} (${GPU}) — e2e: simulated ECC error`);
   // The kubelet agrees (the gateway's kubelet view, not the UI's).
-  const during = await gatewaySnapshot('gpu-node-a');
-  expect(during.resources[GPU]!.kubelet.allocatable).toBe(capacity - 1);
+  await expect
+    .poll(async () => (await gatewaySnapshot('gpu-node-a')).resources[GPU]!.kubelet.allocatable)
+    .toBe(capacity - 1);
   await saveScreenshot(page, 'node-with-fault');
 
   // The overview sees it too.
@@ -87,7 +91,15 @@ test('injecting a fault drops allocatable by one and flags the affected pod; cle
   await expect(page.getByRole('button', { name: new RegExp(`^${target.id}\\s*,\\s*Healthy`) })).toBeVisible();
   await expect(gpuSummary()).toContainText(`allocatable ${capacity}`);
   await expect(trainRow).not.toContainText('affected');
-  expect((await gatewaySnapshot('gpu-node-a')).resources[GPU]!.kubelet.allocatable).toBe(capacity);
+  // The gateway's kubelet view settles on the same number (a PodResources poll taken before the
+  // heal may land just after it, so poll rather than read once), and the page follows it.
+  await expect
+    .poll(async () => (await gatewaySnapshot('gpu-node-a')).resources[GPU]!.kubelet.allocatable)
+    .toBe(capacity);
+  await expect(gpuSummary()).toContainText(`allocatable ${capacity}`);
+  await expect(page.getByRole('region', { name: /Active simulated faults/ })).toContainText(
+    'Active simulated faults (0)',
+  );
 });
 
 test('a NUMA-node scenario is previewed, confirmed and stopped', async ({ page }) => {

@@ -64,8 +64,8 @@ export const faultsQuery = (name: string) =>
   queryOptions({
     queryKey: queryKeys.faults(name),
     queryFn: async (): Promise<FaultState[]> => {
-      const r = await apiFetch<FaultState[] | { faults: FaultState[] }>(nodeApiPath(name, 'faults'));
-      return Array.isArray(r) ? r : r.faults;
+      const r = await apiFetch<{ items: FaultState[] }>(nodeApiPath(name, 'faults'));
+      return r.items;
     },
     staleTime: 5_000,
   });

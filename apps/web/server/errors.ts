@@ -13,7 +13,8 @@ export type WebErrorCode =
   | 'forbidden'
   | 'gateway-unreachable'
   | 'gateway-timeout'
-  | 'discovery';
+  | 'discovery'
+  | 'internal';
 
 const STATUS: Record<WebErrorCode, number> = {
   config: 500,
@@ -27,6 +28,7 @@ const STATUS: Record<WebErrorCode, number> = {
   'gateway-unreachable': 502,
   'gateway-timeout': 504,
   discovery: 503,
+  internal: 500,
 };
 
 const TITLE: Record<WebErrorCode, string> = {
@@ -41,6 +43,7 @@ const TITLE: Record<WebErrorCode, string> = {
   'gateway-unreachable': 'Gateway unreachable',
   'gateway-timeout': 'Gateway timed out',
   discovery: 'Gateway discovery failed',
+  internal: 'Internal error',
 };
 
 export class WebError extends Error {
@@ -63,7 +66,8 @@ export class WebError extends Error {
 
   static from(err: unknown): WebError {
     if (err instanceof WebError) return err;
-    return new WebError('bad-request', err instanceof Error ? err.message : String(err), { cause: err });
+    // Anything not raised as a WebError is a bug or an I/O failure here, not the client's fault.
+    return new WebError('internal', err instanceof Error ? err.message : 'unexpected error', { cause: err });
   }
 }
 

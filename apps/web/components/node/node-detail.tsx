@@ -7,7 +7,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { NodeSnapshot } from '@plugboard/node-gateway/model';
 import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
-import { configQuery, nodeQuery, queryKeys } from '../../lib/queries';
+import { configQuery, faultsQuery, nodeQuery, queryKeys } from '../../lib/queries';
 import { useLiveQuery } from '../../lib/use-live-query';
 import { podFootprint, tileDevices } from '../../lib/node-view';
 import { formatTime } from '../../lib/format';
@@ -310,11 +310,25 @@ export function NodeDetail({ name }: { name: string }) {
   );
 }
 
+/**
+ * The gateway's own fault list (GET /faults, refetched after every fault mutation and whenever the
+ * stream shows the faults changed, e.g. a TTL expiry); the snapshot's copy fills in while it loads.
+ */
 function ActiveFaults({ node }: { node: NodeSnapshot }) {
-  const faults = Object.values(node.faults).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  const client = useQueryClient();
+  const list = useQuery(faultsQuery(node.nodeName));
+  useEffect(() => {
+    void client.invalidateQueries({ queryKey: queryKeys.faults(node.nodeName) });
+  }, [client, node.nodeName, node.faults]);
+  const faults = (list.data ?? Object.values(node.faults))
+    .slice()
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   return (
     <section aria-labelledby="active-faults" className="card" style={{ marginBottom: '0.75rem' }}>
       <h3 id="active-faults">Active simulated faults ({faults.length})</h3>
+      {list.isError && (
+        <p className="notice warn">Cannot list faults from the gateway: {list.error.message}</p>
+      )}
       {faults.length === 0 ? (
         <p className="muted">None.</p>
       ) : (
