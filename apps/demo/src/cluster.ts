@@ -104,6 +104,11 @@ async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise
     cpus: spec.kubelet.cpus,
     numaNodes: spec.kubelet.numaNodes,
     ...(spec.kubelet.memoryPerNumaGiB ? { memoryPerNumaBytes: Math.round(spec.kubelet.memoryPerNumaGiB * 2 ** 30) } : {}),
+    ...(spec.kubelet.topologyManagerPolicy ? { topologyManagerPolicy: spec.kubelet.topologyManagerPolicy } : {}),
+    ...(spec.kubelet.topologyManagerScope ? { topologyManagerScope: spec.kubelet.topologyManagerScope } : {}),
+    ...(spec.kubelet.cpuManagerPolicy ? { cpuManagerPolicy: spec.kubelet.cpuManagerPolicy } : {}),
+    ...(spec.kubelet.memoryManagerPolicy ? { memoryManagerPolicy: spec.kubelet.memoryManagerPolicy } : {}),
+    ...(spec.kubelet.reservedCpus ? { reservedCpus: spec.kubelet.reservedCpus } : {}),
     logger: logger.child({ component: 'kubelet-sim' }),
   }).catch((err: unknown) => {
     throw new DemoError('start', `kubelet-sim of ${spec.name} failed to start: ${(err as Error).message}`, { cause: err });

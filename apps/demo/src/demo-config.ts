@@ -16,8 +16,15 @@ const nodeSchema = z.strictObject({
   kubelet: z
     .strictObject({
       cpus: z.int().min(1).max(4096),
-      numaNodes: z.int().min(1).max(64),
+      numaNodes: z.int().min(1).max(16),
       memoryPerNumaGiB: z.number().positive().max(65536).optional(),
+      /** The kubelet's Topology/CPU/Memory Manager settings (docs/KUBELET-SIM.md). */
+      topologyManagerPolicy: z.enum(['none', 'best-effort', 'restricted', 'single-numa-node']).optional(),
+      topologyManagerScope: z.enum(['container', 'pod']).optional(),
+      cpuManagerPolicy: z.enum(['none', 'static']).optional(),
+      memoryManagerPolicy: z.enum(['None', 'Static']).optional(),
+      /** reservedSystemCPUs as a list of CPU IDs. */
+      reservedCpus: z.array(z.int().min(0)).optional(),
     })
     .prefault({ cpus: 8, numaNodes: 1 }),
   /** File names of fake device nodes to create for a `paths` source (its `/dev/` is redirected). */
