@@ -2,7 +2,7 @@
 // all specs; their pids and URLs travel to the specs and the teardown through the environment.
 import { createServer } from 'node:net';
 import type { FixtureInfo } from './cluster-fixture';
-import { startFixture, startWebServer } from './processes';
+import { startFixture, startWebServer, stopPid } from './processes';
 
 export default async function globalSetup(): Promise<void> {
   const fixture = await startFixture();
@@ -10,8 +10,15 @@ export default async function globalSetup(): Promise<void> {
   process.env.PLUGBOARD_FIXTURE = fixture.value;
   const info = JSON.parse(fixture.value) as FixtureInfo;
   // A gateway that is listed but not running, for the "gateway unreachable" states.
-  const ghost = `ghost-node=http://127.0.0.1:${await closedPort()}`;
-  const web = await startWebServer([...info.gateways.map((g) => `${g.name}=${g.url}`), ghost].join(','));
+  let web;
+  try {
+    const ghost = `ghost-node=http://127.0.0.1:${await closedPort()}`;
+    web = await startWebServer([...info.gateways.map((g) => `${g.name}=${g.url}`), ghost].join(','));
+  } catch (err) {
+    // Teardown does not run when setup fails: never leave the cluster behind.
+    await stopPid(fixture.child.pid);
+    throw err;
+  }
   process.env.PLUGBOARD_WEB_PID = String(web.child.pid);
   process.env.PLUGBOARD_WEB_URL = web.value;
   // Detach our handles so the runner's event loop is not held open by the pipes.
