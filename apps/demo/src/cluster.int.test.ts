@@ -19,7 +19,11 @@ describe('demo cluster (examples/demo.yaml)', () => {
 
   before(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'plugboard-demo-test-'));
-    cluster = await startDemoCluster({ demo: loadDemo(join(repoRoot, 'examples/demo.yaml')), stateDir, logger: pino({ level: 'silent' }) });
+    cluster = await startDemoCluster({
+      demo: loadDemo(join(repoRoot, 'examples/demo.yaml')),
+      stateDir,
+      logger: pino({ level: 'silent' }),
+    });
   });
   after(async () => {
     await cluster?.stop();
@@ -30,7 +34,9 @@ describe('demo cluster (examples/demo.yaml)', () => {
     const counts = Object.fromEntries(
       cluster.nodes.map((n) => [
         n.name,
-        Object.fromEntries(Object.entries(n.gateway.model.snapshot().resources).map(([r, s]) => [r, s.kubelet.capacity])),
+        Object.fromEntries(
+          Object.entries(n.gateway.model.snapshot().resources).map(([r, s]) => [r, s.kubelet.capacity]),
+        ),
       ]),
     );
     assert.deepEqual(counts, {
@@ -40,7 +46,13 @@ describe('demo cluster (examples/demo.yaml)', () => {
     });
     const a = cluster.node('gpu-node-a').gateway.model.snapshot();
     assert.deepEqual(Object.keys(a.numa.nodes).sort(), ['0', '1']);
-    assert.equal(cluster.node('gpu-node-a').sim.state().node.numaNodes.flatMap((n) => n.cpus).length, 64);
+    assert.equal(
+      cluster
+        .node('gpu-node-a')
+        .sim.state()
+        .node.numaNodes.flatMap((n) => n.cpus).length,
+      64,
+    );
     const b = cluster.node('gpu-node-b').gateway.model.snapshot();
     assert.equal(b.resources[GPU]!.replicas, 4);
   });
@@ -62,7 +74,9 @@ describe('demo cluster (examples/demo.yaml)', () => {
   it('a fault posted to a gateway lowers the kubelet-sim allocatable and flags the pod; clearing restores it', async () => {
     const node = cluster.node('gpu-node-a');
     const before = node.gateway.model.snapshot();
-    const [key, device] = Object.entries(before.devices).find(([, d]) => d.resource === GPU && d.allocation?.pod === 'batch-spread')!;
+    const [key, device] = Object.entries(before.devices).find(
+      ([, d]) => d.resource === GPU && d.allocation?.pod === 'batch-spread',
+    )!;
     const res = await fetch(`${node.gateway.url}/api/v1/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -81,12 +95,20 @@ describe('demo cluster (examples/demo.yaml)', () => {
     assert.equal(node.sim.state().resources[GPU]!.allocatable, 7);
     const del = await fetch(`${node.gateway.url}/api/v1/faults/${id}`, { method: 'DELETE' });
     assert.equal(del.status, 204);
-    await waitForSnapshot(node.gateway, (s) => s.devices[key]!.health === 'Healthy' && s.resources[GPU]!.kubelet.allocatable === 8, 'the heal', 10_000);
+    await waitForSnapshot(
+      node.gateway,
+      (s) => s.devices[key]!.health === 'Healthy' && s.resources[GPU]!.kubelet.allocatable === 8,
+      'the heal',
+      10_000,
+    );
     assert.equal(node.sim.state().resources[GPU]!.allocatable, 8);
   });
 
   it('stops without leaving a socket behind', async () => {
-    assert.ok(socketsUnder(stateDir).length >= 6, 'kubelet, PodResources and plugin sockets exist while running');
+    assert.ok(
+      socketsUnder(stateDir).length >= 6,
+      'kubelet, PodResources and plugin sockets exist while running',
+    );
     await cluster.stop();
     assert.deepEqual(socketsUnder(stateDir), []);
   });

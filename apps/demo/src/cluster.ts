@@ -65,7 +65,12 @@ export function waitForSnapshot(
   });
 }
 
-function gatewayDocument(demo: LoadedDemo, spec: DemoNodeSpec, dirs: Record<'plugins' | 'gateway' | 'dev', string>, sim: KubeletSim): unknown {
+function gatewayDocument(
+  demo: LoadedDemo,
+  spec: DemoNodeSpec,
+  dirs: Record<'plugins' | 'gateway' | 'dev', string>,
+  sim: KubeletSim,
+): unknown {
   const entry = demo.nodeDocuments.get(spec.name)!;
   const doc = structuredClone(entry.document);
   // A `paths` source in the demo reads fake device nodes from the node's private dev/ directory.
@@ -73,7 +78,9 @@ function gatewayDocument(demo: LoadedDemo, spec: DemoNodeSpec, dirs: Record<'plu
   for (const r of resources) {
     const paths = r.paths as { patterns?: unknown } | undefined;
     if (paths && Array.isArray(paths.patterns)) {
-      paths.patterns = paths.patterns.map((p) => (typeof p === 'string' ? p.replace(/^\/dev\//, `${dirs.dev}/`) : p));
+      paths.patterns = (paths.patterns as unknown[]).map((p: unknown) =>
+        typeof p === 'string' ? p.replace(/^\/dev\//, `${dirs.dev}/`) : p,
+      );
     }
   }
   const gateway = (doc.gateway ?? {}) as Record<string, unknown>;
@@ -92,7 +99,12 @@ function gatewayDocument(demo: LoadedDemo, spec: DemoNodeSpec, dirs: Record<'plu
 
 async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise<DemoNode> {
   const dir = join(opts.stateDir, spec.name);
-  const dirs = { plugins: join(dir, 'device-plugins'), kubelet: join(dir, 'kubelet'), gateway: join(dir, 'gateway'), dev: join(dir, 'dev') };
+  const dirs = {
+    plugins: join(dir, 'device-plugins'),
+    kubelet: join(dir, 'kubelet'),
+    gateway: join(dir, 'gateway'),
+    dev: join(dir, 'dev'),
+  };
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
   for (const name of spec.deviceNodes) writeFileSync(join(dirs.dev, name), '');
   const logger = opts.logger.child({ node: spec.name });
@@ -103,15 +115,21 @@ async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise
     nodeName: spec.name,
     cpus: spec.kubelet.cpus,
     numaNodes: spec.kubelet.numaNodes,
-    ...(spec.kubelet.memoryPerNumaGiB ? { memoryPerNumaBytes: Math.round(spec.kubelet.memoryPerNumaGiB * 2 ** 30) } : {}),
-    ...(spec.kubelet.topologyManagerPolicy ? { topologyManagerPolicy: spec.kubelet.topologyManagerPolicy } : {}),
+    ...(spec.kubelet.memoryPerNumaGiB
+      ? { memoryPerNumaBytes: Math.round(spec.kubelet.memoryPerNumaGiB * 2 ** 30) }
+      : {}),
+    ...(spec.kubelet.topologyManagerPolicy
+      ? { topologyManagerPolicy: spec.kubelet.topologyManagerPolicy }
+      : {}),
     ...(spec.kubelet.topologyManagerScope ? { topologyManagerScope: spec.kubelet.topologyManagerScope } : {}),
     ...(spec.kubelet.cpuManagerPolicy ? { cpuManagerPolicy: spec.kubelet.cpuManagerPolicy } : {}),
     ...(spec.kubelet.memoryManagerPolicy ? { memoryManagerPolicy: spec.kubelet.memoryManagerPolicy } : {}),
     ...(spec.kubelet.reservedCpus ? { reservedCpus: spec.kubelet.reservedCpus } : {}),
     logger: logger.child({ component: 'kubelet-sim' }),
   }).catch((err: unknown) => {
-    throw new DemoError('start', `kubelet-sim of ${spec.name} failed to start: ${(err as Error).message}`, { cause: err });
+    throw new DemoError('start', `kubelet-sim of ${spec.name} failed to start: ${(err as Error).message}`, {
+      cause: err,
+    });
   });
   let gateway: Gateway;
   try {
@@ -120,7 +138,9 @@ async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise
     gateway = await startGateway(config, { logger });
   } catch (err) {
     await sim.stop();
-    throw new DemoError('start', `gateway of ${spec.name} failed to start: ${(err as Error).message}`, { cause: err });
+    throw new DemoError('start', `gateway of ${spec.name} failed to start: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return { name: spec.name, sim, gateway, dir };
 }
@@ -139,14 +159,19 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
     for (const spec of opts.demo.spec.nodes) {
       const node = await startNode(opts, spec);
       nodes.push(node);
-      const resources = (opts.demo.nodeDocuments.get(spec.name)!.document.resources as unknown[] | undefined)?.length ?? 0;
+      const resources =
+        (opts.demo.nodeDocuments.get(spec.name)!.document.resources as unknown[] | undefined)?.length ?? 0;
       await waitForSnapshot(
         node.gateway,
-        (s) => Object.keys(s.resources).length === resources && Object.values(s.resources).every((r) => r.registration.phase === 'registered'),
+        (s) =>
+          Object.keys(s.resources).length === resources &&
+          Object.values(s.resources).every((r) => r.registration.phase === 'registered'),
         `${spec.name}'s plugins to register with its kubelet`,
         timeout,
       );
-      progress(`node ${spec.name}: kubelet-sim ${node.sim.url}, gateway ${node.gateway.url}, ${resources} resource(s) registered`);
+      progress(
+        `node ${spec.name}: kubelet-sim ${node.sim.url}, gateway ${node.gateway.url}, ${resources} resource(s) registered`,
+      );
     }
     if (opts.workloads !== false) {
       for (const w of opts.demo.spec.workloads) {
@@ -154,11 +179,17 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
         try {
           await node.sim.admitPod(podFor(w));
         } catch (err) {
-          throw new DemoError('start', `admitting pod ${w.namespace}/${w.name} on ${w.node} failed: ${(err as Error).message}`, { cause: err });
+          throw new DemoError(
+            'start',
+            `admitting pod ${w.namespace}/${w.name} on ${w.node} failed: ${(err as Error).message}`,
+            { cause: err },
+          );
         }
       }
       for (const node of nodes) {
-        const expected = opts.demo.spec.workloads.filter((w) => w.node === node.name).map((w) => `${w.namespace}/${w.name}`);
+        const expected = opts.demo.spec.workloads
+          .filter((w) => w.node === node.name)
+          .map((w) => `${w.namespace}/${w.name}`);
         await waitForSnapshot(
           node.gateway,
           (s) => expected.every((k) => s.pods[k]?.containers.some((c) => Object.keys(c.devices).length > 0)),

@@ -38,9 +38,7 @@ const workloadSchema = z.strictObject({
   namespace: dnsLabel,
   name: dnsLabel,
   restartPolicy: z.enum(['Always', 'OnFailure', 'Never']).default('Always'),
-  containers: z
-    .array(z.strictObject({ name: dnsLabel, limits: z.record(z.string(), quantity) }))
-    .min(1),
+  containers: z.array(z.strictObject({ name: dnsLabel, limits: z.record(z.string(), quantity) })).min(1),
 });
 
 export const demoSchema = z
@@ -50,9 +48,15 @@ export const demoSchema = z
   })
   .superRefine((doc, ctx) => {
     const names = new Set(doc.nodes.map((n) => n.name));
-    if (names.size !== doc.nodes.length) ctx.addIssue({ code: 'custom', path: ['nodes'], message: 'node names must be unique' });
+    if (names.size !== doc.nodes.length)
+      ctx.addIssue({ code: 'custom', path: ['nodes'], message: 'node names must be unique' });
     doc.workloads.forEach((w, i) => {
-      if (!names.has(w.node)) ctx.addIssue({ code: 'custom', path: ['workloads', i, 'node'], message: `no node named "${w.node}"` });
+      if (!names.has(w.node))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['workloads', i, 'node'],
+          message: `no node named "${w.node}"`,
+        });
     });
   });
 
@@ -104,7 +108,11 @@ export function podFor(w: DemoWorkload): PodSpecInput {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: w.name, namespace: w.namespace, labels: { 'app.kubernetes.io/part-of': 'plugboard-demo' } },
+    metadata: {
+      name: w.name,
+      namespace: w.namespace,
+      labels: { 'app.kubernetes.io/part-of': 'plugboard-demo' },
+    },
     spec: {
       restartPolicy: w.restartPolicy,
       containers: w.containers.map((c) => ({

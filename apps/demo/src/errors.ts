@@ -12,6 +12,8 @@ export class DemoError extends Error {
   }
 
   static from(err: unknown): DemoError {
-    return err instanceof DemoError ? err : new DemoError('start', err instanceof Error ? err.message : String(err), { cause: err });
+    return err instanceof DemoError
+      ? err
+      : new DemoError('start', err instanceof Error ? err.message : String(err), { cause: err });
   }
 }

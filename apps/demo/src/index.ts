@@ -1,5 +1,12 @@
 // @plugboard/demo as a library: the simulated cluster for tests and benchmarks.
-export { startDemoCluster, waitForSnapshot, socketsUnder, type DemoCluster, type DemoNode, type StartClusterOptions } from './cluster.js';
+export {
+  startDemoCluster,
+  waitForSnapshot,
+  socketsUnder,
+  type DemoCluster,
+  type DemoNode,
+  type StartClusterOptions,
+} from './cluster.js';
 export { loadDemo, podFor, demoSchema, type LoadedDemo, type DemoSpec } from './demo-config.js';
 export { loadScenario, playScenario, type ScenarioPlayback } from './scenario-player.js';
 export { ensureWebBuild, webBuildNeeded } from './web-build.js';

@@ -55,16 +55,22 @@ async function main(): Promise<void> {
   const started = Date.now();
   const port = Number(process.env.PORT ?? 3000);
   const host = process.env.HOST ?? '127.0.0.1';
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new DemoError('config', `PORT: must be 0..65535, got "${process.env.PORT}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new DemoError('config', `PORT: must be 0..65535, got "${process.env.PORT}"`);
 
   const demo = loadDemo(resolve(process.cwd(), values.demo ?? join(repoRoot, 'examples/demo.yaml')));
   const scenario = values.scenario ? loadScenario(resolve(process.cwd(), values.scenario)) : null;
   if (port !== 0 && !(await portFree(host, port))) {
-    throw new DemoError('port-in-use', `port ${port} on ${host} is in use: start the demo on another port, e.g. PORT=${port + 1} npm start`);
+    throw new DemoError(
+      'port-in-use',
+      `port ${port} on ${host} is in use: start the demo on another port, e.g. PORT=${port + 1} npm start`,
+    );
   }
 
   const ownStateDir = values['state-dir'] === undefined;
-  const stateDir = ownStateDir ? mkdtempSync(join(tmpdir(), 'plugboard-demo-')) : resolve(values['state-dir']!);
+  const stateDir = ownStateDir
+    ? mkdtempSync(join(tmpdir(), 'plugboard-demo-'))
+    : resolve(values['state-dir']!);
   const logFile = join(stateDir, 'demo.log');
   writeFileSync(logFile, '');
   say(`state directory ${stateDir} (component logs: ${logFile})`);
@@ -114,17 +120,24 @@ async function main(): Promise<void> {
     web = await startWebServer(webConfig).catch((err: unknown) => {
       const e = err as NodeJS.ErrnoException;
       if (e.code === 'EADDRINUSE') {
-        throw new DemoError('port-in-use', `port ${port} on ${host} is in use: start the demo on another port, e.g. PORT=${port + 1} npm start`);
+        throw new DemoError(
+          'port-in-use',
+          `port ${port} on ${host} is in use: start the demo on another port, e.g. PORT=${port + 1} npm start`,
+        );
       }
       throw new DemoError('start', `the dashboard failed to start: ${e.message}`, { cause: err });
     });
     say(`dashboard: ${web.url}`);
     if (scenario) {
       playback = await playScenario(cluster, scenario, say);
-      say(`scenario ${scenario.document.name}: ${scenario.document.steps.length} step(s) scheduled on every gateway`);
+      say(
+        `scenario ${scenario.document.name}: ${scenario.document.steps.length} step(s) scheduled on every gateway`,
+      );
     }
     say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s — open ${web.url}`);
-    say('try: open gpu-node-a, flip the "Fault gpu-5" switch, and watch allocatable drop and ml/batch-spread turn red;');
+    say(
+      'try: open gpu-node-a, flip the "Fault gpu-5" switch, and watch allocatable drop and ml/batch-spread turn red;',
+    );
     say('     or replay a timeline: npm start -- --scenario examples/scenarios/numa-outage.yaml');
     say('stop with Ctrl-C');
   } catch (err) {

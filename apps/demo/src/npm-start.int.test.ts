@@ -71,7 +71,9 @@ describe('npm start', { timeout: 600_000 }, () => {
       };
       child.stdout!.on('data', onData);
       child.stderr!.on('data', onData);
-      void exited.then((code) => rej(new Error(`npm start exited (${code}) before it was ready:\n${output}`)));
+      void exited.then((code) =>
+        rej(new Error(`npm start exited (${code}) before it was ready:\n${output}`)),
+      );
     });
     await ready;
   });
@@ -93,7 +95,9 @@ describe('npm start', { timeout: 600_000 }, () => {
       const res = await fetch(`${url}/api/nodes/${node}/node`);
       assert.equal(res.status, 200, `GET /api/nodes/${node}/node`);
       const snap = (await res.json()) as NodeSnapshot;
-      counts[node] = Object.fromEntries(Object.entries(snap.resources).map(([r, s]) => [r, s.kubelet.capacity]));
+      counts[node] = Object.fromEntries(
+        Object.entries(snap.resources).map(([r, s]) => [r, s.kubelet.capacity]),
+      );
     }
     assert.deepEqual(counts, {
       'gpu-node-a': { [GPU]: 8, 'plugboard.example/nic-vf': 16 },
@@ -110,7 +114,9 @@ describe('npm start', { timeout: 600_000 }, () => {
       await page.getByRole('article', { name: node }).waitFor({ timeout: 20_000 });
     }
     const snap = (await (await fetch(`${url}/api/nodes/gpu-node-a/node`)).json()) as NodeSnapshot;
-    const target = Object.values(snap.devices).find((d) => d.resource === GPU && d.allocation?.pod === 'batch-spread')!;
+    const target = Object.values(snap.devices).find(
+      (d) => d.resource === GPU && d.allocation?.pod === 'batch-spread',
+    )!;
     assert.ok(target, 'ml/batch-spread holds a GPU');
     await page.goto(`${url}/nodes/gpu-node-a`);
     const summary = (allocatable: number) =>

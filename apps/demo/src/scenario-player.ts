@@ -44,7 +44,10 @@ export async function playScenario(
   const known = new Set(cluster.nodes.map((n) => n.name));
   for (const step of document.steps) {
     if (step.node !== undefined && !known.has(step.node)) {
-      throw new DemoError('scenario', `step "${step.action}" at ${step.at} ms names node "${step.node}", which is not in the demo`);
+      throw new DemoError(
+        'scenario',
+        `step "${step.action}" at ${step.at} ms names node "${step.node}", which is not in the demo`,
+      );
     }
   }
   const ids = new Map<string, string>();
@@ -56,7 +59,10 @@ export async function playScenario(
     });
     const body = (await res.json()) as { id?: string; detail?: string };
     if (res.status !== 201 || !body.id) {
-      throw new DemoError('scenario', `gateway of ${node.name} refused the scenario (${res.status}): ${body.detail ?? 'no detail'}`);
+      throw new DemoError(
+        'scenario',
+        `gateway of ${node.name} refused the scenario (${res.status}): ${body.detail ?? 'no detail'}`,
+      );
     }
     ids.set(node.name, body.id);
   }
@@ -83,7 +89,9 @@ export async function playScenario(
     async stop() {
       for (const t of timers) clearTimeout(t);
       await Promise.allSettled(
-        [...ids].map(([name, id]) => fetch(`${cluster.node(name).gateway.url}/api/v1/scenarios/${id}`, { method: 'DELETE' })),
+        [...ids].map(([name, id]) =>
+          fetch(`${cluster.node(name).gateway.url}/api/v1/scenarios/${id}`, { method: 'DELETE' }),
+        ),
       );
     },
   };

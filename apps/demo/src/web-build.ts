@@ -57,13 +57,18 @@ export async function ensureWebBuild(
     });
     child.stdout.pipe(out, { end: false });
     child.stderr.pipe(out, { end: false });
-    child.on('error', (err) => reject(signal?.aborted ? new DemoError('build', 'the dashboard build was interrupted') : err));
+    child.on('error', (err) =>
+      reject(signal?.aborted ? new DemoError('build', 'the dashboard build was interrupted') : err),
+    );
     child.on('exit', (c) => resolve(c ?? 1));
   });
   out.end();
   if (code !== 0) {
     const tail = readFileSync(logFile, 'utf8').split('\n').slice(-25).join('\n');
-    throw new DemoError('build', `the dashboard build failed (exit ${code}); last lines of ${logFile}:\n${tail}`);
+    throw new DemoError(
+      'build',
+      `the dashboard build failed (exit ${code}); last lines of ${logFile}:\n${tail}`,
+    );
   }
   progress(`dashboard: built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
