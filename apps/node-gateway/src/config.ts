@@ -105,6 +105,18 @@ export const gatewaySectionSchema = z
           .min(256)
           .max(16 << 20)
           .default(64 << 10),
+        /**
+         * Mutations (fault and scenario POST/DELETE) per client address: a token bucket refilled at
+         * `perSecond` holding at most `burst`. Beyond it: 429 with Retry-After. null disables it.
+         */
+        mutationRateLimit: z
+          .object({
+            perSecond: z.number().positive().max(100_000).default(20),
+            burst: z.number().int().min(1).max(100_000).default(200),
+          })
+          .strict()
+          .nullable()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

@@ -14,6 +14,7 @@ export type GatewayErrorCode =
   | 'unsupported-media-type'
   | 'invalid-body'
   | 'conflict'
+  | 'rate-limited'
   | 'unavailable'
   | 'internal';
 
@@ -30,6 +31,7 @@ export const GATEWAY_ERROR_STATUS: Record<GatewayErrorCode, number> = {
   'unsupported-media-type': 415,
   'invalid-body': 422,
   conflict: 409,
+  'rate-limited': 429,
   unavailable: 503,
   internal: 500,
 };

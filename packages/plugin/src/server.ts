@@ -7,7 +7,7 @@ import { toServiceError, newServer } from './grpc-status.js';
 import { PluginError } from './errors.js';
 import type { DeviceState } from './device-state.js';
 import { preferredAllocation } from './allocation/preferred.js';
-import { validateAllocation } from './allocation/validate.js';
+import { validateAllocation, validatePreferredRequest } from './allocation/validate.js';
 import type { AllocateResponseBuilder } from './allocation/response.js';
 import type { PluginDevice, PreferredAllocationDecision, ResourcePluginEvents } from './types.js';
 import type { Server } from '@grpc/grpc-js';
@@ -190,6 +190,7 @@ export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
       'GetPreferredAllocation',
       (request: deviceplugin.PreferredAllocationRequest) => ({
         containerResponses: request.containerRequests.map((c) => {
+          validatePreferredRequest(c.availableDeviceIDs, c.mustIncludeDeviceIDs, (id) => state.get(id));
           const numaNodesOf = (id: string): readonly number[] => state.get(id)?.numaNodes ?? [];
           const { chosen, reason } = preferredAllocation({
             available: c.availableDeviceIDs,
@@ -230,7 +231,11 @@ export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
 
     preStartContainer: unary('PreStartContainer', async (request: deviceplugin.PreStartContainerRequest) => {
       if (deps.preStart) {
-        validateAllocation([request.devicesIds], { lookup: (id) => state.get(id), allowUnhealthy: true });
+        validateAllocation([request.devicesIds], {
+          lookup: (id) => state.get(id),
+          allowUnhealthy: true,
+          rpc: 'PreStartContainer',
+        });
         await deps.preStart(request.devicesIds);
       }
       return {};

@@ -11,6 +11,7 @@ import { scenarioBodySchema, type ScenarioRunner } from '../faults/scenarios.js'
 import { GatewayError } from '../errors.js';
 import { originAllowed, type Authorizer } from './auth.js';
 import { parseBody } from './body.js';
+import { createRateLimiter } from './rate-limit.js';
 import type { GatewayMetrics } from './metrics.js';
 import { problemOf, problemResponseText, sendProblem } from './problem.js';
 import type { StreamHub } from './stream.js';
@@ -81,7 +82,21 @@ export function createHandlers(ctx: HttpContext) {
   const { config, model, faults, scenarios, authorizer, hub, metrics, logger } = ctx;
   const bodyOptions = (formats: ('json' | 'yaml')[]) => ({ maxBytes: config.http.maxBodyBytes, formats });
 
+  const limit = config.http.mutationRateLimit;
+  const limiter = limit ? createRateLimiter(limit) : null;
+
   async function mutation(req: IncomingMessage, what: string): Promise<string> {
+    // Before authorization: a flood must not become a flood of TokenReviews.
+    const wait = limiter?.take(req.socket.remoteAddress ?? 'unknown') ?? 0;
+    if (wait > 0) {
+      throw Object.assign(
+        new GatewayError(
+          'rate-limited',
+          `too many mutations from this client (gateway.http.mutationRateLimit: ${limit!.perSecond}/s, burst ${limit!.burst}); retry in ${wait} s`,
+        ),
+        { retryAfter: wait },
+      );
+    }
     const who = await authorizer.authorize(req);
     if (!config.faults.enabled) {
       throw new GatewayError(
@@ -298,6 +313,8 @@ export function createHandlers(ctx: HttpContext) {
         const headers: Record<string, string> = {};
         const allow = (err as { allow?: string[] }).allow;
         if (allow) headers.allow = allow.join(', ');
+        const retryAfter = (err as { retryAfter?: number }).retryAfter;
+        if (retryAfter) headers['retry-after'] = String(retryAfter);
         if ((err as { upgradeRequired?: boolean }).upgradeRequired) {
           problem.status = 426;
           problem.title = 'Upgrade Required';

@@ -9,6 +9,19 @@ export interface AllocateValidationOptions {
   failRequestsGreaterThanOne?: boolean;
   /** PreStartContainer may reset a device that turned unhealthy after Allocate. */
   allowUnhealthy?: boolean;
+  /** RPC named in messages (default Allocate). */
+  rpc?: string;
+}
+
+/** IDs named in an error message at most; a status message must stay small (it travels as a trailer). */
+const MAX_NAMED_IDS = 20;
+
+/** "a, b, c" — or the first MAX_NAMED_IDS and "… and N more" for long lists. */
+export function nameIds(ids: readonly string[]): string {
+  const shown = ids.slice(0, MAX_NAMED_IDS).map((id) => (id.length > 64 ? `${id.slice(0, 64)}…` : id));
+  return ids.length > MAX_NAMED_IDS
+    ? `${shown.join(', ')} … and ${ids.length - MAX_NAMED_IDS} more`
+    : shown.join(', ');
 }
 
 /** Returns the devices of every container request, or throws `invalid-argument` naming bad IDs. */
@@ -16,7 +29,8 @@ export function validateAllocation(
   requests: readonly (readonly string[])[],
   options: AllocateValidationOptions,
 ): PluginDevice[][] {
-  if (requests.length === 0) throw new PluginError('invalid-argument', 'Allocate: no container requests');
+  const rpc = options.rpc ?? 'Allocate';
+  if (requests.length === 0) throw new PluginError('invalid-argument', `${rpc}: no container requests`);
   const unknown: string[] = [];
   const unhealthy: string[] = [];
   const duplicated: string[] = [];
@@ -26,7 +40,7 @@ export function validateAllocation(
     if (ids.length === 0) problems.push(`container request ${index} has no device IDs`);
     if (options.failRequestsGreaterThanOne && ids.length > 1) {
       problems.push(
-        `container request ${index} asks for ${ids.length} shared devices (${ids.join(', ')}); this resource allows 1 per container (failRequestsGreaterThanOne)`,
+        `container request ${index} asks for ${ids.length} shared devices (${nameIds(ids)}); this resource allows 1 per container (failRequestsGreaterThanOne)`,
       );
     }
     const devices: PluginDevice[] = [];
@@ -43,9 +57,28 @@ export function validateAllocation(
     }
     return devices;
   });
-  if (unknown.length) problems.push(`unknown device IDs: ${unknown.join(', ')}`);
-  if (unhealthy.length) problems.push(`unhealthy device IDs: ${unhealthy.join(', ')}`);
-  if (duplicated.length) problems.push(`duplicated device IDs: ${duplicated.join(', ')}`);
-  if (problems.length > 0) throw new PluginError('invalid-argument', `Allocate: ${problems.join('; ')}`);
+  if (unknown.length) problems.push(`unknown device IDs: ${nameIds(unknown)}`);
+  if (unhealthy.length) problems.push(`unhealthy device IDs: ${nameIds(unhealthy)}`);
+  if (duplicated.length) problems.push(`duplicated device IDs: ${nameIds(duplicated)}`);
+  if (problems.length > 0) throw new PluginError('invalid-argument', `${rpc}: ${problems.join('; ')}`);
   return result;
+}
+
+/**
+ * GetPreferredAllocation input checks: every available and must-include ID must be advertised and
+ * every must-include ID must be among the available ones (the kubelet passes available ∪ reused).
+ */
+export function validatePreferredRequest(
+  available: readonly string[],
+  mustInclude: readonly string[],
+  lookup: (id: string) => PluginDevice | undefined,
+): void {
+  const unknown = [...new Set([...available, ...mustInclude])].filter((id) => !lookup(id));
+  const availableSet = new Set(available);
+  const notAvailable = [...new Set(mustInclude)].filter((id) => !availableSet.has(id) && lookup(id));
+  const problems: string[] = [];
+  if (unknown.length) problems.push(`unknown device IDs: ${nameIds(unknown)}`);
+  if (notAvailable.length) problems.push(`must-include device IDs not available: ${nameIds(notAvailable)}`);
+  if (problems.length > 0)
+    throw new PluginError('invalid-argument', `GetPreferredAllocation: ${problems.join('; ')}`);
 }
