@@ -141,6 +141,9 @@ describe('LiveStream', () => {
     vis.set(false);
     const second = await waitFor('resumed', () => connections[1]);
     assert.equal(second.url, '/s?since=3');
+    // Up to date after the resume: live at once, without waiting for a change or a heartbeat.
+    await waitFor('live after resuming', () => c.state() === 'live');
+    assert.equal(c.doc()?.seq, 3);
     c.stream.stop();
   });
 });

@@ -103,7 +103,12 @@ export class LiveStream<T> {
       this.setStatus('connecting', this.status.error);
     const ws = new Impl(this.opts.url(since));
     this.ws = ws;
-    ws.onopen = () => this.armSilence();
+    ws.onopen = () => {
+      this.armSilence();
+      // A resume that is already up to date gets no message until the next change or heartbeat;
+      // the document is current, so the link is live now (a failing upstream reports an error).
+      if (since !== null) this.setStatus('live', null);
+    };
     ws.onmessage = (ev: MessageEvent) => {
       let msg: LiveMessage<T>;
       try {
