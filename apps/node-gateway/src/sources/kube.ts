@@ -76,6 +76,26 @@ const describe = (err: unknown): string => {
   return `${status ? `HTTP ${status}: ` : ''}${e?.message ?? String(err)}`.slice(0, 300);
 };
 
+/**
+ * Paces a ListWatch's list function. client-node relists at once whenever a watch ends with 410
+ * Gone; an API server (or proxy) that expires every watch would otherwise see a hot relist loop
+ * (measured: ~130 lists/s for two informers). Lists closer together than `quietMs` back off
+ * exponentially from 250 ms up to `maxBackoffMs`; a quiet period resets the backoff.
+ */
+export function pacedList<T>(list: () => Promise<T>, maxBackoffMs: number, quietMs = 10_000): () => Promise<T> {
+  let last = -Infinity;
+  let delay = 0;
+  return async () => {
+    const since = performance.now() - last;
+    delay = since > quietMs ? 0 : Math.min(maxBackoffMs, Math.max(250, delay * 2));
+    if (delay > since) {
+      await new Promise((resolve) => setTimeout(resolve, delay - since).unref());
+    }
+    last = performance.now();
+    return list();
+  };
+}
+
 export class KubeSource {
   private readonly core: CoreV1Api;
   private readonly node: Informer<V1Node>;
@@ -98,7 +118,7 @@ export class KubeSource {
       new ListWatch<V1Node>(
         '/api/v1/nodes',
         watch,
-        () => this.core.listNode({ fieldSelector: nodeSelector }),
+        pacedList(() => this.core.listNode({ fieldSelector: nodeSelector }), options.maxBackoffMs),
         false,
         undefined,
         nodeSelector,
@@ -109,7 +129,7 @@ export class KubeSource {
       new ListWatch<V1Pod>(
         '/api/v1/pods',
         watch,
-        () => this.core.listPodForAllNamespaces({ fieldSelector: podSelector }),
+        pacedList(() => this.core.listPodForAllNamespaces({ fieldSelector: podSelector }), options.maxBackoffMs),
         false,
         undefined,
         podSelector,

@@ -54,7 +54,8 @@ export function gatewayConfig(
 /** kubelet-sim + gateway (plugins in-process) in a fresh temporary directory. */
 export async function startRig(
   options: {
-    gateway?: GatewaySectionInput;
+    /** Gateway overrides, or a function of the started kubelet-sim returning them. */
+    gateway?: GatewaySectionInput | ((sim: KubeletSim, dir: string) => GatewaySectionInput | Promise<GatewaySectionInput>);
     sim?: Partial<KubeletSimOptions>;
     logger?: Logger;
     resources?: unknown[];
@@ -90,7 +91,8 @@ export async function startRig(
     },
   };
   try {
-    rig.gw = await rig.startGateway(options.gateway ?? {}, options.logger ?? silent);
+    const overrides = typeof options.gateway === 'function' ? await options.gateway(sim, dir) : options.gateway;
+    rig.gw = await rig.startGateway(overrides ?? {}, options.logger ?? silent);
     await waitFor('plugins registered', async () => (await fetch(`${rig.gw.url}/readyz`)).status === 200, 20_000);
   } catch (err) {
     await rig.stop();
