@@ -216,6 +216,51 @@ describe('REST proxy', () => {
   });
 });
 
+describe('exposed beyond loopback', () => {
+  it('refuses anonymous mutations itself and forwards those with a token', async () => {
+    const cfg = loadWebConfig({ HOST: '0.0.0.0', PLUGBOARD_GATEWAYS: `int-node=${gw.url}` });
+    const exposed = createApiServer(
+      cfg,
+      staticDirectory('PLUGBOARD_GATEWAYS', cfg.discovery.mode === 'static' ? cfg.discovery.gateways : []),
+      silent,
+    );
+    const srv = createServer((req, res) => {
+      if (!exposed.handleRequest(req, res)) res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    const port = (srv.address() as { port: number }).port;
+    try {
+      const body = JSON.stringify({ resource: GPU, deviceId: 'gpu-3', reason: 'exposed' });
+      const anon = await fetch(`http://127.0.0.1:${port}/api/nodes/int-node/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      assert.equal(anon.status, 401);
+      assert.match(
+        ((await anon.json()) as Problem).detail,
+        /listens on 0\.0\.0\.0; fault requests need a bearer token/,
+      );
+      const ok = await fetch(`http://127.0.0.1:${port}/api/nodes/int-node/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body,
+      });
+      assert.equal(ok.status, 201);
+      const { id } = (await ok.json()) as { id: string };
+      const del = await fetch(
+        `http://127.0.0.1:${port}/api/nodes/int-node/faults/${encodeURIComponent(id)}`,
+        { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } },
+      );
+      assert.equal(del.status, 204);
+    } finally {
+      await exposed.stop();
+      srv.closeAllConnections();
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
+  });
+});
+
 describe('node stream proxy', () => {
   it('relays snapshot then patches; a fault reaches the browser through the kubelet path', async () => {
     const s = openStream<NodeSnapshot>('/api/nodes/int-node/stream');

@@ -63,6 +63,16 @@ describe('web config', () => {
     assert.equal(loadWebConfig({ HOST: '::1', HOSTNAME: '0.0.0.0' }).host, '::1');
   });
 
+  it('requires a bearer token for mutations when bound beyond loopback, unless explicitly allowed', () => {
+    assert.equal(loadWebConfig({}).mutationsNeedToken, false);
+    assert.equal(loadWebConfig({ HOST: '::1' }).mutationsNeedToken, false);
+    assert.equal(loadWebConfig({ HOST: '0.0.0.0' }).mutationsNeedToken, true);
+    assert.equal(
+      loadWebConfig({ HOST: '0.0.0.0', PLUGBOARD_INSECURE_ALLOW_UNAUTHENTICATED: 'true' }).mutationsNeedToken,
+      false,
+    );
+  });
+
   it('names the variable and the reason on bad input', () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{ PLUGBOARD_GATEWAYS: 'a=ftp://x' }, /^PLUGBOARD_GATEWAYS: entry "a=ftp:\/\/x"/],

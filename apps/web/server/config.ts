@@ -37,6 +37,8 @@ const envSchema = z.object({
   PLUGBOARD_GATEWAY_TOKEN_FILE: z.string().min(1).optional(),
   /** "false" hides fault controls whatever the gateways allow (defence in depth for read-only installs). */
   PLUGBOARD_FAULTS_ENABLED: z.enum(['true', 'false']).default('true'),
+  /** Forward mutations without a bearer token even when bound beyond loopback (not recommended). */
+  PLUGBOARD_INSECURE_ALLOW_UNAUTHENTICATED: z.enum(['true', 'false']).default('false'),
   /** Upstream REST timeout. */
   PLUGBOARD_GATEWAY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
 });
@@ -65,6 +67,8 @@ export interface WebConfig {
   /** Bearer token for the server's own gateway reads, or null. */
   readonly readToken: string | null;
   readonly faultsEnabled: boolean;
+  /** Mutations must carry a bearer token (bound beyond loopback, unless explicitly allowed). */
+  readonly mutationsNeedToken: boolean;
   readonly logLevel: z.infer<typeof envSchema>['PLUGBOARD_LOG_LEVEL'];
   readonly gatewayTimeoutMs: number;
   /** Largest mutation body forwarded to a gateway. */
@@ -184,9 +188,12 @@ export function loadWebConfig(env: Record<string, string | undefined> = process.
   }
   const hostnameIsIp =
     e.HOSTNAME !== undefined && /^([0-9.]+|[0-9a-fA-F:]+)$/.test(e.HOSTNAME) && e.HOSTNAME.length > 1;
+  const host = e.HOST ?? (hostnameIsIp ? e.HOSTNAME! : '127.0.0.1');
+  const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host);
   return Object.freeze({
     port: e.PORT,
-    host: e.HOST ?? (hostnameIsIp ? e.HOSTNAME! : '127.0.0.1'),
+    host,
+    mutationsNeedToken: !loopback && e.PLUGBOARD_INSECURE_ALLOW_UNAUTHENTICATED !== 'true',
     readToken,
     faultsEnabled: e.PLUGBOARD_FAULTS_ENABLED === 'true',
     dev: e.NODE_ENV === 'development',

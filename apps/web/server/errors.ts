@@ -11,6 +11,7 @@ export type WebErrorCode =
   | 'unsupported-media-type'
   | 'forbidden-origin'
   | 'forbidden'
+  | 'unauthorized'
   | 'gateway-unreachable'
   | 'gateway-timeout'
   | 'discovery'
@@ -25,6 +26,7 @@ const STATUS: Record<WebErrorCode, number> = {
   'unsupported-media-type': 415,
   'forbidden-origin': 403,
   forbidden: 403,
+  unauthorized: 401,
   'gateway-unreachable': 502,
   'gateway-timeout': 504,
   discovery: 503,
@@ -40,6 +42,7 @@ const TITLE: Record<WebErrorCode, string> = {
   'unsupported-media-type': 'Unsupported media type',
   'forbidden-origin': 'Origin not allowed',
   forbidden: 'Forbidden',
+  unauthorized: 'Unauthorized',
   'gateway-unreachable': 'Gateway unreachable',
   'gateway-timeout': 'Gateway timed out',
   discovery: 'Gateway discovery failed',

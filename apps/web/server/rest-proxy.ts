@@ -84,6 +84,14 @@ export function createRestProxy(cfg: WebConfig, directory: GatewayDirectory, log
           'fault injection is disabled on this dashboard (PLUGBOARD_FAULTS_ENABLED=false)',
         );
       }
+      if (mutating && cfg.mutationsNeedToken && !/^Bearer \S+/i.test(req.headers.authorization ?? '')) {
+        // Exposed beyond loopback: never let an anonymous browser reach a gateway that trusts loopback.
+        res.setHeader('www-authenticate', 'Bearer realm="plugboard"');
+        throw new WebError(
+          'unauthorized',
+          `this dashboard listens on ${cfg.host}; fault requests need a bearer token`,
+        );
+      }
       let body: Buffer | undefined;
       if (method === 'POST') {
         const type = req.headers['content-type'] ?? '';
