@@ -1,15 +1,20 @@
 // The dashboard's single origin: serves the Next.js pages, proxies REST to the gateways
 // (/api/nodes/{node}/…), proxies each node's live stream (/api/nodes/{node}/stream) and serves the
 // aggregated cluster summaries (/api/cluster, /api/cluster/stream).
-// Run: `node --import tsx apps/web/server.ts` (one pid; PORT default 3000, HOST default 127.0.0.1).
+// Run: `node --import tsx apps/web/server.ts`, or after `npm run build -w @plugboard/web`
+// `node apps/web/dist/server.js` (one pid; PORT default 3000, HOST default 127.0.0.1).
 import { createServer } from 'node:http';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import next from 'next';
 import { pino } from 'pino';
 import { loadWebConfig, type WebConfig } from './server/config';
 import { createApiServer } from './server/api-server';
 import { kubernetesDirectory, staticDirectory, type GatewayDirectory } from './server/gateway-directory';
+
+/** apps/web: this file's directory, or its parent when running as the compiled dist/server.js. */
+const here = dirname(fileURLToPath(import.meta.url));
+const WEB_DIR = basename(here) === 'dist' ? dirname(here) : here;
 
 export interface WebServer {
   url: string;
@@ -23,7 +28,7 @@ export async function startWebServer(cfg: WebConfig): Promise<WebServer> {
       ? staticDirectory(cfg.discovery.source, cfg.discovery.gateways)
       : await kubernetesDirectory(cfg.discovery, logger);
   const api = createApiServer(cfg, directory, logger);
-  const app = next({ dev: cfg.dev, dir: dirname(fileURLToPath(import.meta.url)), quiet: !cfg.dev });
+  const app = next({ dev: cfg.dev, dir: WEB_DIR, quiet: !cfg.dev });
   await app.prepare();
   const handle = app.getRequestHandler();
   const nextUpgrade = app.getUpgradeHandler();
