@@ -223,3 +223,10 @@ export class UnixRelay {
     }
   }
 }
+
+/** A pino logger whose JSON lines are kept in memory (to assert on, or to scan for secrets). */
+export function capturedLogger(level = 'debug'): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const logger = pino({ level }, { write: (s: string) => void lines.push(s) });
+  return { logger, lines };
+}
