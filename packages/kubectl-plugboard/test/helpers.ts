@@ -1,0 +1,144 @@
+// Test rig for the kubectl plugin: simulated nodes (kubelet-sim + a real gateway running real device
+// plugins over Unix sockets in a temp dir, wired as the demo does) and an in-process CLI runner
+// that captures stdout/stderr and the exit code.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '@plugboard/kubelet-sim';
+import { parseGatewayConfig, startGateway, type Gateway, type NodeSnapshot } from '@plugboard/node-gateway';
+import { run } from '../src/cli.js';
+
+export const GPU = 'plugboard.example/gpu';
+
+export interface TestNode {
+  name: string;
+  sim: KubeletSim;
+  gateway: Gateway;
+}
+
+export interface NodeOptions {
+  faults?: boolean;
+  /** Static bearer token the gateway accepts for mutations. */
+  token?: string;
+  sim?: Partial<KubeletSimOptions>;
+}
+
+export async function startNode(root: string, name: string, o: NodeOptions = {}): Promise<TestNode> {
+  const dir = join(root, name);
+  const plugins = join(dir, 'device-plugins');
+  for (const d of [plugins, join(dir, 'kubelet'), join(dir, 'gateway')]) mkdirSync(d, { recursive: true });
+  const logger = pino({ level: 'silent' });
+  const sim = await startKubeletSim({
+    devicePluginDir: plugins,
+    stateDir: join(dir, 'kubelet'),
+    nodeName: name,
+    cpus: 8,
+    numaNodes: 2,
+    logger,
+    ...o.sim,
+  });
+  let tokenFile: string | null = null;
+  if (o.token) {
+    tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, o.token);
+  }
+  try {
+    const config = parseGatewayConfig(
+      {
+        resources: [{ name: GPU, simulated: { count: 4, numaNodes: [0, 1] } }],
+        gateway: {
+          nodeName: name,
+          listen: '127.0.0.1:0',
+          devicePluginDir: plugins,
+          stateDir: join(dir, 'gateway'),
+          logLevel: 'silent',
+          podResources: { socket: sim.podResourcesSocket },
+          kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath, emitEvents: false },
+          faults: { enabled: o.faults ?? true },
+          ...(tokenFile ? { auth: { tokenFile } } : {}),
+        },
+      },
+      { env: {} },
+    );
+    const gateway = await startGateway(config, { logger });
+    const node = { name, sim, gateway };
+    await waitForSnapshot(
+      node,
+      (s) =>
+        s.resources[GPU]?.registration.phase === 'registered' && s.resources[GPU].kubelet.allocatable === 4,
+      'registration and allocatable devices',
+    );
+    return node;
+  } catch (err) {
+    await sim.stop();
+    throw err;
+  }
+}
+
+export async function stopNodes(nodes: TestNode[]): Promise<void> {
+  await Promise.allSettled(nodes.map((n) => n.gateway.stop()));
+  await Promise.allSettled(nodes.map((n) => n.sim.stop()));
+}
+
+/** Resolves once the gateway's snapshot satisfies `predicate`, re-checking on every model change. */
+export function waitForSnapshot(
+  node: TestNode,
+  predicate: (s: NodeSnapshot) => boolean,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<NodeSnapshot> {
+  return new Promise((resolve, reject) => {
+    const model = node.gateway.model;
+    const check = (): void => {
+      const snap = model.snapshot();
+      if (!predicate(snap)) return;
+      cleanup();
+      resolve(snap);
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`${node.name}: timed out after ${timeoutMs} ms waiting for ${what}`));
+    }, timeoutMs);
+    const cleanup = () => {
+      clearTimeout(timer);
+      model.off('change', check);
+    };
+    model.on('change', check);
+    check();
+  });
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI in-process. `env` is the whole environment the CLI sees (nothing leaks in). */
+export async function cli(
+  argv: string[],
+  o: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; onStdout?: (all: string) => void } = {},
+): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(argv, {
+    env: o.env ?? {},
+    signal: o.signal,
+    stdout: (s) => {
+      stdout += s;
+      o.onStdout?.(stdout);
+    },
+    stderr: (s) => {
+      stderr += s;
+    },
+  });
+  return { code, stdout, stderr };
+}
+
+export function json<T = Record<string, unknown>>(r: CliResult): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}): ${r.stdout}\nstderr: ${r.stderr}`);
+  }
+}
