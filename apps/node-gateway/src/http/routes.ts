@@ -78,6 +78,22 @@ function segment(raw: string): string {
   return s;
 }
 
+/**
+ * The request target as a URL, or null when it cannot be one. Origin-form targets are appended to
+ * a fixed origin: resolving "//x/y" against a base would make "x" a host (or throw, crashing the
+ * handler outside its error mapping — found by fuzzing).
+ */
+function requestUrl(raw: string | undefined): URL | null {
+  const target = raw ?? '/';
+  try {
+    return target.startsWith('/') ? new URL(`http://gateway${target}`) : new URL(target, 'http://gateway');
+  } catch {
+    return null;
+  }
+}
+
+const BAD_TARGET = new GatewayError('bad-request', 'the request target is not a valid URL path');
+
 export function createHandlers(ctx: HttpContext) {
   const { config, model, faults, scenarios, authorizer, hub, metrics, logger } = ctx;
   const bodyOptions = (formats: ('json' | 'yaml')[]) => ({ maxBytes: config.http.maxBodyBytes, formats });
@@ -303,7 +319,8 @@ export function createHandlers(ctx: HttpContext) {
 
   return {
     async request(req: IncomingMessage, res: ServerResponse): Promise<void> {
-      const url = new URL(req.url ?? '/', 'http://gateway');
+      const url = requestUrl(req.url);
+      if (!url) return sendProblem(res, problemOf(BAD_TARGET));
       try {
         await handle(req, res, url);
       } catch (err) {
@@ -326,11 +343,15 @@ export function createHandlers(ctx: HttpContext) {
     },
 
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-      const url = new URL(req.url ?? '/', 'http://gateway');
+      socket.on('error', () => socket.destroy());
+      const url = requestUrl(req.url);
+      if (!url) {
+        socket.end(problemResponseText(problemOf(BAD_TARGET)));
+        return;
+      }
       const reject = (err: GatewayError): void => {
         socket.end(problemResponseText(problemOf(err, url.pathname)));
       };
-      socket.on('error', () => socket.destroy());
       if ((url.pathname.replace(/\/+$/, '') || '/') !== '/api/v1/stream') {
         return reject(new GatewayError('not-found', `no WebSocket endpoint at ${url.pathname}`));
       }
