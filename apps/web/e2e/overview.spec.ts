@@ -2,7 +2,7 @@
 // an unreachable gateway that says why, filters, and an accessibility scan.
 import { expect, test } from '@playwright/test';
 import { expectNoSeriousA11yViolations, gatewaySummary, saveScreenshot, webUrl } from './helpers';
-import { advertised, NODES } from './fixture-spec';
+import { advertised, GPU, NODES } from './fixture-spec';
 
 test('the overview lists every node with capacity, allocatable, allocated and free per resource', async ({
   page,
@@ -30,6 +30,15 @@ test('the overview lists every node with capacity, allocatable, allocated and fr
     }
   }
   await expect(page.getByText(/4 nodes · 0 with unhealthy devices · 1 not live/)).toBeVisible();
+  // Cluster totals: the sum of every node's devices per resource.
+  await page.getByText('Cluster totals per resource').click();
+  const gpuTotal = NODES.flatMap((n) => n.resources.filter((r) => r.name === GPU)).reduce(
+    (t, r) => t + advertised(r),
+    0,
+  );
+  await expect(
+    page.getByRole('region', { name: `${GPU} capacity ${gpuTotal} allocatable ${gpuTotal}` }),
+  ).toBeVisible();
   await saveScreenshot(page, 'overview');
   await expectNoSeriousA11yViolations(page, 'overview');
 });

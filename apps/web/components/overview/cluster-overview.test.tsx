@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { cleanup, render, screen } from '@testing-library/react';
 import type { NodeSummary } from '@plugboard/node-gateway/model';
 import type { ClusterDocument, ClusterNode } from '../../lib/cluster-types';
-import { selectNodes } from './cluster-overview';
+import { clusterTotals, selectNodes } from './cluster-overview';
 import { NodeCard } from './node-card';
 
 afterEach(() => cleanup());
@@ -79,6 +79,22 @@ describe('selectNodes', () => {
     assert.deepEqual(pick({ resource: 'x/serial' }), ['edge-node', 'gone']);
     assert.deepEqual(pick({ health: 'unhealthy' }), ['gpu-node-a']);
     assert.deepEqual(pick({ health: 'unreachable' }), ['gone']);
+  });
+});
+
+describe('clusterTotals', () => {
+  it('sums every resource over the nodes with data', () => {
+    const t = clusterTotals(doc);
+    assert.deepEqual(Object.keys(t).sort(), ['x/gpu', 'x/nic', 'x/serial']);
+    assert.deepEqual(t['x/gpu'], {
+      capacity: 24,
+      allocatable: 23,
+      allocated: 9,
+      free: 14,
+      healthy: 23,
+      unhealthy: 1,
+    });
+    assert.equal(t['x/serial']!.capacity, 4);
   });
 });
 

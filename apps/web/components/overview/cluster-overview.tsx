@@ -3,7 +3,9 @@
 // summary stream (one socket for the whole cluster), with sort and filter.
 import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
+import type { ResourceCounts } from '@plugboard/node-gateway/model';
 import type { ClusterDocument, ClusterNode } from '../../lib/cluster-types';
+import { ResourceSummary } from '../resource-summary';
 import { clusterQuery, queryKeys } from '../../lib/queries';
 import { useLiveQuery } from '../../lib/use-live-query';
 import { markAfterPaint, markOnce } from '../../lib/perf-marks';
@@ -26,6 +28,30 @@ function allocatedOf(n: ClusterNode, resource: string): number {
   return Object.entries(n.summary.resources)
     .filter(([name]) => !resource || name === resource)
     .reduce((sum, [, r]) => sum + r.allocated, 0);
+}
+
+/** Per-resource sums over the nodes that have data (stale nodes count with their last summary). */
+export function clusterTotals(doc: ClusterDocument): Record<string, ResourceCounts> {
+  const totals: Record<string, ResourceCounts> = {};
+  for (const n of Object.values(doc.nodes)) {
+    for (const [name, r] of Object.entries(n.summary?.resources ?? {})) {
+      const t = (totals[name] ??= {
+        capacity: 0,
+        allocatable: 0,
+        allocated: 0,
+        free: 0,
+        healthy: 0,
+        unhealthy: 0,
+      });
+      t.capacity += r.capacity;
+      t.allocatable += r.allocatable;
+      t.allocated += r.allocated;
+      t.free += r.free;
+      t.healthy += r.healthy;
+      t.unhealthy += r.unhealthy;
+    }
+  }
+  return totals;
 }
 
 /** Filter + sort, pure so it is tested directly. */
@@ -79,6 +105,7 @@ export function ClusterOverview() {
     () => (doc ? selectNodes(doc, { text: deferredText, resource, health, sort }) : []),
     [doc, deferredText, resource, health, sort],
   );
+  const totals = useMemo(() => (doc ? clusterTotals(doc) : {}), [doc]);
   const total = doc ? Object.keys(doc.nodes).length : 0;
   useEffect(() => {
     if (total > 0) markAfterPaint('plugboard:overview-rendered');
@@ -119,6 +146,18 @@ export function ClusterOverview() {
                   : `No running gateway pods match: ${doc.discovery.source}.`}
               </p>
             </div>
+          )}
+          {Object.keys(totals).length > 0 && (
+            <details className="card" style={{ margin: '0.5rem 0' }}>
+              <summary>Cluster totals per resource</summary>
+              <div className="grid" style={{ marginTop: '0.5rem' }}>
+                {Object.entries(totals)
+                  .sort(([a], [b]) => a.localeCompare(b))
+                  .map(([name, counts]) => (
+                    <ResourceSummary key={name} name={name} counts={counts} />
+                  ))}
+              </div>
+            </details>
           )}
           {total > 0 && (
             <form
