@@ -351,6 +351,14 @@ describe('RBAC: least privilege, exactly as listed', () => {
   const gatewayRead = { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] };
   const events = { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] };
   const webDiscovery = { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] };
+  // For people, not bound by the chart: what `kubectl plugboard` needs to use the pod proxy.
+  const kubectlPlugin: [string, Rule[]] = [
+    'Role/pb-plugboard-kubectl',
+    [
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+      { apiGroups: [''], resources: ['pods/proxy'], verbs: ['get', 'create', 'delete'] },
+    ],
+  ];
 
   it('defaults: gateway reads nodes/pods and writes events; web lists/watches pods; no auth reviews', () => {
     assert.deepEqual(
@@ -359,6 +367,7 @@ describe('RBAC: least privilege, exactly as listed', () => {
         ['ClusterRole/pb-plugboard-gateway', [gatewayRead]],
         ['Role/pb-plugboard-gateway-events', [events]],
         ['Role/pb-plugboard-web', [webDiscovery]],
+        kubectlPlugin,
       ]),
     );
     assert.equal(only(defaults, 'Role', '-gateway-events').metadata.namespace, 'default');
@@ -383,13 +392,14 @@ describe('RBAC: least privilege, exactly as listed', () => {
         ],
         ['Role/pb-plugboard-gateway-events', [events]],
         ['Role/pb-plugboard-web', [webDiscovery]],
+        kubectlPlugin,
       ]),
     );
   });
 
   it('no Kubernetes API: no gateway RBAC and no ServiceAccount token', () => {
     const objects = minimal;
-    assert.deepEqual(rbacRules(objects), new Map());
+    assert.deepEqual(rbacRules(objects), new Map([kubectlPlugin]));
     assert.equal(podSpec(gatewayDaemonSet(objects)).automountServiceAccountToken, false);
   });
 
