@@ -5,7 +5,13 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(fileURLToPath(import.meta.url), '../..');
-const order = ['@plugboard/proto', '@plugboard/plugin', '@plugboard/kubelet-sim', '@plugboard/node-gateway'];
+const order = [
+  '@plugboard/proto',
+  '@plugboard/plugin',
+  '@plugboard/kubelet-sim',
+  '@plugboard/node-gateway',
+  '@plugboard/kubectl-plugboard',
+];
 if (!process.argv.includes('--no-web')) order.push('@plugboard/web');
 for (const ws of order) {
   const res = spawnSync('npm', ['run', 'build', '--if-present', '-w', ws], { stdio: 'inherit', cwd: root });
