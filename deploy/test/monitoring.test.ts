@@ -58,6 +58,29 @@ describe('Prometheus Operator objects', () => {
     };
     assert.deepEqual(kinds(render({ values: forced })), ['PrometheusRule', 'ServiceMonitor']);
     assert.deepEqual(kinds(render({ apiVersions: [MONITORING_API] })), [], 'off by default');
+    const podMonitor = { metrics: { podMonitor: { enabled: true } } };
+    assert.deepEqual(kinds(render({ values: podMonitor })), []);
+    assert.deepEqual(kinds(render({ values: podMonitor, apiVersions: [MONITORING_API] })), ['PodMonitor']);
+  });
+
+  it('has the PodMonitor select the gateway pods by their port named http', async () => {
+    const objects = render({
+      values: { metrics: { podMonitor: { enabled: true, interval: '15s', labels: { release: 'kps' } } } },
+      apiVersions: [MONITORING_API],
+    });
+    const pm = only(objects, 'PodMonitor');
+    assert.equal(await k8sSchemaError(pm), undefined);
+    assert.equal(pm.metadata.labels?.release, 'kps');
+    const ds = only(objects, 'DaemonSet', '-gateway');
+    const podLabels = at(ds, 'spec', 'template', 'metadata', 'labels') as Record<string, string>;
+    for (const [k, v] of Object.entries(
+      at(pm, 'spec', 'selector', 'matchLabels') as Record<string, string>,
+    )) {
+      assert.equal(podLabels[k], v, `gateway pods carry ${k}=${v}`);
+    }
+    const ports = asArray(at(ds, 'spec', 'template', 'spec', 'containers', 0, 'ports'));
+    assert.ok(ports.some((p) => at(p, 'name') === at(pm, 'spec', 'podMetricsEndpoints', 0, 'port')));
+    assert.equal(at(pm, 'spec', 'podMetricsEndpoints', 0, 'interval'), '15s');
   });
 
   it('keeps the plain prometheus.io scrape annotations for Prometheus without the operator', () => {
