@@ -82,7 +82,11 @@ const describe = (err: unknown): string => {
  * (measured: ~130 lists/s for two informers). Lists closer together than `quietMs` back off
  * exponentially from 250 ms up to `maxBackoffMs`; a quiet period resets the backoff.
  */
-export function pacedList<T>(list: () => Promise<T>, maxBackoffMs: number, quietMs = 10_000): () => Promise<T> {
+export function pacedList<T>(
+  list: () => Promise<T>,
+  maxBackoffMs: number,
+  quietMs = 10_000,
+): () => Promise<T> {
   let last = -Infinity;
   let delay = 0;
   return async () => {
@@ -129,7 +133,10 @@ export class KubeSource {
       new ListWatch<V1Pod>(
         '/api/v1/pods',
         watch,
-        pacedList(() => this.core.listPodForAllNamespaces({ fieldSelector: podSelector }), options.maxBackoffMs),
+        pacedList(
+          () => this.core.listPodForAllNamespaces({ fieldSelector: podSelector }),
+          options.maxBackoffMs,
+        ),
         false,
         undefined,
         podSelector,

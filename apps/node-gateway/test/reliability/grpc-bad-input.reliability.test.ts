@@ -16,7 +16,11 @@ const HUGE = 10_000;
 
 type Client = InstanceType<typeof deviceplugin.DevicePluginClient>;
 
-function call<Req>(client: Client, method: 'allocate' | 'getPreferredAllocation' | 'preStartContainer', req: Req) {
+function call<Req>(
+  client: Client,
+  method: 'allocate' | 'getPreferredAllocation' | 'preStartContainer',
+  req: Req,
+) {
   return new Promise<{ err: ServiceError | null; res: unknown }>((resolve) => {
     const fn = client[method].bind(client) as unknown as (
       r: Req,
@@ -28,7 +32,9 @@ function call<Req>(client: Client, method: 'allocate' | 'getPreferredAllocation'
 }
 
 test(`gRPC bad input (empty, ${HUGE.toLocaleString('en')} IDs, duplicated, unknown, unhealthy, oversize, garbage bytes): INVALID_ARGUMENT naming IDs, server stays up`, async (t) => {
-  const rig = await startRig({ resources: [{ name: GPU, simulated: { count: 8, numaNodes: [0, 1] }, preStart: { delayMs: 0 } }] });
+  const rig = await startRig({
+    resources: [{ name: GPU, simulated: { count: 8, numaNodes: [0, 1] }, preStart: { delayMs: 0 } }],
+  });
   t.after(() => rig.stop());
   const socket = join(rig.sim.devicePluginDir, 'plugboard.example-gpu.sock');
   const client = new deviceplugin.DevicePluginClient(`unix://${socket}`, credentials.createInsecure());
@@ -36,7 +42,10 @@ test(`gRPC bad input (empty, ${HUGE.toLocaleString('en')} IDs, duplicated, unkno
 
   const r = await fetch(`${rig.gw.url}/api/v1/faults`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${(await import('./harness.js')).TOKEN}`, 'content-type': 'application/json' },
+    headers: {
+      authorization: `Bearer ${(await import('./harness.js')).TOKEN}`,
+      'content-type': 'application/json',
+    },
     body: JSON.stringify({ resource: GPU, deviceId: 'gpu-5', reason: 'unhealthy for the test' }),
   });
   assert.equal(r.status, 201);
@@ -45,33 +54,123 @@ test(`gRPC bad input (empty, ${HUGE.toLocaleString('en')} IDs, duplicated, unkno
   const huge = Array.from({ length: HUGE }, (_, i) => `bogus-${i}`);
   const alloc = (ids: string[][]) => ({ containerRequests: ids.map((devicesIds) => ({ devicesIds })) });
   const pref = (available: string[], mustInclude: string[], size: number) => ({
-    containerRequests: [{ availableDeviceIDs: available, mustIncludeDeviceIDs: mustInclude, allocationSize: size }],
+    containerRequests: [
+      { availableDeviceIDs: available, mustIncludeDeviceIDs: mustInclude, allocationSize: size },
+    ],
   });
-  const cases: { name: string; method: 'allocate' | 'getPreferredAllocation' | 'preStartContainer'; req: unknown; names: RegExp }[] = [
-    { name: 'Allocate without container requests', method: 'allocate', req: alloc([]), names: /no container requests/ },
-    { name: 'Allocate with an empty ID list', method: 'allocate', req: alloc([[]]), names: /container request 0 has no device IDs/ },
-    { name: 'Allocate an unknown ID', method: 'allocate', req: alloc([['gpu-0', 'gpu-99']]), names: /unknown device IDs: gpu-99/ },
-    { name: 'Allocate an unhealthy ID', method: 'allocate', req: alloc([['gpu-5']]), names: /unhealthy device IDs: gpu-5/ },
-    { name: 'Allocate a duplicated ID', method: 'allocate', req: alloc([['gpu-1'], ['gpu-1', 'gpu-2']]), names: /duplicated device IDs: gpu-1/ },
-    { name: `Allocate ${HUGE} unknown IDs`, method: 'allocate', req: alloc([huge]), names: /unknown device IDs: bogus-0, bogus-1, .*and \d+ more/ },
-    { name: `Allocate ${HUGE} copies of one ID`, method: 'allocate', req: alloc([Array(HUGE).fill('gpu-0')]), names: /duplicated device IDs: gpu-0/ },
-    { name: 'GetPreferredAllocation size > available', method: 'getPreferredAllocation', req: pref(['gpu-0', 'gpu-1'], [], 3), names: /cannot choose 3 devices: 2 available/ },
-    { name: 'GetPreferredAllocation size 0', method: 'getPreferredAllocation', req: pref(['gpu-0'], [], 0), names: /size must be a positive integer/ },
-    { name: 'GetPreferredAllocation must-include > size', method: 'getPreferredAllocation', req: pref(['gpu-0', 'gpu-1'], ['gpu-0', 'gpu-1'], 1), names: /must-include has 2 devices \(gpu-0, gpu-1\)/ },
-    { name: 'GetPreferredAllocation unknown available IDs', method: 'getPreferredAllocation', req: pref(['gpu-0', 'gpu-99'], [], 1), names: /unknown device IDs: gpu-99/ },
-    { name: `GetPreferredAllocation ${HUGE} unknown IDs`, method: 'getPreferredAllocation', req: pref(huge, [], 2), names: /unknown device IDs: bogus-0, .*and \d+ more/ },
-    { name: 'GetPreferredAllocation must-include not available', method: 'getPreferredAllocation', req: pref(['gpu-0', 'gpu-1'], ['gpu-7'], 2), names: /gpu-7/ },
-    { name: 'PreStartContainer unknown IDs', method: 'preStartContainer', req: { devicesIds: ['gpu-0', 'nope'] }, names: /unknown device IDs: nope/ },
-    { name: 'PreStartContainer no IDs', method: 'preStartContainer', req: { devicesIds: [] }, names: /no device IDs/ },
-    { name: `PreStartContainer ${HUGE} unknown IDs`, method: 'preStartContainer', req: { devicesIds: huge }, names: /unknown device IDs: bogus-0, .*and \d+ more/ },
+  const cases: {
+    name: string;
+    method: 'allocate' | 'getPreferredAllocation' | 'preStartContainer';
+    req: unknown;
+    names: RegExp;
+  }[] = [
+    {
+      name: 'Allocate without container requests',
+      method: 'allocate',
+      req: alloc([]),
+      names: /no container requests/,
+    },
+    {
+      name: 'Allocate with an empty ID list',
+      method: 'allocate',
+      req: alloc([[]]),
+      names: /container request 0 has no device IDs/,
+    },
+    {
+      name: 'Allocate an unknown ID',
+      method: 'allocate',
+      req: alloc([['gpu-0', 'gpu-99']]),
+      names: /unknown device IDs: gpu-99/,
+    },
+    {
+      name: 'Allocate an unhealthy ID',
+      method: 'allocate',
+      req: alloc([['gpu-5']]),
+      names: /unhealthy device IDs: gpu-5/,
+    },
+    {
+      name: 'Allocate a duplicated ID',
+      method: 'allocate',
+      req: alloc([['gpu-1'], ['gpu-1', 'gpu-2']]),
+      names: /duplicated device IDs: gpu-1/,
+    },
+    {
+      name: `Allocate ${HUGE} unknown IDs`,
+      method: 'allocate',
+      req: alloc([huge]),
+      names: /unknown device IDs: bogus-0, bogus-1, .*and \d+ more/,
+    },
+    {
+      name: `Allocate ${HUGE} copies of one ID`,
+      method: 'allocate',
+      req: alloc([Array<string>(HUGE).fill('gpu-0')]),
+      names: /duplicated device IDs: gpu-0/,
+    },
+    {
+      name: 'GetPreferredAllocation size > available',
+      method: 'getPreferredAllocation',
+      req: pref(['gpu-0', 'gpu-1'], [], 3),
+      names: /cannot choose 3 devices: 2 available/,
+    },
+    {
+      name: 'GetPreferredAllocation size 0',
+      method: 'getPreferredAllocation',
+      req: pref(['gpu-0'], [], 0),
+      names: /size must be a positive integer/,
+    },
+    {
+      name: 'GetPreferredAllocation must-include > size',
+      method: 'getPreferredAllocation',
+      req: pref(['gpu-0', 'gpu-1'], ['gpu-0', 'gpu-1'], 1),
+      names: /must-include has 2 devices \(gpu-0, gpu-1\)/,
+    },
+    {
+      name: 'GetPreferredAllocation unknown available IDs',
+      method: 'getPreferredAllocation',
+      req: pref(['gpu-0', 'gpu-99'], [], 1),
+      names: /unknown device IDs: gpu-99/,
+    },
+    {
+      name: `GetPreferredAllocation ${HUGE} unknown IDs`,
+      method: 'getPreferredAllocation',
+      req: pref(huge, [], 2),
+      names: /unknown device IDs: bogus-0, .*and \d+ more/,
+    },
+    {
+      name: 'GetPreferredAllocation must-include not available',
+      method: 'getPreferredAllocation',
+      req: pref(['gpu-0', 'gpu-1'], ['gpu-7'], 2),
+      names: /gpu-7/,
+    },
+    {
+      name: 'PreStartContainer unknown IDs',
+      method: 'preStartContainer',
+      req: { devicesIds: ['gpu-0', 'nope'] },
+      names: /unknown device IDs: nope/,
+    },
+    {
+      name: 'PreStartContainer no IDs',
+      method: 'preStartContainer',
+      req: { devicesIds: [] },
+      names: /no device IDs/,
+    },
+    {
+      name: `PreStartContainer ${HUGE} unknown IDs`,
+      method: 'preStartContainer',
+      req: { devicesIds: huge },
+      names: /unknown device IDs: bogus-0, .*and \d+ more/,
+    },
   ];
   const failures: string[] = [];
   for (const c of cases) {
     const { err } = await call(client, c.method, c.req);
     if (!err) failures.push(`${c.name}: succeeded`);
-    else if (err.code !== status.INVALID_ARGUMENT) failures.push(`${c.name}: code ${status[err.code]} (${err.details.slice(0, 200)})`);
-    else if (!c.names.test(err.details)) failures.push(`${c.name}: details do not name the IDs: ${err.details.slice(0, 300)}`);
-    else if (err.details.length > 2048) failures.push(`${c.name}: details of ${err.details.length} characters`);
+    else if (err.code !== status.INVALID_ARGUMENT)
+      failures.push(`${c.name}: code ${status[err.code]} (${err.details.slice(0, 200)})`);
+    else if (!c.names.test(err.details))
+      failures.push(`${c.name}: details do not name the IDs: ${err.details.slice(0, 300)}`);
+    else if (err.details.length > 2048)
+      failures.push(`${c.name}: details of ${err.details.length} characters`);
   }
   assert.deepEqual(failures, []);
 
@@ -100,6 +199,10 @@ test(`gRPC bad input (empty, ${HUGE.toLocaleString('en')} IDs, duplicated, unkno
     spec: { restartPolicy: 'Always', containers: [{ name: 'c', resources: { limits: { [GPU]: 2 } } }] },
   });
   assert.equal(rig.sim.state().resources[GPU]!.registered, true);
-  report(t, { scenario: 'grpc-bad-input', figure: 'bad requests answered INVALID_ARGUMENT', value: cases.length });
+  report(t, {
+    scenario: 'grpc-bad-input',
+    figure: 'bad requests answered INVALID_ARGUMENT',
+    value: cases.length,
+  });
   report(t, { scenario: 'grpc-bad-input', figure: 'garbage byte streams survived', value: garbage.length });
 });

@@ -55,7 +55,9 @@ export function gatewayConfig(
 export async function startRig(
   options: {
     /** Gateway overrides, or a function of the started kubelet-sim returning them. */
-    gateway?: GatewaySectionInput | ((sim: KubeletSim, dir: string) => GatewaySectionInput | Promise<GatewaySectionInput>);
+    gateway?:
+      | GatewaySectionInput
+      | ((sim: KubeletSim, dir: string) => GatewaySectionInput | Promise<GatewaySectionInput>);
     sim?: Partial<KubeletSimOptions>;
     logger?: Logger;
     resources?: unknown[];
@@ -91,9 +93,14 @@ export async function startRig(
     },
   };
   try {
-    const overrides = typeof options.gateway === 'function' ? await options.gateway(sim, dir) : options.gateway;
+    const overrides =
+      typeof options.gateway === 'function' ? await options.gateway(sim, dir) : options.gateway;
     rig.gw = await rig.startGateway(overrides ?? {}, options.logger ?? silent);
-    await waitFor('plugins registered', async () => (await fetch(`${rig.gw.url}/readyz`)).status === 200, 20_000);
+    await waitFor(
+      'plugins registered',
+      async () => (await fetch(`${rig.gw.url}/readyz`)).status === 200,
+      20_000,
+    );
   } catch (err) {
     await rig.stop();
     throw err;

@@ -63,11 +63,19 @@ export class KubeApiProxy {
     if (this.options.extra?.(req, body.toString('utf8'), res)) return;
     const url = new URL(req.url ?? '/', this.url);
     const isWatch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
-    if (req.method === 'GET' && /^\/api\/v1\/(nodes|pods)$/.test(url.pathname)) this.counts[isWatch ? 'watch' : 'list']++;
+    if (req.method === 'GET' && /^\/api\/v1\/(nodes|pods)$/.test(url.pathname))
+      this.counts[isWatch ? 'watch' : 'list']++;
     else this.counts.other++;
     if (this.mode === 'error-500') {
       this.counts.failed++;
-      const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcdserver: leader changed', reason: 'InternalError', code: 500 };
+      const status = {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        message: 'etcdserver: leader changed',
+        reason: 'InternalError',
+        code: 500,
+      };
       res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(status));
       return;
     }
@@ -80,7 +88,14 @@ export class KubeApiProxy {
       this.counts.failed++;
       const event = {
         type: 'ERROR',
-        object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'too old resource version: 1 (999)', reason: 'Expired', code: 410 },
+        object: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          message: 'too old resource version: 1 (999)',
+          reason: 'Expired',
+          code: 410,
+        },
       };
       res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify(event)}\n`);
       return;

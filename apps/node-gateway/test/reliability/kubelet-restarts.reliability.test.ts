@@ -23,7 +23,9 @@ import type { NodeSnapshot } from '../../src/model/types.js';
 const RESTARTS = sized(20, 100);
 
 const healthOf = (s: NodeSnapshot) =>
-  Object.fromEntries(Object.values(s.devices).map((d) => [d.key, `${d.health}${d.faulted ? '+faulted' : ''}`]));
+  Object.fromEntries(
+    Object.values(s.devices).map((d) => [d.key, `${d.health}${d.faulted ? '+faulted' : ''}`]),
+  );
 const faultsOf = (s: NodeSnapshot) =>
   Object.values(s.faults)
     .map((f) => `${f.id} ${f.resource}/${f.deviceId} ${f.expiresAt ?? 'forever'}`)
@@ -96,7 +98,11 @@ test(`${RESTARTS} kubelet restarts in a row: ${RESTARTS} re-registrations, no du
   const fdsAfter = fdCount();
 
   assert.equal(registrations, 2 * RESTARTS, 'exactly one registration per resource per restart');
-  assert.deepEqual(listeningUnixSockets(rig.dir), listeningBefore, 'one listening server per socket, none leaked');
+  assert.deepEqual(
+    listeningUnixSockets(rig.dir),
+    listeningBefore,
+    'one listening server per socket, none leaked',
+  );
   assert.equal(new Set(listeningBefore).size, listeningBefore.length, 'no socket path served twice');
   assert.deepEqual(socketFiles(sim.devicePluginDir), filesBefore);
   assert.deepEqual(filesBefore, ['kubelet.sock', 'plugboard.example-gpu.sock', 'plugboard.example-nic.sock']);
@@ -106,20 +112,40 @@ test(`${RESTARTS} kubelet restarts in a row: ${RESTARTS} re-registrations, no du
   for (const r of [GPU, NIC]) {
     const state = sim.state().resources[r]!;
     assert.equal(state.registered, true);
-    assert.equal(after.resources[r]!.registration.kubeletRestartsSeen - before.resources[r]!.registration.kubeletRestartsSeen, RESTARTS);
+    assert.equal(
+      after.resources[r]!.registration.kubeletRestartsSeen -
+        before.resources[r]!.registration.kubeletRestartsSeen,
+      RESTARTS,
+    );
   }
   assert.ok(fdsAfter - fdsBefore <= 2, `fds before ${fdsBefore}, after ${fdsAfter}`);
   assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
 
   times.sort((a, b) => a - b);
   report(t, { scenario: 'kubelet-restarts', figure: 'restarts survived', value: RESTARTS });
-  report(t, { scenario: 'kubelet-restarts', figure: 're-registrations', value: registrations, bound: `= 2 × ${RESTARTS}` });
-  report(t, { scenario: 'kubelet-restarts', figure: 'fd growth', value: fdsAfter - fdsBefore, unit: 'fds', bound: '≤ 2' });
+  report(t, {
+    scenario: 'kubelet-restarts',
+    figure: 're-registrations',
+    value: registrations,
+    bound: `= 2 × ${RESTARTS}`,
+  });
+  report(t, {
+    scenario: 'kubelet-restarts',
+    figure: 'fd growth',
+    value: fdsAfter - fdsBefore,
+    unit: 'fds',
+    bound: '≤ 2',
+  });
   report(t, {
     scenario: 'kubelet-restarts',
     figure: 'restart → re-registered (median / max)',
     value: `${times[Math.floor(times.length / 2)]!.toFixed(0)} / ${times.at(-1)!.toFixed(0)}`,
     unit: 'ms',
   });
-  report(t, { scenario: 'kubelet-restarts', figure: 'total time', value: (elapsed / 1000).toFixed(1), unit: 's' });
+  report(t, {
+    scenario: 'kubelet-restarts',
+    figure: 'total time',
+    value: (elapsed / 1000).toFixed(1),
+    unit: 's',
+  });
 });

@@ -7,7 +7,17 @@ import assert from 'node:assert/strict';
 import { existsSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { report, sized } from './figures.js';
-import { api, bearer, capturedLogger, GPU, JSON_TYPE, NIC, snapshotOf, startRig, waitFor } from './harness.js';
+import {
+  api,
+  bearer,
+  capturedLogger,
+  GPU,
+  JSON_TYPE,
+  NIC,
+  snapshotOf,
+  startRig,
+  waitFor,
+} from './harness.js';
 
 const FAULTS = sized(10, 40);
 
@@ -33,7 +43,9 @@ test(`gateway restarted with ${FAULTS} active faults (half with TTLs that run ou
   }
   const before = await snapshotOf(rig.gw);
   assert.equal(Object.keys(before.faults).length, FAULTS);
-  const latestExpiry = Math.max(...[...expiring.keys()].map((id) => Date.parse(before.faults[id]!.expiresAt!)));
+  const latestExpiry = Math.max(
+    ...[...expiring.keys()].map((id) => Date.parse(before.faults[id]!.expiresAt!)),
+  );
   await rig.gw.stop();
   // Wall-clock time must pass for the TTLs to run out while no gateway runs.
   await waitFor('short TTLs to run out', () => Date.now() > latestExpiry + 50, 5000, 50);
@@ -44,18 +56,43 @@ test(`gateway restarted with ${FAULTS} active faults (half with TTLs that run ou
     const s = await snapshotOf(gw2);
     return s.resources[NIC]?.registration.phase === 'registered' ? s : null;
   });
-  assert.deepEqual(Object.keys(after.faults).sort(), [...lasting.keys()].sort(), 'exactly the lasting faults are back');
+  assert.deepEqual(
+    Object.keys(after.faults).sort(),
+    [...lasting.keys()].sort(),
+    'exactly the lasting faults are back',
+  );
   for (const id of lasting.keys()) {
     assert.equal(after.faults[id]!.expiresAt, before.faults[id]!.expiresAt, 'TTL kept');
     assert.equal(after.faults[id]!.deviceId, before.faults[id]!.deviceId);
   }
-  const clearedWhileDown = after.events.filter((e) => e.kind === 'fault-cleared' && /expired-while-down/.test(e.message));
-  assert.equal(clearedWhileDown.length, expiring.size, 'every expired fault is reported, none silently dropped');
+  const clearedWhileDown = after.events.filter(
+    (e) => e.kind === 'fault-cleared' && /expired-while-down/.test(e.message),
+  );
+  assert.equal(
+    clearedWhileDown.length,
+    expiring.size,
+    'every expired fault is reported, none silently dropped',
+  );
   const lastingDevices = new Set(lasting.values());
-  await waitFor('kubelet allocatable reflects the restored faults', () => rig.sim.state().resources[NIC]?.allocatable === 32 - lastingDevices.size);
+  await waitFor(
+    'kubelet allocatable reflects the restored faults',
+    () => rig.sim.state().resources[NIC]?.allocatable === 32 - lastingDevices.size,
+  );
   for (const d of lastingDevices) assert.equal(after.devices[`${NIC}/${d}`]!.faulted, true);
-  assert.ok(lines.some((l) => /persisted faults restored/.test(l) && l.includes(`"restored":${lasting.size}`) && l.includes(`"expired":${expiring.size}`)));
-  report(t, { scenario: 'gateway-restart-faults', figure: 'faults restored / expired while down', value: `${lasting.size} / ${expiring.size}`, bound: 'none lost' });
+  assert.ok(
+    lines.some(
+      (l) =>
+        /persisted faults restored/.test(l) &&
+        l.includes(`"restored":${lasting.size}`) &&
+        l.includes(`"expired":${expiring.size}`),
+    ),
+  );
+  report(t, {
+    scenario: 'gateway-restart-faults',
+    figure: 'faults restored / expired while down',
+    value: `${lasting.size} / ${expiring.size}`,
+    bound: 'none lost',
+  });
 });
 
 test('read-only state dir at start, disk full later: a clear warning, persistence off in the snapshot, faults still work in memory', async (t) => {
@@ -67,11 +104,22 @@ test('read-only state dir at start, disk full later: a clear warning, persistenc
   let s = await snapshotOf(rig.gw);
   assert.equal(s.gateway.persistence.enabled, false);
   assert.match(s.gateway.persistence.reason ?? '', /not writable/);
-  const warning = lines.map((l) => JSON.parse(l) as { level: number; msg: string; reason?: string }).find((l) => /persistence is off/.test(l.msg));
-  assert.ok(warning && warning.level === 40 && /not writable/.test(warning.reason ?? ''), 'a warning names the reason');
+  const warning = lines
+    .map((l) => JSON.parse(l) as { level: number; msg: string; reason?: string })
+    .find((l) => /persistence is off/.test(l.msg));
+  assert.ok(
+    warning && warning.level === 40 && /not writable/.test(warning.reason ?? ''),
+    'a warning names the reason',
+  );
   const id = await inject(rig.gw.url, GPU, 'gpu-1', null);
-  await waitFor('in-memory fault reaches the kubelet', () => rig.sim.state().resources[GPU]?.allocatable === 7);
-  assert.equal((await api(rig.gw.url, `/api/v1/faults/${id}`, { method: 'DELETE', headers: bearer() })).status, 204);
+  await waitFor(
+    'in-memory fault reaches the kubelet',
+    () => rig.sim.state().resources[GPU]?.allocatable === 7,
+  );
+  assert.equal(
+    (await api(rig.gw.url, `/api/v1/faults/${id}`, { method: 'DELETE', headers: bearer() })).status,
+    204,
+  );
   await waitFor('healed', () => rig.sim.state().resources[GPU]?.allocatable === 8);
 
   // Disk full while running: the store's next write lands on /dev/full (ENOSPC).
@@ -90,7 +138,14 @@ test('read-only state dir at start, disk full later: a clear warning, persistenc
   await waitFor('fault applied', () => rig.sim.state().resources[GPU]?.allocatable === 7);
   // Space again: the next write succeeds and persistence says so.
   unlinkSync(tmp);
-  assert.equal((await api(gw2.url, `/api/v1/faults/${id2}`, { method: 'DELETE', headers: bearer() })).status, 204);
+  assert.equal(
+    (await api(gw2.url, `/api/v1/faults/${id2}`, { method: 'DELETE', headers: bearer() })).status,
+    204,
+  );
   await waitFor('persistence back on', async () => (await snapshotOf(gw2)).gateway.persistence.enabled);
-  report(t, { scenario: 'state-dir-unwritable', figure: 'read-only at start / disk full at runtime', value: 'persistence off with reason, faults in memory' });
+  report(t, {
+    scenario: 'state-dir-unwritable',
+    figure: 'read-only at start / disk full at runtime',
+    value: 'persistence off with reason, faults in memory',
+  });
 });

@@ -12,7 +12,17 @@ import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { report } from './figures.js';
 import { KubeApiProxy } from './kube-proxy.js';
-import { api, bearer, capturedLogger, GPU, JSON_TYPE, snapshotOf, startRig, TOKEN, waitFor, type ApiAnswer } from './harness.js';
+import {
+  api,
+  capturedLogger,
+  GPU,
+  JSON_TYPE,
+  snapshotOf,
+  startRig,
+  TOKEN,
+  waitFor,
+  type ApiAnswer,
+} from './harness.js';
 
 const ALICE = 'alice-token-a1b2c3d4e5f6a7b8c9d0'; // authenticated, allowed
 const BOB = 'bob-token-0f9e8d7c6b5a4f3e2d1c'; // authenticated, SubjectAccessReview denies
@@ -26,7 +36,8 @@ interface Review {
 /** TokenReview + SubjectAccessReview, the two endpoints kubelet-sim's API slice lacks. */
 function authApi(reviews: Review[]) {
   return (req: IncomingMessage, body: string, res: ServerResponse): boolean => {
-    const send = (value: unknown) => res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    const send = (value: unknown) =>
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     if (req.method === 'POST' && req.url?.startsWith('/apis/authentication.k8s.io/v1/tokenreviews')) {
       const review = JSON.parse(body) as Review;
       reviews.push(review);
@@ -34,7 +45,9 @@ function authApi(reviews: Review[]) {
       send({
         apiVersion: 'authentication.k8s.io/v1',
         kind: 'TokenReview',
-        status: user ? { authenticated: true, user: { username: user, groups: ['system:authenticated'] } } : { authenticated: false, error: 'invalid bearer token' },
+        status: user
+          ? { authenticated: true, user: { username: user, groups: ['system:authenticated'] } }
+          : { authenticated: false, error: 'invalid bearer token' },
       });
       return true;
     }
@@ -45,7 +58,12 @@ function authApi(reviews: Review[]) {
       send({
         apiVersion: 'authorization.k8s.io/v1',
         kind: 'SubjectAccessReview',
-        status: { allowed, reason: allowed ? 'RBAC: allowed by ClusterRoleBinding "plugboard-operators"' : 'RBAC: no rule allows create on faults.plugboard.io' },
+        status: {
+          allowed,
+          reason: allowed
+            ? 'RBAC: allowed by ClusterRoleBinding "plugboard-operators"'
+            : 'RBAC: no rule allows create on faults.plugboard.io',
+        },
       });
       return true;
     }
@@ -56,10 +74,30 @@ function authApi(reviews: Review[]) {
 /** Every mutating endpoint, with a body that would succeed for an authorized caller. */
 function mutations(faultId: string, scenarioId: string): { name: string; path: string; init: RequestInit }[] {
   return [
-    { name: 'POST /api/v1/faults', path: '/api/v1/faults', init: { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ resource: GPU, deviceId: 'gpu-1', reason: `drill ${BODY_MARKER}` }) } },
+    {
+      name: 'POST /api/v1/faults',
+      path: '/api/v1/faults',
+      init: {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify({ resource: GPU, deviceId: 'gpu-1', reason: `drill ${BODY_MARKER}` }),
+      },
+    },
     { name: 'DELETE /api/v1/faults/{id}', path: `/api/v1/faults/${faultId}`, init: { method: 'DELETE' } },
-    { name: 'POST /api/v1/scenarios', path: '/api/v1/scenarios', init: { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ action: 'fail-devices', resource: GPU, count: 1, ttlSeconds: 60 }) } },
-    { name: 'DELETE /api/v1/scenarios/{id}', path: `/api/v1/scenarios/${scenarioId}`, init: { method: 'DELETE' } },
+    {
+      name: 'POST /api/v1/scenarios',
+      path: '/api/v1/scenarios',
+      init: {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify({ action: 'fail-devices', resource: GPU, count: 1, ttlSeconds: 60 }),
+      },
+    },
+    {
+      name: 'DELETE /api/v1/scenarios/{id}',
+      path: `/api/v1/scenarios/${scenarioId}`,
+      init: { method: 'DELETE' },
+    },
     { name: 'DELETE /api/v1/scenarios', path: '/api/v1/scenarios', init: { method: 'DELETE' } },
   ];
 }
@@ -70,15 +108,24 @@ const withAuth = (init: RequestInit, authorization?: string): RequestInit => ({
 });
 
 const isProblem = (r: ApiAnswer, status: number, type: string) =>
-  r.status === status && r.type === 'application/problem+json' && r.body?.type === `urn:plugboard:problem:${type}`;
+  r.status === status &&
+  r.type === 'application/problem+json' &&
+  r.body?.type === `urn:plugboard:problem:${type}`;
 
 const state = async (url: string) => {
   const s = await snapshotOf(url);
   const scenarios = (await api(url, '/api/v1/scenarios')).body!.items;
-  return JSON.stringify({ faults: s.faults, scenarios, health: Object.values(s.devices).map((d) => d.health) });
+  return JSON.stringify({
+    faults: s.faults,
+    scenarios,
+    health: Object.values(s.devices).map((d) => d.health),
+  });
 };
 
-function wsClose(url: string, options: { origin?: string; send?: string } = {}): Promise<{ opened: boolean; code: number; status?: number }> {
+function wsClose(
+  url: string,
+  options: { origin?: string; send?: string } = {},
+): Promise<{ opened: boolean; code: number; status?: number }> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url, options.origin ? { origin: options.origin } : {});
     let opened = false;
@@ -107,7 +154,10 @@ test('every mutation: 401 without a token, 403 when SubjectAccessReview denies, 
       proxy = new KubeApiProxy(sim.url, { extra: authApi(reviews) });
       await proxy.start();
       return {
-        kube: { mode: 'kubeconfig', kubeconfig: proxy.writeKubeconfig(sim.kubeconfigPath, join(dir, 'proxy-kubeconfig')) },
+        kube: {
+          mode: 'kubeconfig',
+          kubeconfig: proxy.writeKubeconfig(sim.kubeconfigPath, join(dir, 'proxy-kubeconfig')),
+        },
         auth: { kubernetes: { enabled: true } },
         stream: { allowedOrigins: ['https://dash.example'] },
         http: { maxBodyBytes: 65536, mutationRateLimit: { perSecond: 1000, burst: 1000 } },
@@ -125,23 +175,47 @@ test('every mutation: 401 without a token, 403 when SubjectAccessReview denies, 
   const fault = await api(
     url,
     '/api/v1/faults',
-    withAuth({ method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ resource: GPU, deviceId: 'gpu-1', reason: 'drill' }) }, alice),
+    withAuth(
+      {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify({ resource: GPU, deviceId: 'gpu-1', reason: 'drill' }),
+      },
+      alice,
+    ),
   );
   assert.equal(fault.status, 201, fault.text);
   const scenario = await api(url, '/api/v1/scenarios', withAuth(mutations('x', 'y')[2]!.init, alice));
   assert.equal(scenario.status, 201, scenario.text);
   const endpoints = mutations(fault.body!.id as string, scenario.body!.id as string);
   const sar = reviews.find((r) => r.spec.resourceAttributes);
-  assert.deepEqual(sar?.spec.resourceAttributes, { verb: 'create', group: 'plugboard.io', resource: 'faults', name: rig.sim.nodeName });
+  assert.deepEqual(sar?.spec.resourceAttributes, {
+    verb: 'create',
+    group: 'plugboard.io',
+    resource: 'faults',
+    name: rig.sim.nodeName,
+  });
 
   const before = await state(url);
   let refused = 0;
   for (const e of endpoints) {
     for (const [who, authorization, status, type, detail] of [
       ['no token', undefined, 401, 'unauthorized', /needs Authorization: Bearer/],
-      ['not a bearer token', `Basic ${Buffer.from(`admin:${MALLORY}`).toString('base64')}`, 401, 'unauthorized', /must be "Bearer <token>"/],
+      [
+        'not a bearer token',
+        `Basic ${Buffer.from(`admin:${MALLORY}`).toString('base64')}`,
+        401,
+        'unauthorized',
+        /must be "Bearer <token>"/,
+      ],
       ['unknown token', `Bearer ${MALLORY}`, 401, 'unauthorized', /did not authenticate/],
-      ['token lacking rights', `Bearer ${BOB}`, 403, 'forbidden', /bob may not do this: RBAC: no rule allows create on faults\.plugboard\.io/],
+      [
+        'token lacking rights',
+        `Bearer ${BOB}`,
+        403,
+        'forbidden',
+        /bob may not do this: RBAC: no rule allows create on faults\.plugboard\.io/,
+      ],
     ] as const) {
       const r = await api(url, e.path, withAuth(e.init, authorization));
       assert.ok(isProblem(r, status, type), `${e.name} with ${who}: ${r.status} ${r.text}`);
@@ -151,21 +225,51 @@ test('every mutation: 401 without a token, 403 when SubjectAccessReview denies, 
     }
   }
   // Invalid bodies from an authorized caller: 422 (unknown field) and 413 (oversized), body not echoed to logs.
-  const invalid = await api(url, '/api/v1/faults', withAuth({ method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ resource: GPU, deviceId: 'gpu-2', reason: 'x', secret: BODY_MARKER }) }, alice));
+  const invalid = await api(
+    url,
+    '/api/v1/faults',
+    withAuth(
+      {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify({ resource: GPU, deviceId: 'gpu-2', reason: 'x', secret: BODY_MARKER }),
+      },
+      alice,
+    ),
+  );
   assert.ok(isProblem(invalid, 422, 'invalid-body'), invalid.text);
-  const oversized = await api(url, '/api/v1/faults', withAuth({ method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ resource: GPU, deviceId: 'gpu-2', reason: BODY_MARKER.repeat(3000) }) }, alice));
+  const oversized = await api(
+    url,
+    '/api/v1/faults',
+    withAuth(
+      {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify({ resource: GPU, deviceId: 'gpu-2', reason: BODY_MARKER.repeat(3000) }),
+      },
+      alice,
+    ),
+  );
   assert.ok(isProblem(oversized, 413, 'payload-too-large'), oversized.text);
   assert.equal(await state(url), before, 'refused mutations changed nothing');
 
   // Mutation over the stream: the stream is read-only, any frame closes it with 1008.
   const streamUrl = `${url.replace('http', 'ws')}/api/v1/stream`;
-  for (const frame of ['{"op":"inject","resource":"plugboard.example/gpu","deviceId":"gpu-0"}', `Bearer ${ALICE}`, '']) {
+  for (const frame of [
+    '{"op":"inject","resource":"plugboard.example/gpu","deviceId":"gpu-0"}',
+    `Bearer ${ALICE}`,
+    '',
+  ]) {
     const r = await wsClose(streamUrl, { send: frame });
     assert.deepEqual(r, { opened: true, code: 1008 });
   }
   assert.equal(await state(url), before, 'stream frames changed nothing');
   // Origin allow-list.
-  assert.deepEqual(await wsClose(streamUrl, { origin: 'https://evil.example' }), { opened: false, code: 0, status: 403 });
+  assert.deepEqual(await wsClose(streamUrl, { origin: 'https://evil.example' }), {
+    opened: false,
+    code: 0,
+    status: 403,
+  });
   assert.equal((await wsClose(streamUrl, { origin: 'https://dash.example' })).opened, true);
   assert.equal((await wsClose(streamUrl, { origin: url })).opened, true, 'same origin');
   assert.equal((await wsClose(streamUrl)).opened, true, 'no Origin (not a browser)');
@@ -180,16 +284,35 @@ test('every mutation: 401 without a token, 403 when SubjectAccessReview denies, 
   for (const e of mutations('some-id', 'some-id')) {
     const r = await api(off.url, e.path, withAuth(e.init, `Bearer ${TOKEN}`));
     assert.ok(isProblem(r, 403, 'faults-disabled'), `${e.name}: ${r.status} ${r.text}`);
-    assert.match(String(r.body!.detail), /fault injection is disabled on this gateway \(set gateway\.faults\.enabled: true or --enable-faults\)/);
+    assert.match(
+      String(r.body!.detail),
+      /fault injection is disabled on this gateway \(set gateway\.faults\.enabled: true or --enable-faults\)/,
+    );
     refused++;
   }
   // Rate limit: applied per client before authorization, so a flood costs no TokenReview.
   await off.stop();
-  const limited = await rig.startGateway({ kube: { mode: 'disabled' }, http: { maxBodyBytes: 65536, mutationRateLimit: { perSecond: 0.5, burst: 3 } } }, logger);
+  const limited = await rig.startGateway(
+    {
+      kube: { mode: 'disabled' },
+      http: { maxBodyBytes: 65536, mutationRateLimit: { perSecond: 0.5, burst: 3 } },
+    },
+    logger,
+  );
   const answers: ApiAnswer[] = [];
-  const plain = { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ resource: GPU, deviceId: 'gpu-3', reason: 'drill' }) };
-  for (let i = 0; i < 6; i++) answers.push(await api(limited.url, '/api/v1/faults', withAuth(plain, i % 2 ? undefined : `Bearer ${TOKEN}`)));
-  assert.deepEqual(answers.map((a) => a.status), [201, 401, 201, 429, 429, 429]);
+  const plain = {
+    method: 'POST',
+    headers: JSON_TYPE,
+    body: JSON.stringify({ resource: GPU, deviceId: 'gpu-3', reason: 'drill' }),
+  };
+  for (let i = 0; i < 6; i++)
+    answers.push(
+      await api(limited.url, '/api/v1/faults', withAuth(plain, i % 2 ? undefined : `Bearer ${TOKEN}`)),
+    );
+  assert.deepEqual(
+    answers.map((a) => a.status),
+    [201, 401, 201, 429, 429, 429],
+  );
   const tooMany = answers[3]!;
   assert.ok(isProblem(tooMany, 429, 'rate-limited'), tooMany.text);
   assert.match(tooMany.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
@@ -198,12 +321,31 @@ test('every mutation: 401 without a token, 403 when SubjectAccessReview denies, 
 
   // Logs: no token, no secret, no request body.
   await waitFor('logs flushed', () => lines.length > 0);
-  const text = lines.join("");
-  for (const secret of [ALICE, BOB, MALLORY, TOKEN, 'Bearer ', BODY_MARKER, Buffer.from(`admin:${MALLORY}`).toString('base64')]) {
+  const text = lines.join('');
+  for (const secret of [
+    ALICE,
+    BOB,
+    MALLORY,
+    TOKEN,
+    'Bearer ',
+    BODY_MARKER,
+    Buffer.from(`admin:${MALLORY}`).toString('base64'),
+  ]) {
     assert.ok(!text.includes(secret), `the logs contain ${secret.slice(0, 12)}…`);
   }
-  assert.ok(lines.some((l) => l.includes('"by":"alice"')), 'who did it is logged (by identity, not token)');
-  report(t, { scenario: 'security', figure: 'refused mutations (401/403) with no state change', value: refused });
-  report(t, { scenario: 'security', figure: 'stream frames refused (1008) / foreign Origins refused (403)', value: '3 / 1' });
+  assert.ok(
+    lines.some((l) => l.includes('"by":"alice"')),
+    'who did it is logged (by identity, not token)',
+  );
+  report(t, {
+    scenario: 'security',
+    figure: 'refused mutations (401/403) with no state change',
+    value: refused,
+  });
+  report(t, {
+    scenario: 'security',
+    figure: 'stream frames refused (1008) / foreign Origins refused (403)',
+    value: '3 / 1',
+  });
   report(t, { scenario: 'security', figure: 'log lines scanned for secrets', value: lines.length });
 });

@@ -15,7 +15,10 @@ const OUTAGE_MS = sized(3_000, 30_000);
 
 const pod = (name: string) => ({
   metadata: { name, namespace: 'rel' },
-  spec: { restartPolicy: 'Always' as const, containers: [{ name: 'c', resources: { limits: { [GPU]: 1 } } }] },
+  spec: {
+    restartPolicy: 'Always' as const,
+    containers: [{ name: 'c', resources: { limits: { [GPU]: 1 } } }],
+  },
 });
 
 test(`PodResources socket absent at start, then appearing; gone ${OUTAGE_MS / 1000} s while serving: stale last state, recovers by itself`, async (t) => {
@@ -24,7 +27,10 @@ test(`PodResources socket absent at start, then appearing; gone ${OUTAGE_MS / 10
     gateway: (sim, dir) => {
       mkdirSync(join(dir, 'pr'), { recursive: true });
       relay = new UnixRelay(join(dir, 'pr', 'kubelet.sock'), sim.podResourcesSocket);
-      return { podResources: { socket: relay.path, pollIntervalMs: 200, maxBackoffMs: 400 }, kube: { mode: 'disabled' } };
+      return {
+        podResources: { socket: relay.path, pollIntervalMs: 200, maxBackoffMs: 400 },
+        kube: { mode: 'disabled' },
+      };
     },
   });
   t.after(async () => {
@@ -73,10 +79,26 @@ test(`PodResources socket absent at start, then appearing; gone ${OUTAGE_MS / 10
   });
   const recoverMs = performance.now() - back;
   assert.ok(s.events.some((e) => e.kind === 'source' && /PodResources is stale/.test(e.message)));
-  report(t, { scenario: 'pod-resources-outage', figure: 'outage served stale', value: OUTAGE_MS / 1000, unit: 's' });
+  report(t, {
+    scenario: 'pod-resources-outage',
+    figure: 'outage served stale',
+    value: OUTAGE_MS / 1000,
+    unit: 's',
+  });
   report(t, { scenario: 'pod-resources-outage', figure: 'stale snapshots checked', value: checks });
-  report(t, { scenario: 'pod-resources-outage', figure: 'socket appears → ok', value: appearMs.toFixed(0), unit: 'ms' });
-  report(t, { scenario: 'pod-resources-outage', figure: 'socket back → ok', value: recoverMs.toFixed(0), unit: 'ms', bound: '≤ maxBackoffMs + poll' });
+  report(t, {
+    scenario: 'pod-resources-outage',
+    figure: 'socket appears → ok',
+    value: appearMs.toFixed(0),
+    unit: 'ms',
+  });
+  report(t, {
+    scenario: 'pod-resources-outage',
+    figure: 'socket back → ok',
+    value: recoverMs.toFixed(0),
+    unit: 'ms',
+    bound: '≤ maxBackoffMs + poll',
+  });
 });
 
 test('Kubernetes API returning 500s, hanging, and 410 Gone: informers relist and recover; stale with the reason meanwhile', async (t) => {
@@ -85,16 +107,26 @@ test('Kubernetes API returning 500s, hanging, and 410 Gone: informers relist and
     gateway: async (sim, dir) => {
       proxy = new KubeApiProxy(sim.url, { hangMs: 800 });
       await proxy.start();
-      return { kube: { mode: 'kubeconfig', kubeconfig: proxy.writeKubeconfig(sim.kubeconfigPath, join(dir, 'proxy-kubeconfig')), maxBackoffMs: 500 } };
+      return {
+        kube: {
+          mode: 'kubeconfig',
+          kubeconfig: proxy.writeKubeconfig(sim.kubeconfigPath, join(dir, 'proxy-kubeconfig')),
+          maxBackoffMs: 500,
+        },
+      };
     },
   });
   t.after(async () => {
     await rig.stop();
     await proxy.stop();
   });
-  await waitFor('Kubernetes source ok', async () => (await snapshotOf(rig.gw)).sources.kubernetes.status === 'ok');
+  await waitFor(
+    'Kubernetes source ok',
+    async () => (await snapshotOf(rig.gw)).sources.kubernetes.status === 'ok',
+  );
 
-  const outages: { mode: ProxyMode; reason: RegExp; staleMs: number; recoverMs: number; relists: number }[] = [];
+  const outages: { mode: ProxyMode; reason: RegExp; staleMs: number; recoverMs: number; relists: number }[] =
+    [];
   let n = 0;
   for (const [mode, reason] of [
     ['error-500', /HTTP 500|500|leader changed/],
@@ -106,7 +138,9 @@ test('Kubernetes API returning 500s, hanging, and 410 Gone: informers relist and
     // The cut itself is the first reason ("Premature close"); the retries then meet the fault.
     const stale = await waitFor(`stale under ${mode} with its reason`, async () => {
       const s = await snapshotOf(rig.gw);
-      return s.sources.kubernetes.status === 'stale' && reason.test(s.sources.kubernetes.reason ?? '') ? s : null;
+      return s.sources.kubernetes.status === 'stale' && reason.test(s.sources.kubernetes.reason ?? '')
+        ? s
+        : null;
     });
     const staleMs = performance.now() - t0;
     assert.match(stale.sources.kubernetes.reason ?? '', /retrying/);
@@ -117,11 +151,21 @@ test('Kubernetes API returning 500s, hanging, and 410 Gone: informers relist and
     assert.equal((await fetch(`${rig.gw.url}/healthz`)).status, 200);
     const t1 = performance.now();
     proxy.setMode('pass');
-    await waitFor(`recovered after ${mode}`, async () => {
-      const s = await snapshotOf(rig.gw);
-      return s.sources.kubernetes.status === 'ok' && s.pods[`rel/${name}`]?.phase === 'Running';
-    }, 15_000);
-    outages.push({ mode, reason, staleMs, recoverMs: performance.now() - t1, relists: proxy.counts.list - listsBefore });
+    await waitFor(
+      `recovered after ${mode}`,
+      async () => {
+        const s = await snapshotOf(rig.gw);
+        return s.sources.kubernetes.status === 'ok' && s.pods[`rel/${name}`]?.phase === 'Running';
+      },
+      15_000,
+    );
+    outages.push({
+      mode,
+      reason,
+      staleMs,
+      recoverMs: performance.now() - t1,
+      relists: proxy.counts.list - listsBefore,
+    });
   }
 
   // 410 Gone on every watch: ListWatch relists; changes still arrive through the relists.
@@ -130,7 +174,9 @@ test('Kubernetes API returning 500s, hanging, and 410 Gone: informers relist and
   await rig.sim.admitPod(pod('during-410'));
   await waitFor(
     'pod seen through relists while watches answer 410',
-    async () => proxy.counts.list - listsBefore >= 2 && (await snapshotOf(rig.gw)).pods['rel/during-410']?.phase === 'Running',
+    async () =>
+      proxy.counts.list - listsBefore >= 2 &&
+      (await snapshotOf(rig.gw)).pods['rel/during-410']?.phase === 'Running',
     15_000,
   );
   // Keep every watch expiring for a while: relists must not turn into a hot loop.
@@ -143,12 +189,30 @@ test('Kubernetes API returning 500s, hanging, and 410 Gone: informers relist and
   await waitFor('ok after 410s', async () => (await snapshotOf(rig.gw)).sources.kubernetes.status === 'ok');
   const final = await snapshotOf(rig.gw);
   assert.ok(final.resources[GPU]!.apiServer, 'Node status from the API server is back');
-  assert.equal(final.resources[GPU]!.apiServer!.capacity, 8);
+  assert.equal(final.resources[GPU]!.apiServer.capacity, 8);
   for (const o of outages) {
-    report(t, { scenario: 'kube-api-faults', figure: `${o.mode}: stale after / recovered after`, value: `${o.staleMs.toFixed(0)} / ${o.recoverMs.toFixed(0)}`, unit: 'ms' });
+    report(t, {
+      scenario: 'kube-api-faults',
+      figure: `${o.mode}: stale after / recovered after`,
+      value: `${o.staleMs.toFixed(0)} / ${o.recoverMs.toFixed(0)}`,
+      unit: 'ms',
+    });
   }
-  report(t, { scenario: 'kube-api-faults', figure: '410 Gone: relists while every watch expired', value: relists410 });
-  report(t, { scenario: 'kube-api-faults', figure: '410 Gone: relists per second (2 informers)', value: relistsPerSecond, bound: '≤ 10' });
+  report(t, {
+    scenario: 'kube-api-faults',
+    figure: '410 Gone: relists while every watch expired',
+    value: relists410,
+  });
+  report(t, {
+    scenario: 'kube-api-faults',
+    figure: '410 Gone: relists per second (2 informers)',
+    value: relistsPerSecond,
+    bound: '≤ 10',
+  });
   assert.ok(relistsPerSecond <= 10, `relist storm: ${relistsPerSecond}/s`);
-  report(t, { scenario: 'kube-api-faults', figure: 'failed API requests answered without a crash', value: proxy.counts.failed });
+  report(t, {
+    scenario: 'kube-api-faults',
+    figure: 'failed API requests answered without a crash',
+    value: proxy.counts.failed,
+  });
 });

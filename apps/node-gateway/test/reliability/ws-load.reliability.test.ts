@@ -36,7 +36,14 @@ interface Fast {
 
 test(`WebSocket: ${CLIENTS} clients on one gateway, ${SLOW} never read: slow ones cut off (4008), the others keep every patch, RSS bounded`, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'pb-rel-ws-'));
-  const sim = await startKubeletSim({ devicePluginDir: join(dir, 'dp'), stateDir: join(dir, 'kubelet'), nodeName: 'ws-node', listen: '127.0.0.1:0', podResourcesRateLimit: false, logger: silent });
+  const sim = await startKubeletSim({
+    devicePluginDir: join(dir, 'dp'),
+    stateDir: join(dir, 'kubelet'),
+    nodeName: 'ws-node',
+    listen: '127.0.0.1:0',
+    podResourcesRateLimit: false,
+    logger: silent,
+  });
   const tokenFile = join(dir, 'token');
   writeFileSync(tokenFile, TOKEN);
   const cfg = join(dir, 'gateway.yaml');
@@ -57,7 +64,22 @@ test(`WebSocket: ${CLIENTS} clients on one gateway, ${SLOW} never read: slow one
       `  podResources: { socket: ${sim.podResourcesSocket} }`,
     ].join('\n'),
   );
-  const child = spawn(process.execPath, [BIN, '--config', cfg, '--listen', '127.0.0.1:0', '--no-kube', '--device-plugin-dir', sim.devicePluginDir, '--auth-token-file', tokenFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      '--config',
+      cfg,
+      '--listen',
+      '127.0.0.1:0',
+      '--no-kube',
+      '--device-plugin-dir',
+      sim.devicePluginDir,
+      '--auth-token-file',
+      tokenFile,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   // Keep the output up to the "gateway listening" line (it carries the URL), and errors.
   let out = '';
   child.stdout.on('data', (b: Buffer) => {
@@ -78,7 +100,7 @@ test(`WebSocket: ${CLIENTS} clients on one gateway, ${SLOW} never read: slow one
   });
   const url = await waitFor('gateway listening', () => /"url":"(http:[^"]+)"/.exec(out)?.[1], 30_000, 50);
   await waitFor('ready', async () => (await fetch(`${url}/readyz`)).status === 200, 20_000, 50);
-  const rssIdle = rssOf(child.pid!);
+  const rssIdle = rssOf(child.pid);
   const wsUrl = `${url.replace('http', 'ws')}/api/v1/stream`;
 
   // Fast clients: check seq contiguity from the frame's prefix (no full JSON parse per frame).
@@ -106,7 +128,9 @@ test(`WebSocket: ${CLIENTS} clients on one gateway, ${SLOW} never read: slow one
   for (let i = 0; i < SLOW; i++) {
     const s = connect(port, '127.0.0.1');
     await once(s, 'connect');
-    s.write(`GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${Buffer.alloc(16, i + 1).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+    s.write(
+      `GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${Buffer.alloc(16, i + 1).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+    );
     const [head] = (await once(s, 'data')) as [Buffer];
     assert.match(head.toString('latin1'), /^HTTP\/1\.1 101 /);
     s.pause();
@@ -114,17 +138,34 @@ test(`WebSocket: ${CLIENTS} clients on one gateway, ${SLOW} never read: slow one
   }
   const metric = async (name: string): Promise<number> => {
     const text = await (await fetch(`${url}/metrics`)).text();
-    return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
+    return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'gm'))].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
   };
-  await waitFor('every client counted', async () => (await metric('plugboard_gateway_stream_clients')) === CLIENTS, 20_000, 50);
+  await waitFor(
+    'every client counted',
+    async () => (await metric('plugboard_gateway_stream_clients')) === CLIENTS,
+    20_000,
+    50,
+  );
 
   // Patch latency to every fast client: one fault, until all have its patch.
   const probe = async (deviceId: string): Promise<number> => {
     const target = Math.max(...fast.map((c) => c.lastSeq));
     const t0 = performance.now();
-    const r = await api(url, '/api/v1/faults', { method: 'POST', headers: { ...bearer(), ...JSON_TYPE }, body: JSON.stringify({ resource: GPU, deviceId, reason: 'probe' }) });
+    const r = await api(url, '/api/v1/faults', {
+      method: 'POST',
+      headers: { ...bearer(), ...JSON_TYPE },
+      body: JSON.stringify({ resource: GPU, deviceId, reason: 'probe' }),
+    });
     assert.equal(r.status, 201);
-    await waitFor('every fast client got the probe patch', () => fast.every((c) => c.lastSeq > target), 30_000, 5);
+    await waitFor(
+      'every fast client got the probe patch',
+      () => fast.every((c) => c.lastSeq > target),
+      30_000,
+      5,
+    );
     const ms = performance.now() - t0;
     await api(url, `/api/v1/faults/${r.body!.id as string}`, { method: 'DELETE', headers: bearer() });
     return ms;
@@ -134,36 +175,72 @@ test(`WebSocket: ${CLIENTS} clients on one gateway, ${SLOW} never read: slow one
   // Churn: a NUMA node of the NIC fails and heals over and over (large patches) until the slow
   // clients are cut off.
   let cycles = 0;
-  let rssPeak = rssOf(child.pid!);
+  let rssPeak = rssOf(child.pid);
   const churnStart = performance.now();
   while ((await metric('plugboard_gateway_stream_dropped_clients_total')) < SLOW) {
-    const r = await api(url, '/api/v1/scenarios', { method: 'POST', headers: { ...bearer(), ...JSON_TYPE }, body: JSON.stringify({ action: 'fail-numa-node', numaNode: cycles % 2, resource: NIC, ttlSeconds: 60 }) });
+    const r = await api(url, '/api/v1/scenarios', {
+      method: 'POST',
+      headers: { ...bearer(), ...JSON_TYPE },
+      body: JSON.stringify({ action: 'fail-numa-node', numaNode: cycles % 2, resource: NIC, ttlSeconds: 60 }),
+    });
     assert.equal(r.status, 201, r.text);
     assert.equal((await api(url, '/api/v1/scenarios', { method: 'DELETE', headers: bearer() })).status, 204);
     cycles++;
-    rssPeak = Math.max(rssPeak, rssOf(child.pid!));
+    rssPeak = Math.max(rssPeak, rssOf(child.pid));
     assert.ok(performance.now() - churnStart < 120_000, `slow clients not cut off after ${cycles} cycles`);
   }
   const cutAfterMs = performance.now() - churnStart;
   const underLoadMs = await probe('gpu-1');
-  rssPeak = Math.max(rssPeak, rssOf(child.pid!));
+  rssPeak = Math.max(rssPeak, rssOf(child.pid));
 
   const text = await (await fetch(`${url}/metrics`)).text();
   assert.match(text, /plugboard_gateway_stream_dropped_clients_total\{view="full",reason="slow"\} 10\b/);
   assert.equal(await metric('plugboard_gateway_stream_clients'), CLIENTS - SLOW);
   // The slow sockets were closed by the gateway (4008 sent, then terminated after the grace period).
   for (const s of slow) s.resume();
-  await waitFor('slow sockets closed by the gateway', () => slow.every((s) => s.destroyed || s.readableEnded), 20_000, 50);
-  assert.deepEqual(fast.filter((c) => c.closedWith !== null).map((c) => c.closedWith), [], 'no fast client was closed');
-  assert.equal(fast.reduce((n, c) => n + c.gaps, 0), 0, 'no fast client missed a patch');
+  await waitFor(
+    'slow sockets closed by the gateway',
+    () => slow.every((s) => s.destroyed || s.readableEnded),
+    20_000,
+    50,
+  );
+  assert.deepEqual(
+    fast.filter((c) => c.closedWith !== null).map((c) => c.closedWith),
+    [],
+    'no fast client was closed',
+  );
+  assert.equal(
+    fast.reduce((n, c) => n + c.gaps, 0),
+    0,
+    'no fast client missed a patch',
+  );
   const seqs = new Set(fast.map((c) => c.lastSeq));
   assert.equal(seqs.size, 1, 'all fast clients at the same seq');
   assert.ok(rssPeak - rssIdle < RSS_GROWTH_BOUND, `RSS grew ${(rssPeak - rssIdle) / 2 ** 20} MiB`);
   assert.equal(child.exitCode, null, 'the gateway is still running');
 
   const mib = (n: number) => (n / 2 ** 20).toFixed(0);
-  report(t, { scenario: 'ws-load', figure: 'clients held (fast) / slow clients cut off', value: `${CLIENTS - SLOW} / ${SLOW}` });
-  report(t, { scenario: 'ws-load', figure: 'slow clients cut off after', value: `${cycles} fail/heal cycles, ${(cutAfterMs / 1000).toFixed(1)} s` });
-  report(t, { scenario: 'ws-load', figure: 'patch latency to all fast clients: idle / after churn', value: `${baselineMs.toFixed(0)} / ${underLoadMs.toFixed(0)}`, unit: 'ms' });
-  report(t, { scenario: 'ws-load', figure: 'gateway RSS idle → peak', value: `${mib(rssIdle)} → ${mib(rssPeak)}`, unit: 'MiB', bound: `growth < ${mib(RSS_GROWTH_BOUND)} MiB` });
+  report(t, {
+    scenario: 'ws-load',
+    figure: 'clients held (fast) / slow clients cut off',
+    value: `${CLIENTS - SLOW} / ${SLOW}`,
+  });
+  report(t, {
+    scenario: 'ws-load',
+    figure: 'slow clients cut off after',
+    value: `${cycles} fail/heal cycles, ${(cutAfterMs / 1000).toFixed(1)} s`,
+  });
+  report(t, {
+    scenario: 'ws-load',
+    figure: 'patch latency to all fast clients: idle / after churn',
+    value: `${baselineMs.toFixed(0)} / ${underLoadMs.toFixed(0)}`,
+    unit: 'ms',
+  });
+  report(t, {
+    scenario: 'ws-load',
+    figure: 'gateway RSS idle → peak',
+    value: `${mib(rssIdle)} → ${mib(rssPeak)}`,
+    unit: 'MiB',
+    bound: `growth < ${mib(RSS_GROWTH_BOUND)} MiB`,
+  });
 });

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { nameIds, validateAllocation, validatePreferredRequest } from './validate.js';
 import type { PluginDevice } from '../types.js';
 
-const device = (id: string): PluginDevice => ({ id, health: 'Healthy', numaNodes: [] }) as unknown as PluginDevice;
+const device = (id: string): PluginDevice =>
+  ({ id, health: 'Healthy', numaNodes: [] }) as unknown as PluginDevice;
 const lookup = (id: string) => (id.startsWith('gpu-') ? device(id) : undefined);
 
 test('nameIds names short lists in full and long ones up to 20 IDs plus a count', () => {
@@ -19,8 +20,17 @@ test('nameIds names short lists in full and long ones up to 20 IDs plus a count'
 
 test('10,000 unknown IDs give a short INVALID_ARGUMENT message for Allocate and GetPreferredAllocation', () => {
   const many = Array.from({ length: 10_000 }, (_, i) => `bogus-${i}`);
-  assert.throws(() => validateAllocation([many], { lookup }), (err: Error) => err.message.length < 400 && /and 9980 more/.test(err.message));
-  assert.throws(() => validatePreferredRequest(many, [], lookup), /GetPreferredAllocation: unknown device IDs: bogus-0/);
-  assert.throws(() => validatePreferredRequest(['gpu-0'], ['gpu-1'], lookup), /must-include device IDs not available: gpu-1/);
+  assert.throws(
+    () => validateAllocation([many], { lookup }),
+    (err: Error) => err.message.length < 400 && /and 9980 more/.test(err.message),
+  );
+  assert.throws(
+    () => validatePreferredRequest(many, [], lookup),
+    /GetPreferredAllocation: unknown device IDs: bogus-0/,
+  );
+  assert.throws(
+    () => validatePreferredRequest(['gpu-0'], ['gpu-1'], lookup),
+    /must-include device IDs not available: gpu-1/,
+  );
   assert.doesNotThrow(() => validatePreferredRequest(['gpu-0', 'gpu-1'], ['gpu-1'], lookup));
 });
