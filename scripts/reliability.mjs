@@ -45,7 +45,15 @@ const concurrency = form === 'full' ? 1 : 2;
 console.log(`reliability (${form} form): ${files.length} files, concurrency ${concurrency}`);
 const child = spawn(
   process.execPath,
-  ['--conditions=@plugboard/source', '--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files],
+  [
+    '--conditions=@plugboard/source',
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    `--test-concurrency=${concurrency}`,
+    ...files,
+  ],
   {
     cwd: root,
     env: { ...process.env, PLUGBOARD_RELIABILITY: form, PLUGBOARD_RELIABILITY_FIGURES: figuresFile },
@@ -62,32 +70,95 @@ const seconds = (Date.now() - started) / 1000;
 
 let figures = [];
 try {
-  figures = readFileSync(figuresFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  figures = readFileSync(figuresFile, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 } catch {
   // no figures: every test failed before reporting
 }
 rmSync(work, { recursive: true, force: true });
 const count = (what) => Number(new RegExp(`^ℹ ${what} (\\d+)`, 'm').exec(output)?.[1] ?? 0);
-const results = [...output.matchAll(/^(✔|✖) (.+?) \((\d+(?:\.\d+)?)ms\)$/gm)].map((m) => ({ ok: m[1] === '✔', name: m[2], ms: Number(m[3]) }));
+const results = [...output.matchAll(/^(✔|✖) (.+?) \((\d+(?:\.\d+)?)ms\)$/gm)].map((m) => ({
+  ok: m[1] === '✔',
+  name: m[2],
+  ms: Number(m[3]),
+}));
 
 // What each scenario proves, in the order of the issue (figures without an entry go last).
 const SCENARIOS = [
-  ['kubelet-restarts', 'Kubelet restarts in a row', 'kubelet-sim restart() deletes every socket each time; the gateway\'s plugins re-register exactly once per resource; no duplicate listening socket (/proc/net/unix), no fd growth (/proc/self/fd), device health and active faults identical before and after.'],
-  ['plugin-sigkill', 'Plugin process SIGKILLed and restarted', 'The `plugboard-plugin` CLI as a child, killed with SIGKILL (its socket file stays, refusing connections); the next process replaces the stale socket and registers again; one server listens.'],
-  ['pod-resources-outage', 'PodResources socket absent, then appearing, then gone while serving', 'A Unix relay makes the socket appear and vanish; the gateway reports `connecting`, then `ok`, then serves the last state marked `stale` throughout the outage and recovers without help.'],
-  ['kube-api-faults', 'Kubernetes API: 500s, hangs, 410 Gone', 'A misbehaving proxy in front of kubelet-sim\'s API slice; `sources.kubernetes` turns `stale` with the reason, changes made during the outage arrive after it, and watches that always end in 410 relist at a paced rate.'],
-  ['gateway-restart-faults', 'Gateway restarted with active faults and TTLs', 'Faults still due come back with the same id and expiry and reach the kubelet again; those whose TTL ran out while the gateway was down are cleared and reported (`expired-while-down`).'],
-  ['state-dir-unwritable', 'Read-only state dir / disk full', 'Read-only at start (sysfs, which even root cannot write) and ENOSPC later (the write lands on /dev/full): a warning with the reason, `snapshot.gateway.persistence.enabled: false`, faults keep working in memory; persistence comes back when writes succeed again.'],
-  ['allocate-load', 'Allocate under load', 'Allocate calls with 32 in flight on the plugin socket while faults flap on other devices of the same resource (ListAndWatch sends a new list every few ms): all succeed, lists keep arriving between every tenth of the calls.'],
-  ['ws-load', 'WebSocket clients with slow consumers', 'Stream clients on one `plugboard-gateway` process, 10 of which never read after the upgrade; NUMA-node fail/heal cycles until the bounded queue (`stream.maxQueueBytes` 64 KiB here) cuts the slow ones (`plugboard_gateway_stream_dropped_clients_total{reason="slow"}`); the others miss no patch. Documented bound: gateway RSS growth < 100 MiB with 200 clients, < 250 MiB with 1,000.'],
-  ['soak', 'Soak of the demo cluster', 'The three-node demo in one process with a flapping device per node, a REST fault every 2 s and a stream client per gateway; slopes are least-squares over the samples after the warm-up (8 s short, 60 s full). In the short form the RSS/heap slope mostly shows the heap filling before its first major GC; the full form is the one to read.'],
-  ['grpc-bad-input', 'gRPC bad input', 'Allocate / GetPreferredAllocation / PreStartContainer with empty, 10,000, duplicated, unknown, unhealthy IDs and impossible sizes: INVALID_ARGUMENT naming (at most 20 of) the IDs; garbage bytes on the socket; the plugin keeps serving the kubelet.'],
-  ['http-fuzz', 'HTTP/WebSocket fuzzing (fast-check)', 'Methods × paths (traversal, bad percent-encoding, unknown IDs) × queries × bodies (malformed JSON/YAML, wrong types, unknown resources/devices, oversized) × content types × tokens; raw garbage; WebSocket upgrade queries and client frames. Never a 5xx, every error problem+json, state unchanged after every request.'],
-  ['config-table', 'Invalid configuration table', 'Plugin and gateway config examples: each error names the file, the field and the reason; the CLIs exit 1/2 (plugin) and 2 (gateway).'],
-  ['security', 'Security', 'Every mutating endpoint: 401 without or with a bad token, 403 when SubjectAccessReview denies (a two-endpoint TokenReview/SubjectAccessReview fake behind the API proxy — kubelet-sim has none), 403 with faults disabled; stream frames close 1008; foreign Origins 403; 429 + Retry-After before any TokenReview; captured logs scanned for tokens, secrets and request bodies.'],
+  [
+    'kubelet-restarts',
+    'Kubelet restarts in a row',
+    "kubelet-sim restart() deletes every socket each time; the gateway's plugins re-register exactly once per resource; no duplicate listening socket (/proc/net/unix), no fd growth (/proc/self/fd), device health and active faults identical before and after.",
+  ],
+  [
+    'plugin-sigkill',
+    'Plugin process SIGKILLed and restarted',
+    'The `plugboard-plugin` CLI as a child, killed with SIGKILL (its socket file stays, refusing connections); the next process replaces the stale socket and registers again; one server listens.',
+  ],
+  [
+    'pod-resources-outage',
+    'PodResources socket absent, then appearing, then gone while serving',
+    'A Unix relay makes the socket appear and vanish; the gateway reports `connecting`, then `ok`, then serves the last state marked `stale` throughout the outage and recovers without help.',
+  ],
+  [
+    'kube-api-faults',
+    'Kubernetes API: 500s, hangs, 410 Gone',
+    "A misbehaving proxy in front of kubelet-sim's API slice; `sources.kubernetes` turns `stale` with the reason, changes made during the outage arrive after it, and watches that always end in 410 relist at a paced rate.",
+  ],
+  [
+    'gateway-restart-faults',
+    'Gateway restarted with active faults and TTLs',
+    'Faults still due come back with the same id and expiry and reach the kubelet again; those whose TTL ran out while the gateway was down are cleared and reported (`expired-while-down`).',
+  ],
+  [
+    'state-dir-unwritable',
+    'Read-only state dir / disk full',
+    'Read-only at start (sysfs, which even root cannot write) and ENOSPC later (the write lands on /dev/full): a warning with the reason, `snapshot.gateway.persistence.enabled: false`, faults keep working in memory; persistence comes back when writes succeed again.',
+  ],
+  [
+    'allocate-load',
+    'Allocate under load',
+    'Allocate calls with 32 in flight on the plugin socket while faults flap on other devices of the same resource (ListAndWatch sends a new list every few ms): all succeed, lists keep arriving between every tenth of the calls.',
+  ],
+  [
+    'ws-load',
+    'WebSocket clients with slow consumers',
+    'Stream clients on one `plugboard-gateway` process, 10 of which never read after the upgrade; NUMA-node fail/heal cycles until the bounded queue (`stream.maxQueueBytes` 64 KiB here) cuts the slow ones (`plugboard_gateway_stream_dropped_clients_total{reason="slow"}`); the others miss no patch. Documented bound: gateway RSS growth < 100 MiB with 200 clients, < 250 MiB with 1,000.',
+  ],
+  [
+    'soak',
+    'Soak of the demo cluster',
+    'The three-node demo in one process with a flapping device per node, a REST fault every 2 s and a stream client per gateway; slopes are least-squares over the samples after the warm-up (8 s short, 60 s full). In the short form the RSS/heap slope mostly shows the heap filling before its first major GC; the full form is the one to read.',
+  ],
+  [
+    'grpc-bad-input',
+    'gRPC bad input',
+    'Allocate / GetPreferredAllocation / PreStartContainer with empty, 10,000, duplicated, unknown, unhealthy IDs and impossible sizes: INVALID_ARGUMENT naming (at most 20 of) the IDs; garbage bytes on the socket; the plugin keeps serving the kubelet.',
+  ],
+  [
+    'http-fuzz',
+    'HTTP/WebSocket fuzzing (fast-check)',
+    'Methods × paths (traversal, bad percent-encoding, unknown IDs) × queries × bodies (malformed JSON/YAML, wrong types, unknown resources/devices, oversized) × content types × tokens; raw garbage; WebSocket upgrade queries and client frames. Never a 5xx, every error problem+json, state unchanged after every request.',
+  ],
+  [
+    'config-table',
+    'Invalid configuration table',
+    'Plugin and gateway config examples: each error names the file, the field and the reason; the CLIs exit 1/2 (plugin) and 2 (gateway).',
+  ],
+  [
+    'security',
+    'Security',
+    'Every mutating endpoint: 401 without or with a bad token, 403 when SubjectAccessReview denies (a two-endpoint TokenReview/SubjectAccessReview fake behind the API proxy — kubelet-sim has none), 403 with faults disabled; stream frames close 1008; foreign Origins 403; 429 + Retry-After before any TokenReview; captured logs scanned for tokens, secrets and request bodies.',
+  ],
 ];
 const known = new Set(SCENARIOS.map(([id]) => id));
-const ids = [...SCENARIOS.map(([id]) => id), ...new Set(figures.map((f) => f.scenario).filter((s) => !known.has(s)))];
+const ids = [
+  ...SCENARIOS.map(([id]) => id),
+  ...new Set(figures.map((f) => f.scenario).filter((s) => !known.has(s))),
+];
 const esc = (s) => String(s).replaceAll('|', '\\|');
 
 const lines = [];
@@ -109,12 +180,16 @@ for (const id of ids) {
   const title = SCENARIOS.find(([s]) => s === id)?.[1] ?? id;
   const rows = figures.filter((f) => f.scenario === id);
   if (rows.length === 0) lines.push(`| ${esc(title)} | — | not run | |`);
-  for (const f of rows) lines.push(`| ${esc(title)} | ${esc(f.figure)} | ${esc(`${f.value}${f.unit ? ` ${f.unit}` : ''}`)} | ${esc(f.bound ?? '')} |`);
+  for (const f of rows)
+    lines.push(
+      `| ${esc(title)} | ${esc(f.figure)} | ${esc(`${f.value}${f.unit ? ` ${f.unit}` : ''}`)} | ${esc(f.bound ?? '')} |`,
+    );
 }
 lines.push('', '## Scenarios', '');
 for (const [id, title, text] of SCENARIOS) lines.push(`- **${title}** (\`${id}\`): ${text}`);
 lines.push('', '## Tests', '', '| test | result | time |', '| --- | --- | --- |');
-for (const r of results) lines.push(`| ${esc(r.name)} | ${r.ok ? 'pass' : '**FAIL**'} | ${(r.ms / 1000).toFixed(1)} s |`);
+for (const r of results)
+  lines.push(`| ${esc(r.name)} | ${r.ok ? 'pass' : '**FAIL**'} | ${(r.ms / 1000).toFixed(1)} s |`);
 lines.push(
   '',
   '## Sizes',
