@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { credentials, status, type ServiceError } from '@grpc/grpc-js';
 import { deviceplugin } from '@plugboard/proto';
 import { report } from './figures.js';
-import { GPU, startRig, waitFor } from './harness.js';
+import { GPU, startRig, TOKEN, waitFor } from './harness.js';
 
 const HUGE = 10_000;
 
@@ -43,7 +43,7 @@ test(`gRPC bad input (empty, ${HUGE.toLocaleString('en')} IDs, duplicated, unkno
   const r = await fetch(`${rig.gw.url}/api/v1/faults`, {
     method: 'POST',
     headers: {
-      authorization: `Bearer ${(await import('./harness.js')).TOKEN}`,
+      authorization: `Bearer ${TOKEN}`,
       'content-type': 'application/json',
     },
     body: JSON.stringify({ resource: GPU, deviceId: 'gpu-5', reason: 'unhealthy for the test' }),
