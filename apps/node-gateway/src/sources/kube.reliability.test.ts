@@ -1,0 +1,22 @@
+// pacedList: client-node relists immediately after every 410 Gone; the gateway spaces such relists.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pacedList } from './kube.js';
+
+test('back-to-back lists back off exponentially up to the cap; a quiet period resets the backoff', async (t) => {
+  // The pacing timer is unref'd (it must not hold a stopping gateway); hold the loop for the test.
+  const keepAlive = setInterval(() => undefined, 1000);
+  t.after(() => clearInterval(keepAlive));
+  const calls: number[] = [];
+  const list = pacedList(async () => calls.push(performance.now()), 400, 1000);
+  const t0 = performance.now();
+  for (let i = 0; i < 4; i++) await list();
+  const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+  assert.ok(calls[0]! - t0 < 50, 'the first list is not delayed');
+  // 250 ms, then 400 (capped), then 400; timers may fire a little late, never early.
+  assert.ok(gaps[0]! >= 245 && gaps[1]! >= 395 && gaps[2]! >= 395, gaps.join(', '));
+  await new Promise((r) => setTimeout(r, 1100));
+  const before = performance.now();
+  await list();
+  assert.ok(performance.now() - before < 50, 'after a quiet period the list goes out at once');
+});
