@@ -8,7 +8,7 @@ test('back-to-back lists back off exponentially up to the cap; a quiet period re
   const keepAlive = setInterval(() => undefined, 1000);
   t.after(() => clearInterval(keepAlive));
   const calls: number[] = [];
-  const list = pacedList(async () => calls.push(performance.now()), 400, 1000);
+  const list = pacedList(() => Promise.resolve(calls.push(performance.now())), 400, 1000);
   const t0 = performance.now();
   for (let i = 0; i < 4; i++) await list();
   const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
