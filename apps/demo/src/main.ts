@@ -39,6 +39,16 @@ function portFree(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** A concrete first thing to try: a device the first node's first pod holds, and what will happen. */
+function firstFaultHint(cluster: DemoCluster, url: string): string {
+  const node = cluster.nodes[0]!;
+  const snap = node.gateway.model.snapshot();
+  const held = Object.values(snap.devices).find((d) => d.allocation !== null);
+  if (!held?.allocation) return `open ${url}/nodes/${node.name} and flip a device's Fault switch`;
+  const pod = `${held.allocation.namespace}/${held.allocation.pod}`;
+  return `open ${url}/nodes/${node.name}, flip "Fault ${held.id}", and watch ${held.resource} allocatable drop by one and ${pod} be flagged;`;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -135,9 +145,7 @@ async function main(): Promise<void> {
       );
     }
     say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s — open ${web.url}`);
-    say(
-      'try: open gpu-node-a, flip the "Fault gpu-5" switch, and watch allocatable drop and ml/batch-spread turn red;',
-    );
+    say(`try: ${firstFaultHint(cluster, web.url)}`);
     say('     or replay a timeline: npm start -- --scenario examples/scenarios/numa-outage.yaml');
     say('stop with Ctrl-C');
   } catch (err) {
