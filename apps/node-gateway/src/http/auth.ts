@@ -29,11 +29,24 @@ export function isLoopback(host: string): boolean {
 
 const sha = (s: string): Buffer => createHash('sha256').update(s).digest();
 
+/**
+ * The credential behind the API server's pod proxy: the proxy authenticates the caller with their
+ * Authorization header and does not forward it, so clients going through it (kubectl plugboard)
+ * repeat the bearer token here. It is a credential, not an identity claim: it is verified exactly
+ * like Authorization (static token or TokenReview + SubjectAccessReview), so sending it directly
+ * grants nothing more. When both headers are present this one is verified.
+ */
+export const PROXY_AUTH_HEADER = 'x-plugboard-authorization';
+
 function bearer(req: IncomingMessage): string | null {
-  const h = req.headers.authorization;
+  const proxied = req.headers[PROXY_AUTH_HEADER];
+  const [name, h] =
+    typeof proxied === 'string'
+      ? ['X-Plugboard-Authorization', proxied]
+      : ['Authorization', req.headers.authorization];
   if (!h) return null;
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(h);
-  if (!m) throw new GatewayError('unauthorized', 'Authorization header must be "Bearer <token>"');
+  if (!m) throw new GatewayError('unauthorized', `${name} header must be "Bearer <token>"`);
   return m[1]!;
 }
 
@@ -81,7 +94,10 @@ export function createAuthorizer(options: {
       if (mode === 'none') return 'anonymous (auth disabled on loopback)';
       const token = bearer(req);
       if (token === null)
-        throw new GatewayError('unauthorized', 'this endpoint needs Authorization: Bearer <token>');
+        throw new GatewayError(
+          'unauthorized',
+          "this endpoint needs Authorization: Bearer <token> (or X-Plugboard-Authorization through the API server's pod proxy)",
+        );
       const digest = sha(token);
       if (expected && timingSafeEqual(digest, expected)) return 'static-token';
       if (!reviewer) throw new GatewayError('unauthorized', 'invalid bearer token');
