@@ -1,11 +1,18 @@
 // One HTTP listener for two surfaces: a read-only slice of the Kubernetes API in real Kubernetes
-// JSON (nodes, pods, events: get, list, watch; POST events) that @kubernetes/client-node talks to
-// unchanged, and the simulator's control API under /control/v1/ (admit/delete pods, restart the
+// JSON (nodes, pods, events: get, list, watch; POST events; the pod proxy) that @kubernetes/client-node
+// talks to unchanged, and the simulator's control API under /control/v1/ (admit/delete pods, restart the
 // kubelet, device-manager state) answering errors as application/problem+json.
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { KubeletSimError, type KubeletSimErrorCode } from './errors.js';
 import { kubeTime } from './kube-time.js';
@@ -32,10 +39,28 @@ export interface ApiServerOptions {
   token?: string | undefined;
   /** Interval of BOOKMARK events on watches that allow them (the API server: about a minute). */
   bookmarkIntervalMs?: number;
+  /**
+   * Where the pod proxy (`/api/v1/namespaces/{ns}/pods/{name}[:port]/proxy/…`) forwards, by
+   * `namespace/name`: a stand-in for the pod's IP and port (simulated pods have no network). Read
+   * on every request, so entries may be added after start.
+   */
+  podProxyTargets?: ReadonlyMap<string, string> | undefined;
   logger: Logger;
 }
 
 const MAX_BODY = 1024 * 1024;
+/** `/api/v1/namespaces/{ns}/pods/{name[:port]}/proxy[/rest]` (raw, still percent-encoded). */
+const POD_PROXY_PATH = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/proxy(\/.*)?$/;
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 const MAX_WATCH_BACKLOG = 16 * 1024 * 1024;
 
 class HttpError extends Error {
@@ -83,6 +108,8 @@ export function statusObject(
 export class ApiServer {
   private server: Server | null = null;
   private readonly watches = new Set<ServerResponse>();
+  /** Sockets of upgraded (WebSocket) pod-proxy connections, which the HTTP server no longer tracks. */
+  private readonly upgraded = new Set<Duplex>();
   private readonly log: Logger;
   url = '';
 
@@ -94,6 +121,9 @@ export class ApiServer {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => this.fail(req, res, err));
     });
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.upgrade(req, socket, head),
+    );
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
         reject(
@@ -121,6 +151,8 @@ export class ApiServer {
   async stop(): Promise<void> {
     for (const res of this.watches) res.end();
     this.watches.clear();
+    for (const socket of this.upgraded) socket.destroy();
+    this.upgraded.clear();
     const server = this.server;
     this.server = null;
     if (server) {
@@ -165,6 +197,8 @@ export class ApiServer {
       rest.splice(0, 2);
     }
     const [resource, name, ...extra] = rest;
+    if (resource === 'pods' && namespace !== undefined && name && extra[0] === 'proxy')
+      return this.proxy(req, res, this.proxyTarget(req, namespace, name, url));
     const store =
       resource === 'nodes'
         ? this.o.backend.nodes
@@ -320,6 +354,131 @@ export class ApiServer {
       metadata: { ...meta, name, namespace, uid: randomUUID(), creationTimestamp: kubeTime() },
     });
     json(res, 201, stored);
+  }
+
+  // --- Pod proxy ----------------------------------------------------------------------------
+
+  /**
+   * Resolves `/api/v1/namespaces/{ns}/pods/{name}[:port]/proxy/{path}` to the URL registered for the
+   * pod (kubelet-sim's pods have no network: `podProxyTargets` stands in for the pod IP and port).
+   * Like the API server, it authenticates the caller first and answers 404 for an unknown pod.
+   */
+  private proxyTarget(req: IncomingMessage, namespace: string, podAndPort: string, url: URL): URL {
+    this.authorize(req);
+    const name = podAndPort.split(':')[0]!;
+    if (!this.o.backend.pods.get(namespace, name))
+      throw new HttpError(404, 'NotFound', `pods "${name}" not found`);
+    const base = this.o.podProxyTargets?.get(`${namespace}/${name}`);
+    if (!base) {
+      throw new HttpError(
+        503,
+        'ServiceUnavailable',
+        `no endpoint for pod ${namespace}/${name} (kubelet-sim proxies only to podProxyTargets)`,
+      );
+    }
+    const rest = POD_PROXY_PATH.exec(url.pathname)?.[3] ?? '/';
+    const target = new URL(base);
+    target.pathname = target.pathname.replace(/\/+$/, '') + rest;
+    target.search = url.search;
+    return target;
+  }
+
+  /** The API server forwards the request without the caller's credential or hop-by-hop headers. */
+  private forwardHeaders(
+    req: IncomingMessage,
+    target: URL,
+    upgrade: boolean,
+  ): Record<string, string | string[]> {
+    const out: Record<string, string | string[]> = {};
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value === undefined || key === 'authorization' || key === 'host') continue;
+      if (HOP_BY_HOP.has(key) && !(upgrade && (key === 'connection' || key === 'upgrade'))) continue;
+      out[key] = value;
+    }
+    out.host = target.host;
+    return out;
+  }
+
+  private proxy(req: IncomingMessage, res: ServerResponse, target: URL): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const upstream = httpRequest(
+        target,
+        { method: req.method, headers: this.forwardHeaders(req, target, false) },
+        (up) => {
+          const headers = { ...up.headers };
+          for (const h of HOP_BY_HOP) delete headers[h];
+          res.writeHead(up.statusCode ?? 502, headers);
+          up.pipe(res);
+          up.on('end', () => resolve());
+          up.on('error', () => {
+            res.destroy();
+            resolve();
+          });
+        },
+      );
+      upstream.on('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          new HttpError(503, 'ServiceUnavailable', `error trying to reach pod: ${err.code ?? err.message}`),
+        ),
+      );
+      req.pipe(upstream);
+    });
+  }
+
+  /** WebSocket (or any) upgrade through the pod proxy: a byte pipe once the pod accepts. */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const refuse = (err: unknown) => {
+      const status = err instanceof HttpError ? err.status : PROBLEM_STATUS[KubeletSimError.from(err).code];
+      const reason = err instanceof HttpError ? err.reason : KubeletSimError.from(err).reason;
+      const body = JSON.stringify(statusObject(status, reason, (err as Error).message));
+      socket.end(
+        `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    };
+    let target: URL;
+    try {
+      const m = POD_PROXY_PATH.exec(url.pathname);
+      if (!m) throw notFound();
+      target = this.proxyTarget(req, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), url);
+    } catch (err) {
+      return refuse(err);
+    }
+    let connected = false;
+    const upstream = connect(Number(target.port || 80), target.hostname, () => {
+      connected = true;
+      const headers = this.forwardHeaders(req, target, true);
+      const lines = Object.entries(headers).flatMap(([k, v]) =>
+        (Array.isArray(v) ? v : [v]).map((x) => `${k}: ${x}`),
+      );
+      upstream.write(
+        `${req.method ?? 'GET'} ${target.pathname}${target.search} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`,
+      );
+      if (head.length > 0) upstream.write(head);
+      socket.pipe(upstream).pipe(socket);
+    });
+    this.upgraded.add(socket);
+    this.upgraded.add(upstream);
+    const close = () => {
+      this.upgraded.delete(socket);
+      this.upgraded.delete(upstream);
+      socket.destroy();
+      upstream.destroy();
+    };
+    upstream.on('error', (err: NodeJS.ErrnoException) => {
+      if (!connected) {
+        this.upgraded.delete(socket);
+        this.upgraded.delete(upstream);
+        return refuse(
+          new HttpError(503, 'ServiceUnavailable', `error trying to reach pod: ${err.code ?? err.message}`),
+        );
+      }
+      close();
+    });
+    upstream.on('close', () => connected && close());
+    socket.on('close', close);
   }
 
   // --- Control API --------------------------------------------------------------------------

@@ -92,6 +92,12 @@ export interface KubeletSimOptions {
   maxEvents?: number;
   /** BOOKMARK interval on watches that allow bookmarks. Default 60 s. */
   bookmarkIntervalMs?: number;
+  /**
+   * Targets of the API slice's pod proxy (`/api/v1/namespaces/{ns}/pods/{name}[:port]/proxy/…`), keyed
+   * `namespace/name` → base URL (http only); simulated pods have no IPs. The map is read per request,
+   * so entries may be added after start. Pods without an entry answer 503.
+   */
+  podProxyTargets?: ReadonlyMap<string, string>;
   /** Dial timeout for a registering plugin (kubelet: 10 s). */
   dialTimeoutMs?: number;
   logger?: Logger;
@@ -452,6 +458,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       host,
       port,
       token: opts.controlToken,
+      podProxyTargets: opts.podProxyTargets,
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
       logger,
       backend: {
