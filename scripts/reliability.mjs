@@ -46,6 +46,8 @@ console.log(`reliability (${form} form): ${files.length} files, concurrency ${co
 const child = spawn(
   process.execPath,
   [
+    // The soak samples the heap after a full GC when it can.
+    '--expose-gc',
     '--conditions=@plugboard/source',
     '--import',
     'tsx',
