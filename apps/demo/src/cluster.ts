@@ -93,6 +93,8 @@ function gatewayDocument(
     logLevel: 'info',
     podResources: { ...(gateway.podResources as object), socket: sim.podResourcesSocket },
     kube: { ...(gateway.kube as object), mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
+    // The simulated node's CPU↔NUMA layout, read the way a real gateway reads /sys.
+    topology: { ...(gateway.topology as object), sysfsRoot: sim.sysfsRoot },
   };
   return doc;
 }

@@ -97,6 +97,18 @@ export const gatewaySectionSchema = z
       .object({ ringSize: z.number().int().min(1).max(100_000).default(200) })
       .strict()
       .prefault({}),
+    topology: z
+      .object({
+        /**
+         * Root of the sysfs tree the NUMA layout (CPUs and memory per NUMA node, SMT siblings) is
+         * read from at start; kubelet-sim writes one under its state dir.
+         */
+        sysfsRoot: z.string().min(1).default('/sys'),
+        /** Polling interval of the kubelet-sim control API (Topology Manager decisions), when present. */
+        pollIntervalMs: ms(50, 60_000, 1000),
+      })
+      .strict()
+      .prefault({}),
     http: z
       .object({
         maxBodyBytes: z
@@ -145,6 +157,7 @@ export interface GatewayConfig {
   readonly faults: GatewaySection['faults'];
   readonly stream: GatewaySection['stream'];
   readonly events: GatewaySection['events'];
+  readonly topology: GatewaySection['topology'];
   readonly http: GatewaySection['http'];
 }
 
@@ -214,6 +227,7 @@ export function parseGatewayConfig(
     faults: gateway.faults,
     stream: gateway.stream,
     events: gateway.events,
+    topology: gateway.topology,
     http: gateway.http,
   });
 }

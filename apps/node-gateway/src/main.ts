@@ -15,11 +15,17 @@ import { ScenarioRunner } from './faults/scenarios.js';
 import { PodResourcesPoller } from './sources/pod-resources.js';
 import type { KubeSource } from './sources/kube.js';
 import { attachPlugins, pluginActuator } from './sources/plugins.js';
+import { KubeletControl } from './sources/kubelet-control.js';
+import { readSysfsTopology } from './sources/sysfs-topology.js';
+import { newAdmissionRejections, type TopologyInput } from './model/topology.js';
 import { checkExposure, createAuthorizer, readTokenFile } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
 import { StreamHub } from './http/stream.js';
 import { createHandlers } from './http/routes.js';
 import { GATEWAY_VERSION } from './version.js';
+
+/** Preferred-allocation answers kept for "why here?" (newest win; older ones are forgotten). */
+const MAX_PREFERRED_RECORDS = 256;
 
 export interface GatewayDeps {
   logger?: Logger;
@@ -128,6 +134,31 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       model.addEvent({ resource: null, deviceIds: [], pod: null, ...e });
     };
     const metrics = createMetrics(() => model.snapshot());
+
+    // --- NUMA placement: the host layout once from sysfs; kubelet settings from kubelet-sim if any
+    const sysfs = readSysfsTopology(config.topology.sysfsRoot);
+    if (sysfs.reason) {
+      logger.warn(
+        { sysfsRoot: config.topology.sysfsRoot, reason: sysfs.reason },
+        'NUMA layout unknown: exclusive CPUs cannot be placed on NUMA nodes',
+      );
+    }
+    let topology: TopologyInput = {
+      sysfsRoot: config.topology.sysfsRoot,
+      host: sysfs.topology,
+      hostReason: sysfs.reason,
+      kubelet: null,
+      kubeletReason:
+        kubeMode === 'kubeconfig'
+          ? 'checking the kubeconfig server for a kubelet-sim control API'
+          : 'a real kubelet does not report its Topology Manager settings (only kubelet-sim does, behind a kubeconfig)',
+      preferred: [],
+    };
+    const setTopology = (patch: Partial<TopologyInput>): void => {
+      topology = { ...topology, ...patch };
+      model.setTopology(topology);
+    };
+    model.setTopology(topology);
 
     const faultEvent = (f: FaultState, injected: boolean, cause?: FaultClearCause): void => {
       const device = `${f.resource}/${f.deviceId}`;
@@ -244,6 +275,13 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
         poller?.pollSoon();
       },
       preferredAllocation: (resource, d) => {
+        // Kept for "why here?": the plugin's reason behind the devices a pod got.
+        setTopology({
+          preferred: [
+            ...topology.preferred.slice(-(MAX_PREFERRED_RECORDS - 1)),
+            { resource, chosen: [...d.chosen], reason: d.reason, at: d.at },
+          ],
+        });
         const ms = (d as { durationMs?: number }).durationMs;
         if (typeof ms === 'number') metrics.preferredAllocationDuration.observe({ resource }, ms / 1000);
         addEvent({
@@ -345,13 +383,41 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       const p = poller;
       cleanups.push(() => p.stop());
     }
+    let kubeletControl: KubeletControl | null = null;
+    const apiServer = kubeMode === 'kubeconfig' ? kc?.getCurrentCluster()?.server : undefined;
+    if (kc && apiServer) {
+      kubeletControl = new KubeletControl({
+        server: apiServer,
+        token: kc.getCurrentUser()?.token ?? null,
+        intervalMs: config.topology.pollIntervalMs,
+        timeoutMs: config.podResources.timeoutMs,
+        logger: rootLogger.child({ component: 'kubelet-control' }),
+        onState: (state, reason) => setTopology({ kubelet: state, kubeletReason: reason }),
+      });
+      kubeletControl.start();
+      const control = kubeletControl;
+      cleanups.push(() => control.stop());
+    }
+    const rejectionsSeen = new Set<string>();
     if (kc && kubeModule) {
       kube = new kubeModule.KubeSource({
         kc,
         nodeName: config.nodeName,
         maxBackoffMs: config.kube.maxBackoffMs,
         now,
-        onChange: (input) => model.setKube(input),
+        onChange: (input) => {
+          model.setKube(input);
+          // The kubelet refuses a pod at admission by failing it with "Pod was rejected: …".
+          for (const r of newAdmissionRejections(input.pods, rejectionsSeen)) {
+            addEvent({
+              kind: 'admission-rejected',
+              pod: { namespace: r.namespace, name: r.name, container: null },
+              message: `${r.reason}: ${r.message}`,
+            });
+            logger.info({ pod: `${r.namespace}/${r.name}`, reason: r.reason }, 'pod rejected at admission');
+          }
+          kubeletControl?.pollSoon();
+        },
         onState: (state) => sourceEvent('kubernetes', 'Kubernetes API', state),
         onError: (operation, message) => {
           metrics.kubeErrors.inc({ operation });
@@ -373,6 +439,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       hub,
       metrics,
       logger,
+      placement: kubeletControl,
       readiness: () => {
         const waiting = Object.values(model.snapshot().resources).filter(
           (r) => r.registration.phase !== 'registered',

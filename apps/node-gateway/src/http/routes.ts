@@ -15,6 +15,7 @@ import { createRateLimiter } from './rate-limit.js';
 import type { GatewayMetrics } from './metrics.js';
 import { problemOf, problemResponseText, sendProblem } from './problem.js';
 import type { StreamHub } from './stream.js';
+import type { KubeletControl } from '../sources/kubelet-control.js';
 
 export interface HttpContext {
   config: GatewayConfig;
@@ -25,8 +26,20 @@ export interface HttpContext {
   hub: StreamHub;
   metrics: GatewayMetrics;
   logger: Logger;
+  /** "Try to place" through a kubelet-sim (null when there is none behind the kubeconfig). */
+  placement?: Pick<KubeletControl, 'forward'> | null;
   readiness(): { ready: boolean; detail: string };
 }
+
+/** A Pod object, as far as the gateway checks it; kubelet-sim validates the rest (422 passes through). */
+const podBodySchema = z
+  .object({
+    metadata: z
+      .object({ name: z.string().min(1).max(253), namespace: z.string().min(1).max(63).optional() })
+      .loose(),
+    spec: z.object({ containers: z.array(z.object({ name: z.string().min(1) }).loose()).min(1) }).loose(),
+  })
+  .loose();
 
 const faultBodySchema = z
   .object({
@@ -102,6 +115,18 @@ export function createHandlers(ctx: HttpContext) {
   const limiter = limit ? createRateLimiter(limit) : null;
 
   async function mutation(req: IncomingMessage, what: string): Promise<string> {
+    const who = await authorizedMutation(req);
+    if (!config.faults.enabled) {
+      throw new GatewayError(
+        'faults-disabled',
+        `fault injection is disabled on this gateway (set gateway.faults.enabled: true or --enable-faults); cannot ${what}`,
+      );
+    }
+    return who;
+  }
+
+  /** Rate limit, then authorization: what every mutation needs. */
+  async function authorizedMutation(req: IncomingMessage): Promise<string> {
     // Before authorization: a flood must not become a flood of TokenReviews.
     const wait = limiter?.take(req.socket.remoteAddress ?? 'unknown') ?? 0;
     if (wait > 0) {
@@ -113,14 +138,7 @@ export function createHandlers(ctx: HttpContext) {
         { retryAfter: wait },
       );
     }
-    const who = await authorizer.authorize(req);
-    if (!config.faults.enabled) {
-      throw new GatewayError(
-        'faults-disabled',
-        `fault injection is disabled on this gateway (set gateway.faults.enabled: true or --enable-faults); cannot ${what}`,
-      );
-    }
-    return who;
+    return authorizer.authorize(req);
   }
 
   function resolveDevice(resource: string, deviceId: string): void {
@@ -246,6 +264,40 @@ export function createHandlers(ctx: HttpContext) {
         methodNotAllowed(['GET', 'DELETE']);
       }
       // falls through (unreachable: methodNotAllowed throws)
+      case 'placement':
+      case 'pods': {
+        if (idRaw !== undefined) break;
+        if (method !== 'POST') methodNotAllowed(['POST']);
+        const placement = ctx.placement;
+        if (!placement) {
+          throw new GatewayError(
+            'unavailable',
+            'placement needs a kubelet-sim behind the kubeconfig (gateway.kube.mode: kubeconfig)',
+          );
+        }
+        // A dry run (placement) changes nothing; admitting a pod is a mutation.
+        const admit = kind === 'pods';
+        const who = admit ? await authorizedMutation(req) : null;
+        const pod = await parseBody(req, podBodySchema, bodyOptions(['json', 'yaml']));
+        const answer = await placement.forward(pod, admit);
+        if (admit) {
+          logger.info(
+            {
+              pod: `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`,
+              status: answer.status,
+              by: who,
+            },
+            'pod submitted to the kubelet-sim',
+          );
+        }
+        res.writeHead(answer.status, {
+          'content-type': answer.contentType,
+          'content-length': Buffer.byteLength(answer.body),
+          'cache-control': 'no-store',
+        });
+        res.end(answer.body);
+        return;
+      }
       case 'scenarios': {
         if (idRaw === undefined) {
           if (method === 'GET') return sendJson(res, 200, { items: scenarios.list() });

@@ -13,7 +13,6 @@ import type {
   Health,
   NodeEvent,
   NodeSnapshot,
-  NumaAlignment,
   NumaNodeState,
   PodPhase,
   PodState,
@@ -21,6 +20,14 @@ import type {
   ResourceState,
   SourcesState,
 } from './types.js';
+import {
+  alignmentOf,
+  alignmentParts,
+  coresOf,
+  nodeTopology,
+  podTopology,
+  type TopologyInput,
+} from './topology.js';
 
 /** A device as the plugin advertises it (structurally @plugboard/plugin's PluginDevice). */
 export interface DeviceInput {
@@ -60,6 +67,8 @@ export interface ModelInputs {
   faults: readonly FaultState[];
   events: readonly NodeEvent[];
   sources: SourcesState;
+  /** Host NUMA layout, kubelet settings and decisions, plugin preference reasons (null: none known). */
+  topology?: TopologyInput | null;
 }
 
 /** Unescaped map keys addressed by ops under `prefix` (e.g. "/devices/"). */
@@ -332,6 +341,19 @@ function buildNuma(
       }
     }
   }
+  // PodResources' cpu_ids carry no NUMA node: the host layout (sysfs) places them.
+  const host = inputs.topology?.host ?? null;
+  if (host) {
+    const allocatableCpus = new Set((alloc?.cpuIds ?? []).map(Number));
+    for (const h of host.nodes) {
+      const n = get(h.id);
+      n.cpuIds = [...h.cpuIds];
+      n.cpuCores = coresOf(host, h.cpuIds);
+      n.memoryTotalBytes = h.memTotalBytes;
+      // Under the static CPU policy the kubelet lists every CPU except the reserved ones.
+      if (allocatableCpus.size > 0) n.reservedCpuIds = h.cpuIds.filter((c) => !allocatableCpus.has(c));
+    }
+  }
   return { nodes };
 }
 
@@ -343,29 +365,6 @@ function containerStateOf(s: V1ContainerStatus | undefined): Pick<ContainerState
   if (s.state.waiting) return { state: 'waiting', stateReason: s.state.waiting.reason ?? null };
   if (s.state.terminated) return { state: 'terminated', stateReason: s.state.terminated.reason ?? null };
   return { state: 'unknown', stateReason: null };
-}
-
-function alignment(devNuma: number[], memNuma: number[]): NumaAlignment {
-  const all = [...new Set([...devNuma, ...memNuma])].sort((a, b) => a - b);
-  if (all.length === 0) {
-    return {
-      verdict: 'no-preference',
-      numaNodes: [],
-      reason: 'no device or memory of the pod has NUMA affinity',
-    };
-  }
-  if (all.length === 1) {
-    return {
-      verdict: 'aligned',
-      numaNodes: all,
-      reason: `all NUMA-bound resources are on NUMA node ${all[0]}`,
-    };
-  }
-  return {
-    verdict: 'spread',
-    numaNodes: all,
-    reason: `NUMA-bound resources are spread over ${all.length} NUMA nodes (${all.join(', ')})`,
-  };
 }
 
 const podDeviceKeyCache = new WeakMap<podresources.PodResources, string[]>();
@@ -426,7 +425,17 @@ function buildPods(
     // NUMA nodes; when all of those are the same objects/values, reuse last build's PodState.
     // The pod's devices as DeviceState objects: reused objects mean unchanged health and NUMA nodes.
     const hit = cache?.pods.get(key);
-    const signature = cache ? podDeviceStates(pr, devices) : [];
+    const topo = inputs.topology ?? null;
+    const signature = cache
+      ? [
+          ...podDeviceStates(pr, devices),
+          topo?.host,
+          topo?.kubelet?.topologyManagerPolicy,
+          // Not the preferred-allocation records: a pod's own arrive before its devices show in
+          // PodResources (a changed entry rebuilds it), so every new record need not rebuild all pods.
+          topo?.kubelet?.admissions.get(key),
+        ]
+      : [];
     if (
       hit &&
       hit.pr === pr &&
@@ -447,8 +456,8 @@ function buildPods(
         ...(kp?.spec?.containers.map((c) => c.name) ?? []),
       ]),
     ];
-    const devNuma: number[] = [];
-    const memNuma: number[] = [];
+    // NUMA nodes of devices the plugin does not advertise (any more), from PodResources' topology.
+    const reportedNuma = new Map<string, number[]>();
     let affected = false;
     const containers: ContainerState[] = names.map((cname) => {
       const c = pr?.containers.find((x) => x.name === cname);
@@ -461,18 +470,19 @@ function buildPods(
           list.push(k);
           const dev = devices[k];
           if (dev) {
-            devNuma.push(...dev.numaNodes);
             if (dev.health === 'Unhealthy') affected = true;
           } else {
-            devNuma.push(...numaIds(d.topology));
+            reportedNuma.set(k, numaIds(d.topology));
           }
         }
       }
-      const memory = (c?.memory ?? []).map((m) => {
-        const ids = numaIds(m.topology);
-        memNuma.push(...ids);
-        return { type: m.memoryType, size: Number(m.size), numaNodes: ids };
-      });
+      const memory = (c?.memory ?? []).map((m) => ({
+        type: m.memoryType,
+        size: Number(m.size),
+        numaNodes: numaIds(m.topology),
+      }));
+      const cpuIds = [...(c?.cpuIds ?? [])].map(Number).sort((a, b) => a - b);
+      const host = topo?.host;
       const dynamicResources: DynamicResourceState[] = (c?.dynamicResources ?? []).map((dr) => ({
         claimName: dr.claimName,
         claimNamespace: dr.claimNamespace,
@@ -487,7 +497,8 @@ function buildPods(
       return {
         name: cname,
         devices: devs,
-        cpuIds: [...(c?.cpuIds ?? [])].map(Number).sort((a, b) => a - b),
+        cpuIds,
+        ...(host && cpuIds.length ? { cpuNumaNodes: cpuIds.map((id) => host.numaOfCpu.get(id) ?? -1) } : {}),
         memory,
         dynamicResources,
         restartCount: s?.restartCount ?? 0,
@@ -514,7 +525,14 @@ function buildPods(
       reason,
       containers,
       affectedByUnhealthyDevice: affected,
-      numaAlignment: alignment(devNuma, memNuma),
+      numaAlignment: alignmentOf(
+        alignmentParts(containers, (k) => devices[k]?.numaNodes ?? reportedNuma.get(k) ?? []).map((p) =>
+          p.kind === 'cpus' ? { ...p, numaNodes: p.numaNodes.filter((n) => n >= 0) } : p,
+        ),
+        topo?.kubelet?.admissions.get(key) ?? null,
+        !topo?.host && containers.some((c) => c.cpuIds.length > 0),
+      ),
+      ...(topo ? { topology: podTopology(key, containers, topo) } : {}),
     };
     if (cache) nextCache.set(key, { pr, kp, signature, state: pods[key] });
   }
@@ -554,10 +572,28 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     gateway: inputs.gateway,
     resources: buildResources(inputs, devices, index, cache),
     devices,
-    numa: m('numa', [cache?.layout ?? devices, prAllocatable], () => buildNuma(inputs, devices)),
-    pods: m('pods', [devices, prPods, ...(inputs.kube?.pods ?? [])], () => buildPods(inputs, devices, cache)),
+    numa: m('numa', [cache?.layout ?? devices, prAllocatable, inputs.topology?.host], () =>
+      buildNuma(inputs, devices),
+    ),
+    pods: m('pods', [devices, prPods, inputs.topology, ...(inputs.kube?.pods ?? [])], () =>
+      buildPods(inputs, devices, cache),
+    ),
     faults,
     events: inputs.events as NodeEvent[],
     sources: inputs.sources,
+    ...(inputs.topology
+      ? {
+          topology: m(
+            'topology',
+            [
+              inputs.topology.host,
+              inputs.topology.kubelet,
+              inputs.topology.hostReason,
+              inputs.topology.kubeletReason,
+            ],
+            () => nodeTopology(inputs.topology!),
+          ),
+        }
+      : {}),
   };
 }

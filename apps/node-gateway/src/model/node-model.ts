@@ -10,6 +10,7 @@ import {
   type PodResourcesInput,
   type ResourceInput,
 } from './build.js';
+import type { TopologyInput } from './topology.js';
 import { diffAndShare, diffDocuments } from './diff.js';
 import { summarize } from './summary.js';
 import type {
@@ -71,6 +72,7 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
       podResources: null,
       kube: null,
       faults: [],
+      topology: null,
       sources: { podResources: idle, kubernetes: idle, ...options.sources },
     };
     this.current = this.build(this.now().toISOString());
@@ -101,6 +103,11 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
 
   setKube(value: KubeInput | null): void {
     this.inputs.kube = value;
+    this.invalidate();
+  }
+
+  setTopology(value: TopologyInput | null): void {
+    this.inputs.topology = value;
     this.invalidate();
   }
 

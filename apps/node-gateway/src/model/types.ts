@@ -28,6 +28,12 @@ export interface NodeSnapshot {
   /** Bounded ring of recent events, oldest first. */
   events: NodeEvent[];
   sources: SourcesState;
+  /**
+   * NUMA placement context: the host layout source (sysfs), the kubelet's Topology/CPU/Memory
+   * Manager settings when known, and whether "try to place" is available. Absent from gateways
+   * older than the NUMA placement feature.
+   */
+  topology?: NodeTopology;
 }
 
 export interface GatewayInfo {
@@ -108,6 +114,12 @@ export interface NumaNodeState {
   /** Bytes of memory per type ("memory", "hugepages-2Mi", …) when known. */
   memory: Record<string, number>;
   deviceKeys: string[];
+  /** Physical cores of this node's CPUs, SMT siblings together (from sysfs). */
+  cpuCores?: number[][];
+  /** CPUs the kubelet keeps for the system (not in PodResources' allocatable cpu_ids). */
+  reservedCpuIds?: number[];
+  /** The node's MemTotal from sysfs, bytes (null when unknown). */
+  memoryTotalBytes?: number | null;
 }
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
@@ -125,12 +137,16 @@ export interface PodState {
   affectedByUnhealthyDevice: boolean;
   /** Whether all NUMA-bound resources of the pod sit on one NUMA node. */
   numaAlignment: NumaAlignment;
+  /** The Topology Manager context of the pod: policy, the kubelet's decision, plugin reasons. */
+  topology?: PodTopology;
 }
 
 export interface NumaAlignment {
   verdict: 'aligned' | 'spread' | 'no-preference';
   numaNodes: number[];
   reason: string;
+  /** What sits where: each device resource, the exclusive CPUs and each memory type, per container. */
+  parts?: AlignmentPart[];
 }
 
 export interface ContainerState {
@@ -138,6 +154,8 @@ export interface ContainerState {
   /** Device keys (`${resource}/${id}`) by resource name. */
   devices: Record<string, string[]>;
   cpuIds: number[];
+  /** NUMA node of each of `cpuIds` (same order), when the host layout is known. */
+  cpuNumaNodes?: number[];
   memory: { type: string; size: number; numaNodes: number[] }[];
   dynamicResources: DynamicResourceState[];
   restartCount: number;
@@ -201,6 +219,104 @@ export interface SourceState {
 export interface SourcesState {
   podResources: SourceState;
   kubernetes: SourceState;
+}
+
+export interface NodeTopology {
+  /** Where the CPU↔NUMA mapping comes from (gateway.topology.sysfsRoot). */
+  sysfs: { root: string; available: boolean; reason: string | null };
+  /** The kubelet's resource-manager settings; null when the kubelet does not say (a real kubelet). */
+  kubelet: KubeletTopologySettings | null;
+  /** Why `kubelet` is null. */
+  kubeletReason: string | null;
+  /** "Try to place" (dry-run then admit) needs a kubelet-sim behind the kubeconfig. */
+  placement: { available: boolean; reason: string | null };
+}
+
+export interface KubeletTopologySettings {
+  source: 'kubelet-sim';
+  /** none | best-effort | restricted | single-numa-node */
+  topologyManagerPolicy: string;
+  /** container | pod */
+  topologyManagerScope: string;
+  cpuManagerPolicy: string;
+  memoryManagerPolicy: string;
+  reservedCpuIds: number[];
+}
+
+export interface TopologyHintView {
+  /** null: any NUMA node (no preference). */
+  numaNodes: number[] | null;
+  preferred: boolean;
+}
+
+/** A kubelet's Topology Manager admission decision (from kubelet-sim; a real kubelet only logs it). */
+export interface AdmissionView {
+  source: 'kubelet-sim';
+  policy: string;
+  scope: string;
+  cpuManagerPolicy: string;
+  memoryManagerPolicy: string;
+  at: Timestamp;
+  dryRun: boolean;
+  result: 'admitted' | 'rejected';
+  /** The kubelet's reason when rejected (TopologyAffinityError, UnexpectedAdmissionError, OutOf…). */
+  reason: string | null;
+  message: string | null;
+  /** One merge per container (scope container) or one for the pod (container null, scope pod). */
+  steps: {
+    container: string | null;
+    hints: {
+      provider: 'devices' | 'cpu' | 'memory';
+      /** null when the provider had nothing to say about this container. */
+      resource: string | null;
+      /** null: no preference; []: cannot be satisfied anywhere. */
+      hints: TopologyHintView[] | null;
+    }[];
+    merged: TopologyHintView | null;
+    admit: boolean;
+  }[];
+  containers: {
+    container: string;
+    init: boolean;
+    affinity: number[] | null;
+    devices: {
+      resource: string;
+      deviceIds: string[];
+      numaNodes: Record<string, number[]>;
+      /** The plugin's GetPreferredAllocation answer; null when it was not asked. */
+      preferred: string[] | null;
+    }[];
+    cpuIds: number[];
+    memory: { type: string; bytes: number; numaNodes: number[] }[];
+  }[];
+}
+
+export interface PreferredAllocationView {
+  container: string;
+  resource: string;
+  deviceIds: string[];
+  /** The plugin's own explanation of its GetPreferredAllocation answer. */
+  reason: string;
+  at: Timestamp;
+}
+
+export interface PodTopology {
+  /** The Topology Manager policy in force, or "unknown" when the kubelet does not say. */
+  policy: string;
+  scope: string;
+  /** How the kubelet admitted (or rejected) this pod; null when unknown. */
+  admission: AdmissionView | null;
+  preferredAllocations: PreferredAllocationView[];
+}
+
+export interface AlignmentPart {
+  kind: 'devices' | 'cpus' | 'memory';
+  /** Resource name (devices), "cpu", or the memory type. */
+  name: string;
+  container: string;
+  /** Devices or CPUs held, or bytes of memory. */
+  count: number;
+  numaNodes: number[];
 }
 
 /** GET /api/v1/summary and the stream's `view=summary`: counts only, for cluster views. */

@@ -1,0 +1,196 @@
+// The kubelet-sim control API as an optional source, reached through the kubeconfig's server:
+// it tells the Topology Manager policy and scope in force and, per pod, the admission decision
+// (hints per provider, merged hint, result) that a real kubelet only writes to its log. It also
+// carries the "try to place" requests (a dry-run admission, then a real one). Against a real API
+// server `/control/v1/state` does not exist: the source says so once and checks again rarely, and
+// the model reports the policy as unknown.
+import type { Logger } from 'pino';
+import type { AdmissionView } from '../model/types.js';
+import { GatewayError } from '../errors.js';
+
+export interface KubeletControlState {
+  topologyManagerPolicy: string;
+  topologyManagerScope: string;
+  cpuManagerPolicy: string;
+  memoryManagerPolicy: string;
+  reservedCpuIds: number[];
+  /** Admission decisions by `${namespace}/${name}`. */
+  admissions: ReadonlyMap<string, AdmissionView>;
+}
+
+export interface KubeletControlOptions {
+  /** The API server URL from the kubeconfig (a kubelet-sim serves /control/v1/ there). */
+  server: string;
+  token: string | null;
+  intervalMs: number;
+  timeoutMs: number;
+  /** null with a reason when the control API is not there (a real cluster) or unreachable. */
+  onState: (state: KubeletControlState | null, reason: string | null) => void;
+  logger: Logger;
+}
+
+/** The parts of kubelet-sim's GET /control/v1/state the gateway reads (structurally typed). */
+interface SimState {
+  node?: {
+    topologyManagerPolicy?: string;
+    topologyManagerScope?: string;
+    cpuManagerPolicy?: string;
+    memoryManagerPolicy?: string;
+    reservedCpus?: number[];
+  };
+  pods?: { namespace: string; name: string; admission?: Omit<AdmissionView, 'source'> | null }[];
+}
+
+/** How long to wait before asking again when the server has no control API (a real cluster). */
+const ABSENT_RECHECK_MS = 60_000;
+
+export class KubeletControl {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private lastText = '';
+  private admissions = new Map<string, { text: string; view: AdmissionView }>();
+  available = false;
+  reason: string | null = 'not checked yet';
+
+  constructor(private readonly o: KubeletControlOptions) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Poll again shortly (a pod was just admitted or rejected). */
+  pollSoon(delayMs = 20): void {
+    if (this.stopped) return;
+    this.schedule(delayMs);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.poll();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private headers(json: boolean): Record<string, string> {
+    return {
+      accept: 'application/json',
+      ...(json ? { 'content-type': 'application/json' } : {}),
+      ...(this.o.token ? { authorization: `Bearer ${this.o.token}` } : {}),
+    };
+  }
+
+  private async poll(): Promise<void> {
+    if (this.stopped) return;
+    let next = this.o.intervalMs;
+    try {
+      const res = await fetch(new URL('/control/v1/state', this.o.server), {
+        headers: this.headers(false),
+        signal: AbortSignal.timeout(this.o.timeoutMs),
+      });
+      if (res.status === 404 || !(res.headers.get('content-type') ?? '').includes('json')) {
+        await res.body?.cancel();
+        this.unavailable('the Kubernetes API server is not a kubelet-sim (no /control/v1/state)');
+        next = ABSENT_RECHECK_MS;
+      } else if (!res.ok) {
+        await res.body?.cancel();
+        this.unavailable(`GET /control/v1/state answered HTTP ${res.status}`);
+      } else {
+        const text = await res.text();
+        if (text !== this.lastText || !this.available) this.accept(text);
+      }
+    } catch (err) {
+      this.unavailable(`cannot reach ${this.o.server}: ${(err as Error).message}`);
+    }
+    if (!this.stopped) this.schedule(next);
+  }
+
+  private unavailable(reason: string): void {
+    if (this.available || this.reason !== reason) {
+      this.o.logger.info({ reason }, 'kubelet-sim control API unavailable: Topology Manager policy unknown');
+      this.available = false;
+      this.reason = reason;
+      this.lastText = '';
+      this.o.onState(null, reason);
+    }
+  }
+
+  private accept(text: string): void {
+    let state: SimState;
+    try {
+      state = JSON.parse(text) as SimState;
+    } catch {
+      return this.unavailable('GET /control/v1/state did not answer JSON');
+    }
+    const node = state.node;
+    if (!node?.topologyManagerPolicy)
+      return this.unavailable('GET /control/v1/state has no Topology Manager policy');
+    this.lastText = text;
+    // Keep each pod's decision object while its content is unchanged, so the model reuses pod states.
+    const next = new Map<string, { text: string; view: AdmissionView }>();
+    for (const p of state.pods ?? []) {
+      if (!p.admission) continue;
+      const key = `${p.namespace}/${p.name}`;
+      const t = JSON.stringify(p.admission);
+      const prev = this.admissions.get(key);
+      next.set(
+        key,
+        prev && prev.text === t ? prev : { text: t, view: { source: 'kubelet-sim', ...p.admission } },
+      );
+    }
+    this.admissions = next;
+    if (!this.available) this.o.logger.info({ server: this.o.server }, 'kubelet-sim control API found');
+    this.available = true;
+    this.reason = null;
+    this.o.onState(
+      {
+        topologyManagerPolicy: node.topologyManagerPolicy,
+        topologyManagerScope: node.topologyManagerScope ?? 'container',
+        cpuManagerPolicy: node.cpuManagerPolicy ?? 'none',
+        memoryManagerPolicy: node.memoryManagerPolicy ?? 'None',
+        reservedCpuIds: [...(node.reservedCpus ?? [])],
+        admissions: new Map([...next].map(([k, v]) => [k, v.view])),
+      },
+      null,
+    );
+  }
+
+  /**
+   * Forwards a pod to the kubelet-sim: a dry run (`/control/v1/placement`) or an admission
+   * (`/control/v1/pods`). Answers the simulator's status and body (problem+json passes through).
+   */
+  async forward(
+    pod: unknown,
+    admit: boolean,
+  ): Promise<{ status: number; contentType: string; body: string }> {
+    if (!this.available) {
+      throw new GatewayError(
+        'unavailable',
+        `placement needs a kubelet-sim behind the kubeconfig (${this.reason ?? 'not available'})`,
+      );
+    }
+    let res: Response;
+    try {
+      res = await fetch(new URL(admit ? '/control/v1/pods' : '/control/v1/placement', this.o.server), {
+        method: 'POST',
+        headers: this.headers(true),
+        body: JSON.stringify(pod),
+        signal: AbortSignal.timeout(Math.max(this.o.timeoutMs, 30_000)),
+      });
+    } catch (err) {
+      throw new GatewayError('unavailable', `cannot reach the kubelet-sim: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    const body = await res.text();
+    this.pollSoon();
+    return { status: res.status, contentType: res.headers.get('content-type') ?? 'application/json', body };
+  }
+}
