@@ -85,6 +85,8 @@ async function main(): Promise<void> {
             stateDir: join(base, 'gateway'),
             podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 200 },
             kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
+            // The CPU↔NUMA layout of the simulated node, as a real gateway reads /sys.
+            topology: { sysfsRoot: sim.sysfsRoot, pollIntervalMs: 200 },
             faults: { enabled: spec.faults !== 'disabled' },
             ...(spec.faults === 'token' ? { auth: { tokenFile: tokenFile() } } : {}),
           },

@@ -10,6 +10,8 @@ import { causeText, sendProblem, WebError } from './errors';
 interface Route {
   pattern: RegExp;
   methods: readonly string[];
+  /** A POST that changes nothing (a dry run): not a mutation. */
+  readOnly?: boolean;
 }
 
 // Only what the dashboard uses is reachable: the proxy is not an open relay to the gateway.
@@ -20,6 +22,9 @@ const ROUTES: readonly Route[] = [
   { pattern: /^faults\/[^/]+$/, methods: ['GET', 'DELETE'] },
   { pattern: /^scenarios$/, methods: ['GET', 'POST', 'DELETE'] },
   { pattern: /^scenarios\/[^/]+$/, methods: ['GET', 'DELETE'] },
+  // "Try to place" (kubelet-sim behind the gateway): a dry-run admission, then a real one.
+  { pattern: /^placement$/, methods: ['POST'], readOnly: true },
+  { pattern: /^pods$/, methods: ['POST'] },
 ];
 
 const MUTATING = new Set(['POST', 'DELETE', 'PUT', 'PATCH']);
@@ -74,7 +79,7 @@ export function createRestProxy(cfg: WebConfig, directory: GatewayDirectory, log
           `no gateway known for node "${nodeName}" (gateways come from ${st.source})`,
         );
       }
-      const mutating = MUTATING.has(method);
+      const mutating = MUTATING.has(method) && !route.readOnly;
       if (mutating && !originAllowed(req, cfg.allowedOrigins)) {
         throw new WebError('forbidden-origin', `origin ${req.headers.origin} may not change gateway state`);
       }

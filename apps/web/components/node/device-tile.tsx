@@ -16,6 +16,8 @@ export interface DeviceTileProps {
   pending: boolean;
   /** Part of the selected pod's footprint. */
   highlighted?: boolean;
+  /** Held by a pod whose resources are spread over several NUMA nodes. */
+  misaligned?: boolean;
   onOpen: (tileKey: string) => void;
   onToggleFault: (tileKey: string) => void;
   /** Test hook: counts renders. */
@@ -33,6 +35,7 @@ function DeviceTileView({
   faultControl,
   pending,
   highlighted = false,
+  misaligned = false,
   onOpen,
   onToggleFault,
   onRender,
@@ -52,7 +55,10 @@ function DeviceTileView({
   // is read is what is shown: "gpu-0, Unhealthy, simulated fault, xid 79, used by ml/train".
   const sep = <span className="sr-only">, </span>;
   return (
-    <li className={`tile ${cls}${highlighted ? ' highlighted' : ''}`} data-device={id}>
+    <li
+      className={`tile ${cls}${highlighted ? ' highlighted' : ''}${misaligned ? ' misaligned' : ''}`}
+      data-device={id}
+    >
       <button type="button" className="open" aria-haspopup="dialog" onClick={() => onOpen(tileKey)}>
         <span className="id mono">{id}</span>
         {sep}
@@ -85,6 +91,12 @@ function DeviceTileView({
           )}
           {shared && ` · ${users.length}/${devices.length} replicas in use`}
         </span>
+        {misaligned && (
+          <>
+            {sep}
+            <span className="badge warn">! pod spread over NUMA nodes</span>
+          </>
+        )}
         {highlighted && <span className="sr-only">, held by the selected pod</span>}
         {numa.length > 1 && (
           <>
@@ -126,6 +138,7 @@ export const DeviceTile = memo(
     a.id === b.id &&
     a.pending === b.pending &&
     a.highlighted === b.highlighted &&
+    a.misaligned === b.misaligned &&
     a.faultControl === b.faultControl &&
     a.onOpen === b.onOpen &&
     a.onToggleFault === b.onToggleFault &&

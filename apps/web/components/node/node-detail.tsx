@@ -25,6 +25,8 @@ import { NumaMap } from './numa-map';
 import { PodTable } from './pod-table';
 import { ResourcePanel } from './resource-panel';
 import { SourceNotices } from './source-notices';
+import { TryPlace } from './try-place';
+import { WhyHere } from './why-here';
 
 /** How long to wait for the stream to show an accepted fault change before saying so. */
 const AWAIT_STREAM_MS = 30_000;
@@ -82,9 +84,12 @@ export function NodeDetail({ name }: { name: string }) {
   const [awaiting, setAwaiting] = useState<ReadonlyMap<string, Awaiting>>(new Map());
   const [notice, setNotice] = useState<string | null>(null);
   const [selectedPod, setSelectedPod] = useState<string | null>(null);
+  // Hovering a pod row previews its footprint; a selection sticks until cleared.
+  const [hoveredPod, setHoveredPod] = useState<string | null>(null);
+  const shownPod = hoveredPod ?? selectedPod;
   const footprint = useMemo(
-    () => (node && selectedPod ? podFootprint(node, selectedPod) : undefined),
-    [node, selectedPod],
+    () => (node && shownPod ? podFootprint(node, shownPod) : undefined),
+    [node, shownPod],
   );
   const selectPod = useCallback((podKey: string | null) => {
     setSelectedPod(podKey);
@@ -241,7 +246,7 @@ export function NodeDetail({ name }: { name: string }) {
       {selectedPod && (
         <p className="notice info row" role="status">
           <span>
-            Highlighting the devices of <span className="mono">{selectedPod}</span>
+            Highlighting the devices, CPUs and memory of <span className="mono">{selectedPod}</span>
             {node.pods[selectedPod]
               ? ` (${node.pods[selectedPod].numaAlignment.reason})`
               : ' (the pod is gone)'}
@@ -267,12 +272,23 @@ export function NodeDetail({ name }: { name: string }) {
         faultControl={faultControl}
         pendingTiles={pendingTiles}
         {...(footprint ? { highlightTiles: footprint } : {})}
+        highlightPod={shownPod}
+        onSelectPod={selectPod}
         onOpen={openDrawer}
         onToggleFault={openFaultDialog}
       />
 
+      {selectedPod && node.pods[selectedPod] && <WhyHere node={node} pod={node.pods[selectedPod]} />}
+
       <h2>Pods</h2>
-      <PodTable node={node} selectedPod={selectedPod} onSelectPod={selectPod} />
+      <PodTable node={node} selectedPod={selectedPod} onSelectPod={selectPod} onHoverPod={setHoveredPod} />
+
+      {node.topology && (
+        <>
+          <h2>Try to place</h2>
+          <TryPlace node={node} token={token} />
+        </>
+      )}
 
       <h2>Fault injection</h2>
       {hiddenReason ? (

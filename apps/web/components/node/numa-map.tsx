@@ -1,9 +1,19 @@
-// The NUMA map: each NUMA node as a group with its CPU IDs, memory and device tiles.
+// The NUMA map: each NUMA node as a group with its CPU IDs, memory and device tiles, its CPUs
+// (exclusive, reserved, shared) and pinned memory beside the devices; the misaligned pods are
+// listed and their tiles marked; one pod's footprint (devices + CPUs + memory) is highlighted.
 import { memo, useMemo } from 'react';
 import type { NodeSnapshot } from '@plugboard/node-gateway/model';
 import { groupByNuma } from '../../lib/node-view';
+import {
+  cpuOwners,
+  misalignedPods,
+  misalignedTiles,
+  numaResources,
+  podCpuSet,
+} from '../../lib/placement-view';
 import { formatBytes, formatIdRanges } from '../../lib/format';
 import { DeviceTile, type FaultControl } from './device-tile';
+import { NumaResourcesView } from './numa-resources';
 
 export interface NumaMapProps {
   node: NodeSnapshot;
@@ -11,6 +21,10 @@ export interface NumaMapProps {
   pendingTiles: ReadonlySet<string>;
   /** Tiles of the selected pod (its footprint), highlighted in the map. */
   highlightTiles?: ReadonlySet<string>;
+  /** The pod whose CPUs and memory are highlighted with its tiles. */
+  highlightPod?: string | null;
+  /** Select a pod (from the misaligned list). */
+  onSelectPod?: (podKey: string) => void;
   onOpen: (tileKey: string) => void;
   onToggleFault: (tileKey: string) => void;
   onTileRender?: (tileKey: string) => void;
@@ -21,11 +35,20 @@ export const NumaMap = memo(function NumaMap({
   faultControl,
   pendingTiles,
   highlightTiles,
+  highlightPod = null,
+  onSelectPod,
   onOpen,
   onToggleFault,
   onTileRender,
 }: NumaMapProps) {
   const groups = useMemo(() => groupByNuma(node), [node]);
+  const owners = useMemo(() => cpuOwners(node), [node]);
+  const misaligned = useMemo(() => misalignedPods(node), [node]);
+  const misalignedSet = useMemo(() => misalignedTiles(node), [node]);
+  const podCpus = useMemo(
+    () => (highlightPod ? podCpuSet(node, highlightPod) : new Set<number>()),
+    [node, highlightPod],
+  );
   if (groups.length === 0) {
     return (
       <p className="notice info">
@@ -34,55 +57,91 @@ export const NumaMap = memo(function NumaMap({
     );
   }
   return (
-    <div className="numa-map">
-      {groups.map((g) => (
-        <section key={g.key} className="numa-node" aria-labelledby={`numa-${g.key}`} data-numa={g.key}>
-          <h3 id={`numa-${g.key}`}>
-            {g.label}{' '}
-            <span className="muted" style={{ fontWeight: 400 }}>
-              {g.deviceCount} devices{g.unhealthyCount > 0 ? `, ${g.unhealthyCount} unhealthy` : ''}
-            </span>
-          </h3>
-          <p className="muted" style={{ margin: '0 0 0.4rem' }}>
-            {g.cpuIds.length > 0 ? (
-              <>
-                CPUs <span className="mono">{formatIdRanges(g.cpuIds)}</span>
-              </>
-            ) : (
-              'CPU IDs not reported by the kubelet'
-            )}
-            {Object.entries(g.memory).map(([type, bytes]) => (
-              <span key={type}>
-                {' '}
-                · {type} {formatBytes(bytes)}
-              </span>
+    <>
+      {misaligned.length > 0 && (
+        <div className="notice warn" style={{ marginBottom: '0.5rem' }}>
+          <strong>Misaligned pods</strong> (devices, exclusive CPUs or memory on more than one NUMA node):
+          <ul aria-label="Misaligned pods">
+            {misaligned.map((p) => (
+              <li key={p.key} data-pod={p.key}>
+                <span className="badge warn">! spread</span> <span className="mono">{p.key}</span> —{' '}
+                {p.numaAlignment.reason}
+                {onSelectPod && (
+                  <>
+                    {' '}
+                    <button
+                      type="button"
+                      onClick={() => onSelectPod(p.key)}
+                      aria-label={`Highlight ${p.key}`}
+                    >
+                      Highlight
+                    </button>
+                  </>
+                )}
+              </li>
             ))}
-          </p>
-          {g.resources.map((r) => (
-            <div key={r.resource}>
-              <h4 style={{ margin: '0.4rem 0 0.3rem', fontSize: '0.92em' }} className="mono">
-                {r.resource}
-              </h4>
-              <ul className="tiles" aria-label={`${r.resource} devices on ${g.label}`}>
-                {r.tiles.map((t) => (
-                  <DeviceTile
-                    key={t.key}
-                    tileKey={t.key}
-                    id={t.id}
-                    devices={t.deviceKeys.map((k) => node.devices[k]!)}
-                    faultControl={faultControl}
-                    pending={pendingTiles.has(t.key)}
-                    highlighted={highlightTiles?.has(t.key) ?? false}
-                    onOpen={onOpen}
-                    onToggleFault={onToggleFault}
-                    {...(onTileRender ? { onRender: onTileRender } : {})}
-                  />
-                ))}
-              </ul>
-            </div>
-          ))}
-        </section>
-      ))}
-    </div>
+          </ul>
+        </div>
+      )}
+      <div className="numa-map">
+        {groups.map((g) => (
+          <section key={g.key} className="numa-node" aria-labelledby={`numa-${g.key}`} data-numa={g.key}>
+            <h3 id={`numa-${g.key}`}>
+              {g.label}{' '}
+              <span className="muted" style={{ fontWeight: 400 }}>
+                {g.deviceCount} devices{g.unhealthyCount > 0 ? `, ${g.unhealthyCount} unhealthy` : ''}
+              </span>
+            </h3>
+            <p className="muted" style={{ margin: '0 0 0.4rem' }}>
+              {g.cpuIds.length > 0 ? (
+                <>
+                  CPUs <span className="mono">{formatIdRanges(g.cpuIds)}</span>
+                </>
+              ) : (
+                'CPU IDs not known (no sysfs topology)'
+              )}
+              {Object.entries(g.memory).map(([type, bytes]) => (
+                <span key={type}>
+                  {' '}
+                  · {type} {formatBytes(bytes)}
+                </span>
+              ))}
+            </p>
+            {g.key !== 'none' && (
+              <NumaResourcesView
+                numaKey={g.key}
+                model={numaResources(node, g.key, owners)}
+                podKey={highlightPod}
+                podCpus={podCpus}
+              />
+            )}
+            {g.resources.map((r) => (
+              <div key={r.resource}>
+                <h4 style={{ margin: '0.4rem 0 0.3rem', fontSize: '0.92em' }} className="mono">
+                  {r.resource}
+                </h4>
+                <ul className="tiles" aria-label={`${r.resource} devices on ${g.label}`}>
+                  {r.tiles.map((t) => (
+                    <DeviceTile
+                      key={t.key}
+                      tileKey={t.key}
+                      id={t.id}
+                      devices={t.deviceKeys.map((k) => node.devices[k]!)}
+                      faultControl={faultControl}
+                      pending={pendingTiles.has(t.key)}
+                      highlighted={highlightTiles?.has(t.key) ?? false}
+                      misaligned={misalignedSet.has(t.key)}
+                      onOpen={onOpen}
+                      onToggleFault={onToggleFault}
+                      {...(onTileRender ? { onRender: onTileRender } : {})}
+                    />
+                  ))}
+                </ul>
+              </div>
+            ))}
+          </section>
+        ))}
+      </div>
+    </>
   );
 });

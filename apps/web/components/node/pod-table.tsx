@@ -13,9 +13,10 @@ interface PodRowProps {
   pod: PodState;
   selected: boolean;
   onSelect: (podKey: string | null) => void;
+  onHover?: ((podKey: string | null) => void) | undefined;
 }
 
-const PodRow = memo(function PodRow({ pod, selected, onSelect }: PodRowProps) {
+const PodRow = memo(function PodRow({ pod, selected, onSelect, onHover }: PodRowProps) {
   const status = podStatus(pod);
   const statusCls = pod.phase === 'Running' && !pod.reason ? 'ok' : pod.phase === 'Pending' ? 'info' : 'bad';
   const a = pod.numaAlignment;
@@ -27,6 +28,8 @@ const PodRow = memo(function PodRow({ pod, selected, onSelect }: PodRowProps) {
           key={c?.name ?? i}
           data-pod={pod.key}
           className={pod.affectedByUnhealthyDevice ? 'affected' : undefined}
+          onMouseEnter={onHover && (() => onHover(pod.key))}
+          onMouseLeave={onHover && (() => onHover(null))}
         >
           {i === 0 && (
             <>
@@ -107,9 +110,16 @@ export interface PodTableProps {
   node: NodeSnapshot;
   selectedPod: string | null;
   onSelectPod: (podKey: string | null) => void;
+  /** Hovering a row previews the pod's footprint on the NUMA map. */
+  onHoverPod?: (podKey: string | null) => void;
 }
 
-export const PodTable = memo(function PodTable({ node, selectedPod, onSelectPod }: PodTableProps) {
+export const PodTable = memo(function PodTable({
+  node,
+  selectedPod,
+  onSelectPod,
+  onHoverPod,
+}: PodTableProps) {
   const [onlyAffected, setOnlyAffected] = useState(false);
   const [text, setText] = useState('');
   const pods = useMemo(() => {
@@ -175,7 +185,13 @@ export const PodTable = memo(function PodTable({ node, selectedPod, onSelectPod 
           </thead>
           <tbody>
             {pods.map((p) => (
-              <PodRow key={p.key} pod={p} selected={selectedPod === p.key} onSelect={onSelectPod} />
+              <PodRow
+                key={p.key}
+                pod={p}
+                selected={selectedPod === p.key}
+                onSelect={onSelectPod}
+                onHover={onHoverPod}
+              />
             ))}
           </tbody>
         </table>

@@ -1,0 +1,85 @@
+// NUMA placement in the browser against the real gateway on kubelet-sim (Topology Manager
+// best-effort): "try to place" previews a pod that cannot be aligned, admits it, and the NUMA map
+// then marks it as misaligned; selecting it highlights its devices, CPUs and memory and "why
+// here?" shows the hints each manager gave and the merged result.
+import { expect, test } from '@playwright/test';
+import { GPU, NIC } from './fixture-spec';
+import { expectNoSeriousA11yViolations, fixture, gatewaySnapshot, saveScreenshot, webUrl } from './helpers';
+
+const POD = 'default/spread-1';
+
+async function deletePod(): Promise<void> {
+  const sim = fixture().sims.find((s) => s.name === 'gpu-node-a')!;
+  const res = await fetch(`${sim.url}/control/v1/pods/default/spread-1`, { method: 'DELETE' });
+  expect([204, 404]).toContain(res.status);
+}
+
+test('a pod spread over both NUMA nodes is marked on the NUMA map, with its footprint and why', async ({
+  page,
+}) => {
+  const before = await gatewaySnapshot('gpu-node-a');
+  const freeGpus = Object.values(before.devices).filter((d) => d.resource === GPU && !d.allocation);
+  // More GPUs than either NUMA node has free: only both nodes together can hold the request.
+  const perNode = [0, 1].map((n) => freeGpus.filter((d) => d.numaNodes.includes(n)).length);
+  const want = Math.max(...perNode) + 1;
+  expect(want).toBeLessThanOrEqual(freeGpus.length);
+  expect(before.topology?.kubelet?.topologyManagerPolicy).toBe('best-effort');
+
+  await page.goto(webUrl('/nodes/gpu-node-a'));
+  await expect(page.getByRole('status').filter({ hasText: 'Live' }).first()).toBeVisible();
+  // CPUs per NUMA node from the sysfs fixture, beside the devices.
+  await expect(page.getByRole('list', { name: 'CPUs of NUMA node 1' }).locator('[data-cpu]')).toHaveCount(32);
+
+  try {
+    const form = page.getByRole('region', { name: 'Try to place a pod' });
+    await form.getByLabel('Name', { exact: true }).fill('spread-1');
+    await form.getByLabel(GPU).fill(String(want));
+    await form.getByLabel(NIC).fill('0');
+    await form.getByLabel('Whole CPUs').fill('4');
+    await form.getByLabel('Memory (GiB)').fill('1');
+    await form.getByRole('button', { name: 'Preview placement' }).click();
+    const result = form.getByTestId('placement-result');
+    await expect(result).toContainText('admitted by best-effort');
+    await expect(result).toContainText('not the preferred (aligned) placement');
+    await expect(result).toContainText('NUMA 0+1 (not preferred)');
+    // A preview changes nothing.
+    expect((await gatewaySnapshot('gpu-node-a')).pods[POD]).toBeUndefined();
+    await form.getByRole('button', { name: 'Admit pod' }).click();
+    await expect(result).toContainText(`Admitted ${POD}`);
+
+    // The stream brings the pod; the NUMA map marks it as misaligned.
+    const misaligned = page.getByRole('list', { name: 'Misaligned pods' });
+    await expect(misaligned).toContainText(POD);
+    await expect(misaligned).toContainText('spread over 2 NUMA nodes');
+    await expect(page.locator('li.tile.misaligned')).toHaveCount(want);
+    const truth = await gatewaySnapshot('gpu-node-a');
+    const pod = truth.pods[POD]!;
+    expect(pod.numaAlignment.verdict).toBe('spread');
+    const cpus = pod.containers.flatMap((c) => c.cpuIds);
+    expect(cpus).toHaveLength(4);
+
+    // Selecting it highlights devices, CPUs and memory, and explains the placement.
+    await page.getByRole('button', { name: `Show ${POD} on the map` }).click();
+    await expect(page.locator('li.tile.highlighted')).toHaveCount(want);
+    await expect(page.locator('.cpu.highlighted')).toHaveCount(4);
+    for (const id of cpus) await expect(page.locator(`.cpu.highlighted[data-cpu="${id}"]`)).toBeVisible();
+    await expect(page.locator('.mem-bar .pinned.highlighted').first()).toBeVisible();
+    const why = page.getByRole('region', { name: `Why here? ${POD}` });
+    await expect(why).toContainText('Topology Manager best-effort (scope container)');
+    await expect(why).toContainText('Device manager');
+    await expect(why).toContainText('CPU Manager');
+    await expect(why).toContainText('Memory Manager');
+    await expect(why).toContainText('Merged (best-effort)');
+    await saveScreenshot(page, 'numa-misaligned-pod');
+    await expectNoSeriousA11yViolations(page, 'NUMA map with a misaligned pod');
+
+    // More GPUs than are left: a preview says why the pod would be refused.
+    await form.getByLabel('Name', { exact: true }).fill('spread-2');
+    await form.getByLabel(GPU).fill(String(freeGpus.length - want + 1));
+    await form.getByRole('button', { name: 'Preview placement' }).click();
+    await expect(result).toContainText('rejected: UnexpectedAdmissionError');
+  } finally {
+    await deletePod();
+  }
+  await expect(page.getByRole('list', { name: 'Misaligned pods' })).toHaveCount(0);
+});
