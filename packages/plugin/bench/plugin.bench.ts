@@ -1,9 +1,10 @@
 // Plugin benchmark (not a test): Allocate latency/throughput over a real Unix socket beside a bare
 // @grpc/grpc-js echo over a Unix socket measured in the same run, socket deletion → re-registration
-// time, and fault → ListAndWatch update time. Targets (ratios against the same-run baseline):
+// time, and fault → ListAndWatch update time (after start-up and in steady state). Targets (ratios against the same-run baseline):
 // Allocate p99 ≤ 1.5× echo p99, re-registration ≤ 200 ms, fault → ListAndWatch p99 ≤ 5 ms.
 // Run: npm run bench -w @plugboard/plugin   (prints a Markdown table)
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +41,27 @@ function stats(samples: number[], elapsedMs: number): Stats {
     perSecond: (samples.length / elapsedMs) * 1000,
     n: samples.length,
   };
+}
+
+/**
+ * CPU time of this process's threads other than the main one (V8 compiler and GC helpers, libuv
+ * pool), from /proc; null where /proc is not available.
+ */
+function threadCpuMs(): { others: number } | null {
+  try {
+    let others = 0;
+    for (const tid of readdirSync('/proc/self/task')) {
+      if (tid === String(process.pid)) continue;
+      try {
+        others += Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+      } catch {
+        // The thread exited between readdir and read.
+      }
+    }
+    return { others };
+  } catch {
+    return null;
+  }
 }
 
 /** Runs `call` with `inFlight` concurrent callers until `total` calls (or the time cap) are done. */
@@ -199,24 +221,45 @@ async function main(): Promise<void> {
   echoServer.forceShutdown();
 
   // --- fault → ListAndWatch update ----------------------------------------------------------
-  const faultSamples: number[] = [];
+  // Measured twice: the first 300 faults after start-up, while V8 is still compiling this path
+  // (TurboFan runs on background threads that compete with the event loop for the 2 CPUs), and 300
+  // faults after 2,000 warm-up cycles, the steady state of a long-running plugin. The target is
+  // judged on the steady state; both figures are printed. Background-thread CPU during each window
+  // shows whether compilation was still running.
   const stream = kubelet.endpoint(RESOURCE).stream;
-  for (let i = 0; i < 300; i++) {
+  const faultCycle = async (i: number, samples: number[] | null): Promise<void> => {
     const id = `gpu-${i % 8}`;
-    const wantUnhealthy = true;
     const update = (async () => {
       for (;;) {
         const [msg] = (await once(stream, 'data')) as [deviceplugin.ListAndWatchResponse];
-        if ((healthOf(msg.devices, id) === 'Unhealthy') === wantUnhealthy) return performance.now();
+        if (healthOf(msg.devices, id) === 'Unhealthy') return performance.now();
       }
     })();
     const t = performance.now();
     plugin.injectFault(id, 'bench');
-    faultSamples.push((await update) - t);
+    const at = await update;
+    samples?.push(at - t);
     const healed = once(stream, 'data');
     plugin.clearFault(id);
     await healed;
-  }
+  };
+  const faultWindow = async (n: number, samples: number[] | null) => {
+    const threads0 = threadCpuMs();
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < n; i++) await faultCycle(i, samples);
+    const cpu = process.cpuUsage(cpu0);
+    const threads1 = threadCpuMs();
+    return {
+      processCpuMs: (cpu.user + cpu.system) / 1000,
+      backgroundCpuMs: threads0 && threads1 ? threads1.others - threads0.others : Number.NaN,
+    };
+  };
+  const coldSamples: number[] = [];
+  const coldCpu = await faultWindow(300, coldSamples);
+  await faultWindow(2000, null);
+  const faultSamples: number[] = [];
+  const warmCpu = await faultWindow(300, faultSamples);
+  const coldFault = stats(coldSamples, 1);
   const fault = stats(faultSamples, 1);
 
   // --- socket deletion → re-registration ----------------------------------------------------
@@ -247,13 +290,19 @@ async function main(): Promise<void> {
     '\n| what | p50 ms | p99 ms | max ms | samples | target |\n| --- | --- | --- | --- | --- | --- |',
   );
   console.log(
-    `| fault → ListAndWatch update | ${fault.p50.toFixed(3)} | ${fault.p99.toFixed(3)} | ${fault.max.toFixed(3)} | ${fault.n} | p99 ≤ 5 ms: ${verdict(fault.p99 <= 5)} |`,
+    `| fault → ListAndWatch update, first 300 after start (JIT compiling) | ${coldFault.p50.toFixed(3)} | ${coldFault.p99.toFixed(3)} | ${coldFault.max.toFixed(3)} | ${coldFault.n} | (informational) |`,
+  );
+  console.log(
+    `| fault → ListAndWatch update, steady state (after 2,000 warm-up cycles) | ${fault.p50.toFixed(3)} | ${fault.p99.toFixed(3)} | ${fault.max.toFixed(3)} | ${fault.n} | p99 ≤ 5 ms: ${verdict(fault.p99 <= 5)} |`,
   );
   console.log(
     `| socket deletion → re-registration | ${rereg.p50.toFixed(1)} | ${rereg.p99.toFixed(1)} | ${rereg.max.toFixed(1)} | ${rereg.n} | ≤ 200 ms: ${verdict(rereg.max <= 200)} |`,
   );
   console.log(
-    `\nAllocate p99 / echo p99: ${ratios['p99@1']!.toFixed(2)}× at 1 in flight, ${ratios['p99@16']!.toFixed(2)}× at 16 (target ≤ 1.5×: ${verdict(worstRatio <= 1.5)})`,
+    `\nCPU during the fault windows (300 cycles each): first window ${coldCpu.processCpuMs.toFixed(0)} ms process, ${coldCpu.backgroundCpuMs.toFixed(0)} ms of it on V8/libuv background threads; steady-state window ${warmCpu.processCpuMs.toFixed(0)} ms process, ${warmCpu.backgroundCpuMs.toFixed(0)} ms background`,
+  );
+  console.log(
+    `Allocate p99 / echo p99: ${ratios['p99@1']!.toFixed(2)}× at 1 in flight, ${ratios['p99@16']!.toFixed(2)}× at 16 (target ≤ 1.5×: ${verdict(worstRatio <= 1.5)})`,
   );
 }
 

@@ -117,8 +117,23 @@ export class DeviceState extends EventEmitter<DeviceStateEvents> {
         since = at;
         transitions.push({ deviceId: id, health, reason, at });
       }
-      this.#since.set(id, { health, at: since });
-      next.push({ id, health, reason, since, numaNodes, replicaOf, deviceNodes });
+      if (!previous || previous.health !== health || previous.at !== since) {
+        this.#since.set(id, { health, at: since });
+      }
+      // An unchanged device keeps its object: fewer allocations per refresh (a fault touches one
+      // device of possibly thousands), and consumers can tell unchanged devices by identity.
+      const old = this.#byId.get(id);
+      next.push(
+        old &&
+          old.health === health &&
+          old.reason === reason &&
+          old.since === since &&
+          old.replicaOf === replicaOf &&
+          old.numaNodes === numaNodes &&
+          old.deviceNodes === deviceNodes
+          ? old
+          : { id, health, reason, since, numaNodes, replicaOf, deviceNodes },
+      );
     };
     for (const device of this.#source.list()) {
       if (this.#exclude.has(device.id)) continue;

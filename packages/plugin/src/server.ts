@@ -21,12 +21,20 @@ const preEncodedService = {
   },
 };
 
+/** Proto form per device object: DeviceState keeps unchanged devices as the same objects. */
+const protoDevices = new WeakMap<PluginDevice, deviceplugin.Device>();
+
 function toProtoDevice(d: PluginDevice): deviceplugin.Device {
-  return {
-    ID: d.id,
-    health: d.health,
-    topology: d.numaNodes.length ? { nodes: d.numaNodes.map((ID) => ({ ID })) } : undefined,
-  };
+  let proto = protoDevices.get(d);
+  if (!proto) {
+    proto = {
+      ID: d.id,
+      health: d.health,
+      topology: d.numaNodes.length ? { nodes: d.numaNodes.map((ID) => ({ ID })) } : undefined,
+    };
+    protoDevices.set(d, proto);
+  }
+  return proto;
 }
 
 interface Stream {

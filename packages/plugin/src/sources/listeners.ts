@@ -31,15 +31,24 @@ export function sameDevices(
   for (let i = 0; i < a.length; i++) {
     const x = a[i]!;
     const y = b[i]!;
+    if (x === y) continue;
     if (
       x.id !== y.id ||
       x.health !== y.health ||
       x.reason !== y.reason ||
-      x.numaNodes.join() !== y.numaNodes.join() ||
-      x.deviceNodes.join() !== y.deviceNodes.join()
+      !sameList(x.numaNodes, y.numaNodes) ||
+      !sameList(x.deviceNodes, y.deviceNodes)
     ) {
       return false;
     }
   }
+  return true;
+}
+
+/** Element-wise equality without building strings (this runs on every refresh of every device). */
+function sameList<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
