@@ -1,0 +1,190 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkTiers, NodeHistoryStore, pointsPerResource } from './history.js';
+import type { HistoryTier } from './history-types.js';
+import type { NodeSnapshot } from './types.js';
+
+const R = 'plugboard.example/gpu';
+const TIERS: HistoryTier[] = [
+  { resolutionMs: 10, retentionMs: 100 },
+  { resolutionMs: 50, retentionMs: 1000 },
+];
+
+function store(tiers = TIERS, maxTransitionsPerDevice = 4) {
+  let now = 0;
+  const s = new NodeHistoryStore({ nodeName: 'n', tiers, maxTransitionsPerDevice, now: () => now });
+  return { s, at: (t: number) => (now = t) };
+}
+
+const counts = (allocatable: number, unhealthy = 8 - allocatable, allocated = 0) => ({
+  capacity: 8,
+  allocatable,
+  allocated,
+  unhealthy,
+});
+
+test('tiers are validated: finest first, multiples, growing retention', () => {
+  const cases: [HistoryTier[], RegExp | null][] = [
+    [TIERS, null],
+    [[], /at least one/],
+    [[{ resolutionMs: 10, retentionMs: 5 }], /at least resolutionMs/],
+    [
+      [
+        { resolutionMs: 10, retentionMs: 100 },
+        { resolutionMs: 15, retentionMs: 1000 },
+      ],
+      /larger multiple/,
+    ],
+    [
+      [
+        { resolutionMs: 10, retentionMs: 100 },
+        { resolutionMs: 20, retentionMs: 100 },
+      ],
+      /longer than/,
+    ],
+  ];
+  for (const [tiers, want] of cases) {
+    const got = checkTiers(tiers);
+    if (want) assert.match(got ?? '', want);
+    else assert.equal(got, null);
+  }
+  assert.throws(() => store([]), /history tiers/);
+});
+
+test('one point per bucket, state carried forward when nothing changes', () => {
+  const { s, at } = store();
+  s.recordResource(R, counts(8), at(3));
+  const out = s.tick(at(41));
+  assert.deepEqual(
+    out?.points.map((p) => [p.t, p.step, p.allocatable]),
+    [
+      [0, 10, 8],
+      [10, 10, 8],
+      [20, 10, 8],
+      [30, 10, 8],
+    ],
+  );
+  assert.equal(out?.points[0]?.resource, R);
+  assert.equal(s.tick(at(45)), null, 'nothing new inside the open bucket');
+});
+
+test('a dip shorter than a bucket survives in minAllocatable / maxUnhealthy at every tier', () => {
+  const { s, at } = store();
+  s.recordResource(R, counts(8), at(0));
+  s.recordResource(R, counts(6), at(52));
+  s.recordResource(R, counts(8), at(55));
+  s.tick(at(100));
+  const h = s.query();
+  const fine = h.resources[R]!.filter((p) => p.step === 10);
+  const dip = fine.find((p) => p.t === 50)!;
+  assert.deepEqual([dip.allocatable, dip.minAllocatable, dip.maxUnhealthy], [8, 6, 2]);
+  // The coarse bucket [50, 100) merges the same samples: extremes compose.
+  const { s: coarseOnly, at: at2 } = store([{ resolutionMs: 50, retentionMs: 1000 }]);
+  coarseOnly.recordResource(R, counts(8), at2(0));
+  coarseOnly.recordResource(R, counts(6), at2(52));
+  coarseOnly.recordResource(R, counts(8), at2(55));
+  coarseOnly.tick(at2(200));
+  const coarse = coarseOnly.query().resources[R]!.find((p) => p.t === 50)!;
+  assert.deepEqual([coarse.allocatable, coarse.minAllocatable, coarse.maxUnhealthy], [8, 6, 2]);
+});
+
+test('bounded: each tier holds retention / resolution points, older data only downsampled', () => {
+  const { s, at } = store();
+  s.recordResource(R, counts(8), at(0));
+  for (let t = 0; t <= 5000; t += 7) {
+    s.recordResource(R, counts(t % 2 ? 7 : 8), at(t));
+    s.tick(at(t));
+  }
+  const points = s.query().resources[R]!;
+  assert.ok(points.length <= pointsPerResource(TIERS), `${points.length} points`);
+  const fine = points.filter((p) => p.step === 10);
+  const coarse = points.filter((p) => p.step === 50);
+  assert.equal(fine.length, 10);
+  assert.ok(coarse.length > 0 && coarse.length <= 20);
+  // Oldest first, coarse before fine, no overlap between tiers.
+  for (let i = 1; i < points.length; i++) {
+    assert.ok(points[i]!.t >= points[i - 1]!.t + points[i - 1]!.step, `overlap at ${i}`);
+  }
+  assert.ok(points[0]!.t >= 5000 - 1000 - 50, 'nothing older than the longest retention');
+});
+
+test('since filters points (bucket start) and keeps the device state in force at since', () => {
+  const { s, at } = store();
+  s.recordResource(R, counts(8), at(0));
+  s.recordHealth(`${R}/gpu-0`, 'Healthy', null, at(0));
+  s.recordHealth(`${R}/gpu-0`, 'Unhealthy', 'xid 79', at(25));
+  s.recordHealth(`${R}/gpu-0`, 'Unhealthy', 'again', at(30)); // no change: not a transition
+  s.recordHealth(`${R}/gpu-0`, 'Healthy', 'healed', at(70));
+  s.tick(at(95));
+  const h = s.query({ since: 40 });
+  assert.equal(h.since, 40);
+  assert.deepEqual(
+    h.resources[R]!.map((p) => p.t),
+    [40, 50, 60, 70, 80],
+  );
+  assert.deepEqual(
+    h.devices[`${R}/gpu-0`]!.map((e) => [e.t, e.health, e.reason]),
+    [
+      [25, 'Unhealthy', 'xid 79'],
+      [70, 'Healthy', 'healed'],
+    ],
+  );
+  assert.deepEqual(s.query({ since: 1000 }).resources[R], []);
+  assert.deepEqual(Object.keys(s.query({ resource: 'other' }).resources), []);
+  assert.deepEqual(Object.keys(s.query({ resource: 'other' }).devices), []);
+});
+
+test('device transitions are bounded per device', () => {
+  const { s, at } = store(TIERS, 3);
+  for (let i = 0; i < 10; i++) s.recordHealth('r/d', i % 2 ? 'Unhealthy' : 'Healthy', null, at(i));
+  const got = s.query().devices['r/d']!;
+  assert.deepEqual(
+    got.map((e) => e.t),
+    [7, 8, 9],
+  );
+});
+
+test('observe follows only what a patch touched; a removed resource stops growing', () => {
+  const { s, at } = store();
+  const snap = {
+    resources: { [R]: { kubelet: { ...counts(8), free: 8, healthy: 8 } } },
+    devices: { [`${R}/gpu-0`]: { health: 'Healthy', reason: null } },
+  } as unknown as NodeSnapshot;
+  s.observeAll(snap, at(0));
+  const faulted = {
+    resources: { [R]: { kubelet: { ...counts(7), free: 7, healthy: 7 } } },
+    devices: { [`${R}/gpu-0`]: { health: 'Unhealthy', reason: 'fault' } },
+  } as unknown as NodeSnapshot;
+  s.observe(
+    faulted,
+    [
+      { op: 'replace', path: '/resources/plugboard.example~1gpu/kubelet/allocatable', value: 7 },
+      { op: 'replace', path: '/devices/plugboard.example~1gpu~1gpu-0/health', value: 'Unhealthy' },
+    ],
+    at(12),
+  );
+  const out = s.tick(at(20))!;
+  assert.deepEqual(
+    out.transitions.map((e) => [e.device, e.health]),
+    [
+      [`${R}/gpu-0`, 'Healthy'],
+      [`${R}/gpu-0`, 'Unhealthy'],
+    ],
+  );
+  assert.deepEqual(
+    out.points.map((p) => [p.t, p.allocatable, p.minAllocatable]),
+    [
+      [0, 8, 8],
+      [10, 7, 7],
+    ],
+  );
+  s.observe({ ...faulted, resources: {} } as NodeSnapshot, [{ op: 'remove', path: '/resources/x' }], at(21));
+  s.observe(
+    { ...faulted, resources: {} } as NodeSnapshot,
+    [{ op: 'remove', path: `/resources/plugboard.example~1gpu` }],
+    at(22),
+  );
+  s.tick(at(80));
+  const fine = s.query().resources[R]!.filter((p) => p.step === 10);
+  assert.equal(fine.at(-1)!.t, 20, 'the bucket open at removal is the last one');
+});
