@@ -58,6 +58,13 @@ test('a pod spread over both NUMA nodes is marked on the NUMA map, with its foot
     const cpus = pod.containers.flatMap((c) => c.cpuIds);
     expect(cpus).toHaveLength(4);
 
+    // Hovering its row previews the footprint; moving away clears it.
+    await page.locator(`tr[data-pod="${POD}"]`).first().hover();
+    await expect(page.locator('li.tile.highlighted')).toHaveCount(want);
+    await expect(page.locator('.cpu.highlighted')).toHaveCount(4);
+    await page.getByRole('heading', { level: 1 }).hover();
+    await expect(page.locator('li.tile.highlighted')).toHaveCount(0);
+
     // Selecting it highlights devices, CPUs and memory, and explains the placement.
     await page.getByRole('button', { name: `Show ${POD} on the map` }).click();
     await expect(page.locator('li.tile.highlighted')).toHaveCount(want);
@@ -72,6 +79,14 @@ test('a pod spread over both NUMA nodes is marked on the NUMA map, with its foot
     await expect(why).toContainText('Merged (best-effort)');
     await saveScreenshot(page, 'numa-misaligned-pod');
     await expectNoSeriousA11yViolations(page, 'NUMA map with a misaligned pod');
+
+    // An aligned pod's panel carries the plugin's reason for the devices it preferred.
+    await page.getByRole('button', { name: 'Show ml/train on the map' }).click();
+    const train = page.getByRole('region', { name: 'Why here? ml/train' });
+    await expect(train).toContainText('aligned on NUMA node 0');
+    const reason = Object.values(truth.pods['ml/train']!.topology?.preferredAllocations ?? [])[0]?.reason;
+    expect(reason, 'the gateway matched a GetPreferredAllocation answer to ml/train').toBeTruthy();
+    await expect(train).toContainText(reason!);
 
     // More GPUs than are left: a preview says why the pod would be refused.
     await form.getByLabel('Name', { exact: true }).fill('spread-2');
