@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { DEVICE_PLUGIN_PATH, POD_RESOURCES_SOCKET } from '@plugboard/proto';
 import { parseConfigWith, pluginConfigSchema, type PluginConfig } from '@plugboard/plugin';
 import { GatewayError } from './errors.js';
+import { checkTiers } from './model/history.js';
 
 const listenSchema = z
   .string()
@@ -97,6 +98,42 @@ export const gatewaySectionSchema = z
       .object({ ringSize: z.number().int().min(1).max(100_000).default(200) })
       .strict()
       .prefault({}),
+    history: z
+      .object({
+        enabled: z.boolean().default(true),
+        /**
+         * Downsampling tiers, finest first: buckets of resolutionMs kept for retentionMs. Memory is
+         * bounded by these alone (docs/GATEWAY.md "History"). The finest tier also paces the stream's
+         * `history` messages.
+         */
+        tiers: z
+          .array(
+            z
+              .object({
+                resolutionMs: ms(100, 86_400_000, 10_000),
+                retentionMs: ms(100, 30 * 86_400_000, 3_600_000),
+              })
+              .strict()
+              .refine((t) => t.retentionMs / t.resolutionMs <= 100_000, {
+                message: 'at most 100000 buckets per tier (retentionMs / resolutionMs)',
+              }),
+          )
+          .min(1)
+          .max(6)
+          .superRefine((tiers, ctx) => {
+            const problem = checkTiers(tiers);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          })
+          .default([
+            { resolutionMs: 10_000, retentionMs: 3_600_000 },
+            { resolutionMs: 60_000, retentionMs: 6 * 3_600_000 },
+            { resolutionMs: 300_000, retentionMs: 24 * 3_600_000 },
+          ]),
+        /** Health transitions kept per device (oldest dropped first). */
+        maxTransitionsPerDevice: z.number().int().min(1).max(10_000).default(256),
+      })
+      .strict()
+      .prefault({}),
     topology: z
       .object({
         /**
@@ -158,6 +195,7 @@ export interface GatewayConfig {
   readonly stream: GatewaySection['stream'];
   readonly events: GatewaySection['events'];
   readonly topology: GatewaySection['topology'];
+  readonly history: GatewaySection['history'];
   readonly http: GatewaySection['http'];
 }
 
@@ -228,6 +266,7 @@ export function parseGatewayConfig(
     stream: gateway.stream,
     events: gateway.events,
     topology: gateway.topology,
+    history: gateway.history,
     http: gateway.http,
   });
 }

@@ -21,6 +21,7 @@ import { newAdmissionRejections, type TopologyInput } from './model/topology.js'
 import { checkExposure, createAuthorizer, readTokenFile } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
 import { StreamHub } from './http/stream.js';
+import { attachHistory } from './http/history-feed.js';
 import { createHandlers } from './http/routes.js';
 import { GATEWAY_VERSION } from './version.js';
 
@@ -220,6 +221,14 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       await hub.closeAll();
     };
     cleanups.push(closeHub);
+    const history = config.history.enabled
+      ? attachHistory(model, hub, {
+          nodeName: config.nodeName,
+          ...config.history,
+          now: () => now().getTime(),
+        })
+      : null;
+    if (history) cleanups.push(() => history.stop());
     model.on('change', (c) => {
       hub.channels.full.publish(c.snapshot, c.ops);
       hub.channels.summary.publish(c.summary, c.summaryOps);
@@ -440,6 +449,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       metrics,
       logger,
       placement: kubeletControl,
+      history: history?.store ?? null,
       readiness: () => {
         const waiting = Object.values(model.snapshot().resources).filter(
           (r) => r.registration.phase !== 'registered',

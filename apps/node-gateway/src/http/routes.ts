@@ -16,6 +16,8 @@ import type { GatewayMetrics } from './metrics.js';
 import { problemOf, problemResponseText, sendProblem } from './problem.js';
 import type { StreamHub } from './stream.js';
 import type { KubeletControl } from '../sources/kubelet-control.js';
+import type { NodeHistoryStore } from '../model/history.js';
+import { parseHistoryQuery } from './history-query.js';
 
 export interface HttpContext {
   config: GatewayConfig;
@@ -28,6 +30,8 @@ export interface HttpContext {
   logger: Logger;
   /** "Try to place" through a kubelet-sim (null when there is none behind the kubeconfig). */
   placement?: Pick<KubeletControl, 'forward'> | null;
+  /** The bounded history (null when gateway.history.enabled is false). */
+  history?: NodeHistoryStore | null;
   readiness(): { ready: boolean; detail: string };
 }
 
@@ -193,6 +197,23 @@ export function createHandlers(ctx: HttpContext) {
         if (idRaw !== undefined) break;
         if (method !== 'GET') methodNotAllowed(['GET']);
         return sendJson(res, 200, model.summary());
+      case 'history': {
+        if (idRaw !== undefined) break;
+        if (method !== 'GET') methodNotAllowed(['GET']);
+        const history = ctx.history;
+        if (!history)
+          throw new GatewayError(
+            'not-found',
+            'history is disabled on this gateway (gateway.history.enabled: false)',
+          );
+        const query = parseHistoryQuery(
+          url.searchParams,
+          history.clock(),
+          (name) => history.hasResource(name) || name in model.snapshot().resources,
+          () => Object.keys(model.snapshot().resources),
+        );
+        return sendJson(res, 200, history.query(query));
+      }
       case 'stream':
         if (idRaw !== undefined) break;
         throw Object.assign(
@@ -431,7 +452,11 @@ export function createHandlers(ctx: HttpContext) {
           );
         since = Number(sinceRaw);
       }
-      hub.accept(req, socket, head, viewRaw, since);
+      const historyRaw = url.searchParams.get('history');
+      if (historyRaw !== null && historyRaw !== 'true' && historyRaw !== 'false') {
+        return reject(new GatewayError('bad-request', 'history must be "true" or "false"'));
+      }
+      hub.accept(req, socket, head, viewRaw, since, historyRaw === 'true' && !!ctx.history);
     },
   };
 }

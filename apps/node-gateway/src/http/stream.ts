@@ -44,7 +44,11 @@ interface Frame {
 class Client {
   alive = true;
   closing = false;
-  constructor(readonly ws: WebSocket) {}
+  constructor(
+    readonly ws: WebSocket,
+    /** Opted in to `history` messages (`?history=true`). */
+    readonly history = false,
+  ) {}
 }
 
 /** One view of the model: current document, sequence number, patch history and its clients. */
@@ -76,6 +80,19 @@ export class StreamChannel<T> {
     let n = 0;
     for (const c of this.clients) if (this.hub.send(c, frame.data, this.view)) n++;
     this.hub.options.onBroadcast?.(this.view, seq, frame.data.length, n);
+  }
+
+  /**
+   * Sends an out-of-sequence message (e.g. `history`) to the clients that opted in. It carries the
+   * channel's current seq and is serialised once per channel, not per client.
+   */
+  extra(body: Record<string, unknown>): void {
+    let data: Buffer | null = null;
+    for (const c of this.clients) {
+      if (!c.history) continue;
+      data ??= Buffer.from(JSON.stringify({ ...body, seq: this.seq }));
+      this.hub.send(c, data, this.view);
+    }
   }
 
   heartbeat(at: string): void {
@@ -138,14 +155,21 @@ export class StreamHub {
   }
 
   /** Completes an upgrade already checked by the HTTP layer (origin, query). */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, view: StreamView, since: number | null): void {
+  accept(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    view: StreamView,
+    since: number | null,
+    history = false,
+  ): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const channel = this.channels[view];
       if (this.clientCount >= this.options.maxClients) {
         ws.close(CLOSE_TRY_AGAIN_LATER, `too many stream clients (max ${this.options.maxClients})`);
         return;
       }
-      const client = new Client(ws);
+      const client = new Client(ws, history);
       ws.on('pong', () => (client.alive = true));
       ws.on('message', () => {
         // The stream is one-way: anything a client sends is a protocol violation.

@@ -178,9 +178,9 @@ test('observe follows only what a patch touched; a removed resource stops growin
       [10, 7, 7],
     ],
   );
-  s.observe({ ...faulted, resources: {} } as NodeSnapshot, [{ op: 'remove', path: '/resources/x' }], at(21));
+  s.observe({ ...faulted, resources: {} }, [{ op: 'remove', path: '/resources/x' }], at(21));
   s.observe(
-    { ...faulted, resources: {} } as NodeSnapshot,
+    { ...faulted, resources: {} },
     [{ op: 'remove', path: `/resources/plugboard.example~1gpu` }],
     at(22),
   );

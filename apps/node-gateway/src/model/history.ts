@@ -184,6 +184,11 @@ export class NodeHistoryStore {
     this.now = options.now ?? Date.now;
   }
 
+  /** The store's clock (epoch ms), for relative queries such as `since=15m`. */
+  clock(): number {
+    return this.now();
+  }
+
   get tiers(): readonly HistoryTier[] {
     return this.options.tiers;
   }
@@ -236,8 +241,9 @@ export class NodeHistoryStore {
     for (const op of ops) {
       const [, top, key] = op.path.split('/', 3);
       if (top === '' || top === undefined) all = true;
-      else if (top === 'resources') key === undefined ? (all = true) : resources.add(unescape(key));
-      else if (top === 'devices') key === undefined ? (all = true) : devices.add(unescape(key));
+      else if (top !== 'resources' && top !== 'devices') continue;
+      else if (key === undefined) all = true;
+      else (top === 'resources' ? resources : devices).add(unescape(key));
     }
     if (all) this.observeAll(snapshot, t);
     for (const name of resources) {

@@ -345,3 +345,6 @@ export type JsonPatchOp =
   | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
   | { op: 'remove'; path: string }
   | { op: 'move' | 'copy'; from: string; path: string };
+
+// The history endpoint's and the stream's `history` message types (GET /api/v1/history).
+export type * from './history-types.js';
