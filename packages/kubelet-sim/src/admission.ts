@@ -11,9 +11,11 @@ import type { DeviceManager } from './device-manager.js';
 import { NODE_WITHOUT_TOPOLOGY } from './device-manager.js';
 import type { MemoryBlock, MemoryManager, MemoryManagerPolicy, MemoryResource } from './memory-manager.js';
 import type { ContainerSpec, PodSpec, QosClass } from './pod-spec.js';
+import { KubeletSimError } from './errors.js';
 import {
   applyPolicy,
   bitsOf,
+  MAX_ALIGNABLE_NUMA_NODES,
   topologyAffinityError,
   type HintProvider,
   type Mask,
@@ -78,6 +80,12 @@ export interface AdmissionDecision {
   containers: ContainerPlacement[];
 }
 
+/** Topology Manager settings a dry run may try instead of the node's. */
+export interface TopologyOverride {
+  policy?: TopologyManagerPolicy;
+  scope?: TopologyManagerScope;
+}
+
 export interface TopologyAdmissionOptions {
   policy: TopologyManagerPolicy;
   scope: TopologyManagerScope;
@@ -117,10 +125,20 @@ export class TopologyAdmission {
     return this.o.scope;
   }
 
-  newDecision(dryRun: boolean): AdmissionDecision {
+  /**
+   * A decision to fill, with the settings in force for this admission: the node's, or — for a
+   * dry run only — a policy/scope to try instead ("what would single-numa-node say?").
+   */
+  newDecision(dryRun: boolean, override: TopologyOverride = {}): AdmissionDecision {
+    if (override.policy && override.policy !== 'none' && this.o.numaIds.length > MAX_ALIGNABLE_NUMA_NODES) {
+      throw new KubeletSimError(
+        'Config',
+        `topologyManagerPolicy: unsupported on machines with more than ${MAX_ALIGNABLE_NUMA_NODES} NUMA Nodes`,
+      );
+    }
     return {
-      policy: this.o.policy,
-      scope: this.o.scope,
+      policy: override.policy ?? this.o.policy,
+      scope: override.scope ?? this.o.scope,
       cpuManagerPolicy: this.o.cpuManager.policy,
       memoryManagerPolicy: this.o.memoryManager.policy,
       at: new Date().toISOString(),
@@ -175,7 +193,7 @@ export class TopologyAdmission {
     container: string | null,
     providers: ResourceHints[],
   ): Mask | null {
-    const { hint, admit } = applyPolicy(this.o.policy, this.o.numaIds, providers);
+    const { hint, admit } = applyPolicy(decision.policy, this.o.numaIds, providers);
     decision.steps.push({
       container,
       hints: providers.map((p) => ({
@@ -200,7 +218,7 @@ export class TopologyAdmission {
     const reusable = new Map<string, Set<string>>();
     const memoryOf = (c: ContainerSpec) => this.o.memoryManager.requestsOf(qos, c.requests);
     let podMask: Mask | null = null;
-    if (this.o.policy !== 'none' && this.o.scope === 'pod') {
+    if (decision.policy !== 'none' && decision.scope === 'pod') {
       const devices = new Map<string, number>();
       for (const c of all) for (const [r] of this.deviceRequests(c)) devices.set(r, 0);
       for (const r of devices.keys())
@@ -223,7 +241,7 @@ export class TopologyAdmission {
       const cpus = this.cpuCount(qos, c);
       const memory = memoryOf(c);
       let mask: Mask | null = podMask;
-      if (this.o.policy !== 'none' && this.o.scope === 'container')
+      if (decision.policy !== 'none' && decision.scope === 'container')
         mask = this.merge(decision, c.name, this.hints(spec.uid, devices, reusable, cpus, memory));
       const placement: ContainerPlacement = {
         container: c.name,

@@ -19,13 +19,15 @@ import { kubeTime } from './kube-time.js';
 import type { KubeObject, ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
 import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { SIMULATED_KUBELET_VERSION } from './node-object.js';
+import type { TopologyOverride } from './admission.js';
+import { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './topology-manager.js';
 
 export interface ApiBackend {
   nodes: ObjectStore;
   pods: ObjectStore;
   events: ObjectStore;
   admitPod(pod: unknown): Promise<KubeObject>;
-  dryRunPod(pod: unknown): Promise<unknown>;
+  dryRunPod(pod: unknown, override: TopologyOverride): Promise<unknown>;
   deletePod(namespace: string, name: string): Promise<void>;
   restart(): Promise<void>;
   state(): unknown;
@@ -495,7 +497,8 @@ export class ApiServer {
       (route.join('/') === 'placement' ||
         (route.join('/') === 'pods' && url.searchParams.get('dryRun') === 'All'))
     ) {
-      return json(res, 200, await this.o.backend.dryRunPod(await readJson(req)));
+      const override = topologyOverride(url.searchParams);
+      return json(res, 200, await this.o.backend.dryRunPod(await readJson(req), override));
     }
     if (method === 'POST' && route.join('/') === 'pods') {
       this.authorize(req);
@@ -544,6 +547,34 @@ export class ApiServer {
     if (isControl) return problem(res, status, e.code, e.reason, e.message, req.url);
     return json(res, status, statusObject(status, e.reason, e.message));
   }
+}
+
+/** `?topologyManagerPolicy=…&topologyManagerScope=…` of a dry run; 400 naming a bad value. */
+function topologyOverride(params: URLSearchParams): TopologyOverride {
+  const policy = params.get('topologyManagerPolicy');
+  const scope = params.get('topologyManagerScope');
+  const out: TopologyOverride = {};
+  if (policy !== null) {
+    const p = TOPOLOGY_MANAGER_POLICIES.find((x) => x === policy);
+    if (!p)
+      throw new HttpError(
+        400,
+        'BadRequest',
+        `topologyManagerPolicy: expected one of ${TOPOLOGY_MANAGER_POLICIES.join(', ')}, got "${policy.slice(0, 40)}"`,
+      );
+    out.policy = p;
+  }
+  if (scope !== null) {
+    const s = TOPOLOGY_MANAGER_SCOPES.find((x) => x === scope);
+    if (!s)
+      throw new HttpError(
+        400,
+        'BadRequest',
+        `topologyManagerScope: expected one of ${TOPOLOGY_MANAGER_SCOPES.join(', ')}, got "${scope.slice(0, 40)}"`,
+      );
+    out.scope = s;
+  }
+  return out;
 }
 
 function notFound(): HttpError {

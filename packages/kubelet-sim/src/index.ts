@@ -23,6 +23,7 @@ export type {
   ContainerPlacement,
   HintView,
   ProviderHintsView,
+  TopologyOverride,
 } from './admission.js';
 export type { TopologyManagerPolicy, TopologyManagerScope, HintProvider } from './topology-manager.js';
 export { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './topology-manager.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { TopologyAdmission, type AdmissionDecision } from './admission.js';
+import { TopologyAdmission, type AdmissionDecision, type TopologyOverride } from './admission.js';
 import { ApiServer } from './api-server.js';
 import { CpuManager, type CpuManagerPolicy } from './cpu-manager.js';
 import {
@@ -174,8 +174,11 @@ export interface KubeletSim {
   /** The stand-in for /sys written for this node (see sysfs.ts). */
   sysfsRoot: string;
   admitPod(pod: PodSpecInput): Promise<AdmittedPod>;
-  /** Where `pod` would land (or why it would be refused), without admitting it. */
-  dryRunPod(pod: PodSpecInput): Promise<AdmissionDecision>;
+  /**
+   * Where `pod` would land (or why it would be refused), without admitting it; optionally under
+   * another Topology Manager policy or scope than the node's.
+   */
+  dryRunPod(pod: PodSpecInput, override?: TopologyOverride): Promise<AdmissionDecision>;
   deletePod(namespace: string, name: string): Promise<void>;
   restart(): Promise<void>;
   state(): DeviceManagerState;
@@ -417,7 +420,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       const admitted = await pods.admit(pod);
       return admitted;
     },
-    dryRunPod: (pod) => pods.dryRun(pod),
+    dryRunPod: (pod, override) => pods.dryRun(pod, override),
     deletePod: (namespace, name) => pods.delete(namespace, name),
     restart,
     state,
@@ -466,7 +469,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         pods: podStore,
         events: eventStore,
         admitPod: (pod) => pods.admit(pod),
-        dryRunPod: (pod) => pods.dryRun(pod),
+        dryRunPod: (pod, override) => pods.dryRun(pod, override),
         deletePod: (namespace, name) => pods.delete(namespace, name),
         restart,
         state,

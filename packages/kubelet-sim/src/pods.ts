@@ -6,7 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AdmissionDecision, TopologyAdmission } from './admission.js';
+import type { AdmissionDecision, TopologyAdmission, TopologyOverride } from './admission.js';
 import type { CpuManager } from './cpu-manager.js';
 import type { DeviceManager } from './device-manager.js';
 import { KubeletSimError } from './errors.js';
@@ -154,15 +154,15 @@ export class PodManager {
    * Where a pod would land, or why it would be refused, without admitting it: the same admission
    * on a scratch copy (no plugin RPCs), undone at once. Queued with real admissions.
    */
-  dryRun(input: unknown): Promise<AdmissionDecision> {
-    const run = this.admission.then(() => this.dryRunNow(input));
+  dryRun(input: unknown, override: TopologyOverride = {}): Promise<AdmissionDecision> {
+    const run = this.admission.then(() => this.dryRunNow(input, override));
     this.admission = run.catch(() => undefined);
     return run;
   }
 
-  private async dryRunNow(input: unknown): Promise<AdmissionDecision> {
+  private async dryRunNow(input: unknown, override: TopologyOverride): Promise<AdmissionDecision> {
     const spec = parsePodSpec(input, this.o.nodeName);
-    const decision = this.o.topology.newDecision(true);
+    const decision = this.o.topology.newDecision(true, override);
     if (this.pods.has(`${spec.namespace}/${spec.name}`)) {
       decision.result = 'rejected';
       decision.reason = 'AlreadyExists';

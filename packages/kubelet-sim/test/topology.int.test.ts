@@ -65,6 +65,26 @@ describe('Topology Manager policies on a fragmented node (one free GPU per NUMA 
     const n = await startNode({ topologyManagerPolicy: 'best-effort' });
     try {
       await fragment(n);
+      // A dry run may ask what another policy would say, without changing the node's.
+      const whatIf = async (query: string) => {
+        const res = await fetch(`${n.f.sim.url}/control/v1/placement?${query}`, {
+          method: 'POST',
+          body: JSON.stringify(pod('batch', { [GPU]: 2 })),
+        });
+        return { status: res.status, body: (await res.json()) as AdmissionDecision & { detail?: string } };
+      };
+      const strict = await whatIf('topologyManagerPolicy=single-numa-node&topologyManagerScope=pod');
+      assert.deepEqual(
+        [strict.body.policy, strict.body.scope, strict.body.result, strict.body.reason],
+        ['single-numa-node', 'pod', 'rejected', 'TopologyAffinityError'],
+      );
+      assert.equal((await n.f.sim.dryRunPod(pod('batch', { [GPU]: 2 }))).result, 'admitted');
+      const bad = await whatIf('topologyManagerPolicy=strict');
+      assert.equal(bad.status, 400);
+      assert.match(
+        bad.body.detail ?? '',
+        /topologyManagerPolicy: expected one of none, best-effort, restricted, single-numa-node, got "strict"/,
+      );
       await n.f.sim.admitPod(pod('batch', { [GPU]: 2 }));
       assert.deepEqual(devicesOf(n, 'batch'), ['g3', 'g7']);
       const decision = stateOf(n, 'batch').admission!;
