@@ -186,6 +186,21 @@ test('try to place: a dry run through the gateway, then an admission that needs 
   assert.equal(preview.dryRun, true);
   assert.equal(preview.result, 'admitted');
   assert.equal(snap().pods['default/placed'], undefined, 'a preview admits nothing');
+  // What would another policy say? (restricted admits it; pod scope + single-numa-node too, on one node)
+  const whatIf = await fetch(
+    `${gw.url}/api/v1/placement?topologyManagerPolicy=single-numa-node&topologyManagerScope=pod`,
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(pod) },
+  );
+  assert.equal(whatIf.status, 200);
+  const other = (await whatIf.json()) as AdmissionView;
+  assert.deepEqual([other.policy, other.scope, other.dryRun], ['single-numa-node', 'pod', true]);
+  assert.equal(snap().topology!.kubelet!.topologyManagerPolicy, 'restricted', 'the node keeps its policy');
+  const badPolicy = await fetch(`${gw.url}/api/v1/placement?topologyManagerPolicy=strict`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(pod),
+  });
+  assert.equal(badPolicy.status, 400);
 
   const anon = await fetch(`${gw.url}/api/v1/pods`, {
     method: 'POST',

@@ -88,6 +88,15 @@ test('a pod spread over both NUMA nodes is marked on the NUMA map, with its foot
     expect(reason, 'the gateway matched a GetPreferredAllocation answer to ml/train').toBeTruthy();
     await expect(train).toContainText(reason!);
 
+    // What would single-numa-node say about a pod like spread-1? (preview only)
+    await form.getByLabel('Name', { exact: true }).fill('what-if');
+    await form.getByLabel(GPU).fill('1');
+    await form.getByLabel('Preview under policy').selectOption('single-numa-node');
+    await form.getByRole('button', { name: 'Preview placement' }).click();
+    await expect(result).toContainText('single-numa-node');
+    await expect(form.getByRole('button', { name: 'Admit pod' })).toBeDisabled();
+    await form.getByLabel('Preview under policy').selectOption('');
+
     // More GPUs than are left: a preview says why the pod would be refused.
     await form.getByLabel('Name', { exact: true }).fill('spread-2');
     await form.getByLabel(GPU).fill(String(freeGpus.length - want + 1));

@@ -300,7 +300,12 @@ export function createHandlers(ctx: HttpContext) {
         const admit = kind === 'pods';
         const who = admit ? await authorizedMutation(req) : null;
         const pod = await parseBody(req, podBodySchema, bodyOptions(['json', 'yaml']));
-        const answer = await placement.forward(pod, admit);
+        // A dry run may try another policy or scope (kubelet-sim validates them: 400 passes through).
+        const whatIf = {
+          topologyManagerPolicy: url.searchParams.get('topologyManagerPolicy') ?? '',
+          topologyManagerScope: url.searchParams.get('topologyManagerScope') ?? '',
+        };
+        const answer = await placement.forward(pod, admit, whatIf);
         if (admit) {
           logger.info(
             {

@@ -169,6 +169,8 @@ export class KubeletControl {
   async forward(
     pod: unknown,
     admit: boolean,
+    /** Dry runs only: a Topology Manager policy/scope to try instead of the node's. */
+    whatIf: { topologyManagerPolicy?: string; topologyManagerScope?: string } = {},
   ): Promise<{ status: number; contentType: string; body: string }> {
     if (!this.available) {
       throw new GatewayError(
@@ -178,7 +180,9 @@ export class KubeletControl {
     }
     let res: Response;
     try {
-      res = await fetch(new URL(admit ? '/control/v1/pods' : '/control/v1/placement', this.o.server), {
+      const target = new URL(admit ? '/control/v1/pods' : '/control/v1/placement', this.o.server);
+      if (!admit) for (const [k, v] of Object.entries(whatIf)) if (v) target.searchParams.set(k, v);
+      res = await fetch(target, {
         method: 'POST',
         headers: this.headers(true),
         body: JSON.stringify(pod),

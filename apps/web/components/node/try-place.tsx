@@ -10,6 +10,8 @@ import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
 import { podFromRequest, type PodRequest } from '../../lib/placement-view';
 import { AdmissionDetails } from './why-here';
 
+const POLICIES = ['none', 'best-effort', 'restricted', 'single-numa-node'] as const;
+
 function errorText(err: unknown): string {
   if (err instanceof ApiError) return `${err.title}: ${err.detail}`;
   return err instanceof Error ? err.message : String(err);
@@ -25,15 +27,23 @@ export function TryPlace({ node, token }: { node: NodeSnapshot; token: string | 
     memoryGiB: 1,
   });
   const [previewFor, setPreviewFor] = useState<string | null>(null);
-  const body = () => JSON.stringify(podFromRequest(req));
+  // "" = the node's own policy; anything else is a what-if for the preview only.
+  const [whatIf, setWhatIf] = useState('');
+  const body = () => JSON.stringify(podFromRequest(req)) + whatIf;
   const preview = useMutation({
     mutationFn: () =>
-      apiFetch<AdmissionView>(nodeApiPath(node.nodeName, 'placement'), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: body(),
-        token,
-      }),
+      apiFetch<AdmissionView>(
+        nodeApiPath(
+          node.nodeName,
+          whatIf ? `placement?${new URLSearchParams({ topologyManagerPolicy: whatIf })}` : 'placement',
+        ),
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(podFromRequest(req)),
+          token,
+        },
+      ),
     onSuccess: () => setPreviewFor(body()),
   });
   const admit = useMutation({
@@ -41,7 +51,7 @@ export function TryPlace({ node, token }: { node: NodeSnapshot; token: string | 
       apiFetch<unknown>(nodeApiPath(node.nodeName, 'pods'), {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: body(),
+        body: JSON.stringify(podFromRequest(req)),
         token,
       }),
   });
@@ -107,13 +117,28 @@ export function TryPlace({ node, token }: { node: NodeSnapshot; token: string | 
             onChange={(e) => setReq({ ...req, memoryGiB: num(e.target.value) })}
           />
         </label>
+        <label>
+          Preview under policy
+          <select value={whatIf} onChange={(e) => setWhatIf(e.target.value)}>
+            <option value="">
+              the node&apos;s ({node.topology?.kubelet?.topologyManagerPolicy ?? 'unknown'})
+            </option>
+            {POLICIES.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </label>
         <div className="row">
           <button type="submit" disabled={preview.isPending}>
             {preview.isPending ? 'Checking…' : 'Preview placement'}
           </button>
           <button
             type="button"
-            disabled={!preview.data || stale || preview.data.result !== 'admitted' || admit.isPending}
+            disabled={
+              !preview.data || stale || whatIf !== '' || preview.data.result !== 'admitted' || admit.isPending
+            }
             onClick={() => admit.mutate()}
           >
             {admit.isPending ? 'Admitting…' : 'Admit pod'}
@@ -121,6 +146,7 @@ export function TryPlace({ node, token }: { node: NodeSnapshot; token: string | 
         </div>
         <p className="muted">
           CPUs and memory together make the pod Guaranteed, so it gets exclusive CPUs and pinned memory.
+          Another policy only changes the preview: admitting always uses the node&apos;s.
           {node.gateway.authRequired && !token ? ' Admitting needs the gateway token (enter it above).' : ''}
         </p>
       </form>
