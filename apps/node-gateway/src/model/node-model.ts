@@ -170,7 +170,7 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
     const diff = diffAndShare(prev, this.build(prev.updatedAt));
     let next = diff.document;
     let ops = diff.ops;
-    this.cache.adopt(next, ops);
+    this.cache.adopt(next);
     if (ops.length === 0) return null;
     const updatedAt = this.now().toISOString();
     if (updatedAt !== prev.updatedAt) {
