@@ -3,6 +3,8 @@ import type { Metadata, Viewport } from 'next';
 import Link from 'next/link';
 import type { ReactNode } from 'react';
 import { Providers } from './providers';
+// uPlot's own stylesheet (chart layout); imported here because Next takes global CSS from the layout.
+import 'uplot/dist/uPlot.min.css';
 import './globals.css';
 
 export const metadata: Metadata = {

@@ -87,6 +87,13 @@ async function main(): Promise<void> {
             kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
             // The CPU↔NUMA layout of the simulated node, as a real gateway reads /sys.
             topology: { sysfsRoot: sim.sysfsRoot, pollIntervalMs: 200 },
+            // History buckets of 1 s so a fault reaches the charts' tables within the test.
+            history: {
+              tiers: [
+                { resolutionMs: 1000, retentionMs: 3_600_000 },
+                { resolutionMs: 60_000, retentionMs: 86_400_000 },
+              ],
+            },
             faults: { enabled: spec.faults !== 'disabled' },
             ...(spec.faults === 'token' ? { auth: { tokenFile: tokenFile() } } : {}),
           },

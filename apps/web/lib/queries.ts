@@ -1,17 +1,21 @@
 // One queryOptions factory per data kind; the live streams write into the same keys with
 // setQueryData, so every view reads one cache whether data came from REST or the stream.
 import { queryOptions, type QueryClient } from '@tanstack/react-query';
-import type { FaultState, NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { FaultState, NodeHistory, NodeSnapshot } from '@plugboard/node-gateway/model';
 import type { ClusterDocument } from './cluster-types';
 import type { LiveDocument } from './live-document';
 import { apiFetch, nodeApiPath } from './api';
 import { markOnce } from './perf-marks';
+import { fromResponse, type HistoryView } from './history';
 
 export const queryKeys = {
   cluster: ['cluster'] as const,
   config: ['config'] as const,
   node: (name: string) => ['node', name] as const,
   faults: (name: string) => ['node', name, 'faults'] as const,
+  /** Every history window of a node (live messages update all of them). */
+  historyAll: (name: string) => ['node', name, 'history'] as const,
+  history: (name: string, windowMs: number) => ['node', name, 'history', windowMs] as const,
 };
 
 export interface DashboardConfig {
@@ -68,4 +72,30 @@ export const faultsQuery = (name: string) =>
       return r.items;
     },
     staleTime: 5_000,
+  });
+
+/**
+ * A node's history over a window. REST fills it; on the node page the stream's `history`
+ * messages extend it (lib/history.ts appendHistory). Without a stream (the overview's sparklines)
+ * it is refreshed at `refetchMs`: the cluster view holds no per-node streams by design.
+ */
+export const historyQuery = (
+  name: string,
+  window: { ms: number; since: string },
+  options: { resource?: string; refetchMs?: number } = {},
+) =>
+  queryOptions({
+    queryKey: options.resource
+      ? ([...queryKeys.history(name, window.ms), options.resource] as const)
+      : queryKeys.history(name, window.ms),
+    queryFn: async (): Promise<HistoryView> => {
+      const q = new URLSearchParams({ since: window.since });
+      if (options.resource) q.set('resource', options.resource);
+      const h = await apiFetch<NodeHistory>(nodeApiPath(name, `history?${q}`));
+      return fromResponse(h, window.ms);
+    },
+    staleTime: options.refetchMs ?? Infinity,
+    refetchInterval: options.refetchMs ?? false,
+    refetchOnWindowFocus: false,
+    retry: 1,
   });

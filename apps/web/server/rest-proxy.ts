@@ -1,4 +1,4 @@
-// REST proxy: /api/nodes/{node}/{node|summary|faults|faults/{id}|scenarios|scenarios/{id}} → the
+// REST proxy: /api/nodes/{node}/{node|summary|history|faults|faults/{id}|scenarios|scenarios/{id}} → the
 // node's gateway /api/v1/…, so the browser only ever talks to this origin. The user's bearer token
 // is forwarded (mutations need it); nothing else of the browser's request is.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -18,6 +18,7 @@ interface Route {
 const ROUTES: readonly Route[] = [
   { pattern: /^node$/, methods: ['GET'] },
   { pattern: /^summary$/, methods: ['GET'] },
+  { pattern: /^history$/, methods: ['GET'] },
   { pattern: /^faults$/, methods: ['GET', 'POST'] },
   { pattern: /^faults\/[^/]+$/, methods: ['GET', 'DELETE'] },
   { pattern: /^scenarios$/, methods: ['GET', 'POST', 'DELETE'] },

@@ -56,6 +56,8 @@ export function createStreamProxy(
       if (since !== null && /^\d+$/.test(since)) params.set('since', since);
       const view = search.get('view');
       if (view === 'summary') params.set('view', view);
+      // The node page asks for the gateway's `history` messages; they pass through like the rest.
+      if (search.get('history') === 'true') params.set('history', 'true');
       const target = `${gw.url.replace(/^http/, 'ws')}/api/v1/stream${params.size ? `?${params}` : ''}`;
       const upstream = new WebSocket(target, {
         perMessageDeflate: false,

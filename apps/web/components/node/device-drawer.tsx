@@ -7,6 +7,7 @@ import { blastRadius, deviceHistory, faultsForDevice, tileDevices } from '../../
 import { formatTime } from '../../lib/format';
 import { HealthBadge, SimulatedBadge } from '../health-badge';
 import { EventList } from './event-timeline';
+import { DeviceHealthHistory } from '../history/node-history';
 
 export function DeviceDrawer({
   node,
@@ -112,6 +113,8 @@ export function DeviceDrawer({
               ))}
             </ul>
           )}
+          <h3>Health over the last hour</h3>
+          <DeviceHealthHistory nodeName={node.nodeName} deviceKeys={devices.map((d) => d.key)} />
           <h3>History</h3>
           <EventList events={history} label={`History of ${id}, newest first`} />
         </>

@@ -24,6 +24,7 @@ import { EventTimeline } from './event-timeline';
 import { NumaMap } from './numa-map';
 import { PodTable } from './pod-table';
 import { ResourcePanel } from './resource-panel';
+import { NodeHistoryPanel, useHistoryFeed } from '../history/node-history';
 import { SourceNotices } from './source-notices';
 import { TryPlace } from './try-place';
 import { WhyHere } from './why-here';
@@ -74,7 +75,12 @@ async function sendFaultRequest(nodeName: string, req: FaultRequest, token: stri
 export function NodeDetail({ name }: { name: string }) {
   const client = useQueryClient();
   const query = useQuery(nodeQuery(client, name));
-  const status = useLiveQuery<NodeSnapshot>(queryKeys.node(name), nodeApiPath(name, 'stream'));
+  const onHistory = useHistoryFeed(name);
+  const status = useLiveQuery<NodeSnapshot>(
+    queryKeys.node(name),
+    `${nodeApiPath(name, 'stream')}?history=true`,
+    onHistory,
+  );
   const config = useQuery(configQuery());
   const [token] = useToken();
   const node = query.data?.data;
@@ -241,6 +247,8 @@ export function NodeDetail({ name }: { name: string }) {
 
       <h2>Resources</h2>
       <ResourcePanel node={node} />
+      <h2 id="history">Capacity over time</h2>
+      <NodeHistoryPanel node={node} />
 
       <h2 id="numa-map">NUMA map</h2>
       {selectedPod && (

@@ -212,7 +212,7 @@ export function ClusterOverview() {
           {total > 0 && nodes.length === 0 && <p className="notice info">No node matches these filters.</p>}
           <div className="grid">
             {nodes.map((n) => (
-              <NodeCard key={n.name} node={n} resourceFilter={resource} />
+              <NodeCard key={n.name} node={n} resourceFilter={resource} showHistory />
             ))}
           </div>
         </>

@@ -5,6 +5,7 @@ import Link from 'next/link';
 import type { ClusterNode } from '../../lib/cluster-types';
 import { formatTime } from '../../lib/format';
 import { ResourceSummary } from '../resource-summary';
+import { NodeSparklines } from '../history/node-sparklines';
 
 function LinkBadge({ node }: { node: ClusterNode }) {
   switch (node.status) {
@@ -22,9 +23,12 @@ function LinkBadge({ node }: { node: ClusterNode }) {
 export const NodeCard = memo(function NodeCard({
   node,
   resourceFilter,
+  showHistory = false,
 }: {
   node: ClusterNode;
   resourceFilter: string;
+  /** Sparklines of the last hour from the node's history (needs a QueryClient). */
+  showHistory?: boolean;
 }) {
   const s = node.summary;
   const resources = s
@@ -87,6 +91,9 @@ export const NodeCard = memo(function NodeCard({
           registered={r.registered}
         />
       ))}
+      {showHistory && s && resources.length > 0 && (
+        <NodeSparklines nodeName={node.name} resources={resources.map(([name]) => name)} />
+      )}
     </article>
   );
 });
