@@ -1,10 +1,10 @@
-// npm run bench -w @plugboard/node-gateway
+// npm run bench -w @plugboard/node-gateway [-- --built]
 // At 1,024 devices and 250 pods (kubelet-sim + real plugins, the gateway as its own process via the
 // CLI): fault → patch delivered to a WebSocket client (p50/p99), one-device patch size vs snapshot
 // size, gateway RSS; and fan-out of one patch payload to 500 clients through the gateway's StreamHub
 // beside a bare `ws` broadcast of the same payload, in the same run (ratio).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -50,6 +50,34 @@ const cpuOf = (pid: number) => {
 const metric = (text: string, name: string) =>
   Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 
+// `--built` runs the compiled gateway (apps/node-gateway/dist, with proto and plugin from their
+// dist), as a deployed gateway runs; without it the TypeScript source runs under tsx. The mode is
+// explicit so a leftover dist/ never changes silently what is measured.
+const BUILT = process.argv.includes('--built');
+
+function gatewayEntry(): string[] {
+  if (BUILT) {
+    const dists = [
+      '../dist/cli.js',
+      '../../../packages/plugin/dist/index.js',
+      '../../../packages/proto/dist/index.js',
+    ];
+    const missing = dists.filter((d) => !existsSync(fileURLToPath(new URL(d, import.meta.url))));
+    if (missing.length) {
+      throw new Error(
+        `--built needs ${missing.join(', ')}: run npm run build -w @plugboard/proto -w @plugboard/plugin -w @plugboard/node-gateway`,
+      );
+    }
+    return [fileURLToPath(new URL('../dist/cli.js', import.meta.url))];
+  }
+  return [
+    '--conditions=@plugboard/source',
+    '--import',
+    'tsx',
+    fileURLToPath(new URL('../src/cli.ts', import.meta.url)),
+  ];
+}
+
 async function gatewayScenario() {
   const dir = mkdtempSync(join(tmpdir(), 'pb-gw-bench-'));
   const sim = await startKubeletSim({
@@ -68,14 +96,17 @@ async function gatewayScenario() {
       `gateway:\n  faults: { enabled: true }\n  logLevel: warn\n`,
   );
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const bin = fileURLToPath(new URL('../bin/plugboard-gateway.js', import.meta.url));
-  // PLUGBOARD_BENCH_CPU_PROF=DIR writes a V8 CPU profile of the gateway process there.
+  const entry = gatewayEntry();
+  // PLUGBOARD_BENCH_CPU_PROF=DIR writes a V8 CPU profile of the gateway process there;
+  // PLUGBOARD_BENCH_HEAP_SNAPSHOT=DIR a heap snapshot of it at scale (after the fault cycles).
   const prof = process.env.PLUGBOARD_BENCH_CPU_PROF;
+  const heapDir = process.env.PLUGBOARD_BENCH_HEAP_SNAPSHOT;
   const child = spawn(
     process.execPath,
     [
       ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
-      bin,
+      ...(heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
+      ...entry,
       '--config',
       cfg,
       '--device-plugin-dir',
@@ -165,6 +196,7 @@ async function gatewayScenario() {
     const rss = rssOf(child.pid!);
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const heapUsed = metric(metrics, 'nodejs_heap_size_used_bytes');
+    if (heapDir) await heapSnapshot(child.pid!, heapDir);
     await client.close();
     return {
       latencies,
@@ -185,6 +217,23 @@ async function gatewayScenario() {
     await sim.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Signals the gateway to write a heap snapshot into `dir` and waits until the file is complete. */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  let last = -1;
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
+    await new Promise((r) => setTimeout(r, 500));
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (!file) continue;
+    // V8 writes the snapshot in chunks: it is complete once the size stops changing.
+    const size = statSync(join(dir, file)).size;
+    if (size > 0 && size === last) return;
+    last = size;
+  }
+  throw new Error(`no complete heap snapshot in ${dir} after 120 s`);
 }
 
 /** Connects CLIENTS clients and resolves when each has received `expected` messages. */
@@ -278,7 +327,7 @@ const f = {
 };
 const ratios = rounds.map((r) => (r.hub.msgsPerSec / r.bare.msgsPerSec).toFixed(2)).join(', ');
 const lines = [
-  `scale: ${g.devices} devices, ${g.pods} pods (kubelet-sim + real plugin, gateway as a separate process)`,
+  `scale: ${g.devices} devices, ${g.pods} pods (kubelet-sim + real plugin, gateway as a separate process running ${BUILT ? 'the built dist/ (--built)' : 'the TypeScript source under tsx'})`,
   `fault → patch at client: p50 ${pct(g.latencies, 50).toFixed(2)} ms, p99 ${pct(g.latencies, 99).toFixed(2)} ms (n=${g.latencies.length}; target p99 ≤ 50 ms)`,
   `one-device fault patch: ${g.patchBytes} B; full snapshot: ${g.snapshotBytes} B (${(g.snapshotBytes / g.patchBytes).toFixed(0)}× larger)`,
   `gateway model update (rebuild + diff + broadcast), all ${g.updates.count} updates of the run: p50 ≤ ${g.updates.p50 * 1000} ms, p99 ≤ ${g.updates.p99 * 1000} ms (histogram bucket bounds)`,
