@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
-import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeHistory, NodeSnapshot } from '@plugboard/node-gateway/model';
 import type { ClusterDocument } from '../lib/cluster-types';
 import { applyLiveMessage, type LiveDocument, type LiveMessage } from '../lib/live-document';
 import { createApiServer, type ApiServer } from './api-server';
@@ -92,6 +92,7 @@ before(async () => {
         kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
         auth: { tokenFile: join(dir, 'token') },
         faults: { enabled: true },
+        history: { tiers: [{ resolutionMs: 200, retentionMs: 60_000 }] },
       },
     }),
     { logger: silent },
@@ -320,6 +321,30 @@ describe('node stream proxy', () => {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     resumed.ws.close();
+  });
+
+  it('proxies the history (REST, problem+json passed through) and relays history messages only when asked', async () => {
+    const h = await call<NodeHistory>(
+      `/api/nodes/int-node/history?resource=${encodeURIComponent(GPU)}&since=1m`,
+    );
+    assert.equal(h.status, 200);
+    assert.deepEqual(Object.keys(h.body.resources), [GPU]);
+    const bad = await call('/api/nodes/int-node/history?since=soon');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.type, 'application/problem+json');
+    assert.match(bad.body.detail, /since must be/);
+    assert.equal((await call('/api/nodes/int-node/history', { method: 'POST' })).status, 405);
+
+    const withHistory = openStream<NodeSnapshot>('/api/nodes/int-node/stream?history=true');
+    const plain = openStream<NodeSnapshot>('/api/nodes/int-node/stream');
+    const types = (msgs: { type: string }[]) => msgs.map((m) => m.type);
+    await waitFor('a history message through the proxy', () =>
+      types(withHistory.messages as { type: string }[]).includes('history'),
+    );
+    await waitFor('the plain stream got its snapshot', () => plain.messages.length > 0);
+    assert.ok(!types(plain.messages).includes('history'));
+    withHistory.ws.close();
+    plain.ws.close();
   });
 
   it('tells the browser why when the gateway is unreachable', async () => {
