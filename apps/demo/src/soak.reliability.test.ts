@@ -148,17 +148,20 @@ test(
     const heapSlopeLate = slopePerMinute(secondHalf, 'heap');
 
     assert.ok(maxRing <= RING_SIZE, `event ring grew to ${maxRing}`);
-    // Flat, not constant: keep-alive sockets and Event posts come and go. Compare the medians of the
-    // first and last thirds of the measured window.
+    // Flat, not constant: keep-alive sockets, Event posts and in-flight requests come and go (more
+    // so on a loaded machine). A leak raises the floor, so compare the lowest values of the first
+    // and last thirds of the measured window.
     const third = Math.floor(measured.length / 3);
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const floor = (xs: Sample[], key: 'fds' | 'handles') => Math.min(...xs.map((s) => s[key]));
     const drift = (key: 'fds' | 'handles') =>
-      median(measured.slice(-third).map((s) => s[key])) - median(measured.slice(0, third).map((s) => s[key]));
-    assert.ok(drift('fds') <= 6, `fds drift ${drift('fds')}: ${measured.map((s) => s.fds).join(' ')}`);
-    assert.ok(
-      drift('handles') <= 6,
-      `handles drift ${drift('handles')}: ${measured.map((s) => s.handles).join(' ')}`,
-    );
+      floor(measured.slice(-third), key) - floor(measured.slice(0, third), key);
+    const allowed = sized(12, 6);
+    for (const key of ['fds', 'handles'] as const) {
+      assert.ok(
+        drift(key) <= allowed,
+        `${key} floor drift ${drift(key)}: ${measured.map((s) => s[key]).join(' ')}`,
+      );
+    }
     for (const s of streams) {
       assert.ok(s.patches > 10, 'stream clients kept receiving');
       assert.equal(s.gaps, 0);
