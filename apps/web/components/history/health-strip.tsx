@@ -45,6 +45,10 @@ export const HealthStrip = memo(function HealthStrip({
           />
         ))}
       </div>
+      <p className="health-strip-axis" aria-hidden="true">
+        <span>{clock(from)}</span>
+        <span>now</span>
+      </p>
       <ul className="sr-only" aria-label={`Health history of ${device}`}>
         {segments.map((s, i) => (
           <li key={s.from}>

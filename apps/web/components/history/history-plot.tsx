@@ -29,6 +29,8 @@ export function HistoryPlot({ data, height = 160 }: { data: ChartData; height?: 
       const text = cssVar(el, '--muted', '#4a505c');
       const grid = cssVar(el, '--border', '#c9ced6');
       const stepped = UPlot.paths.stepped?.({ align: 1 });
+      // Buckets are dense and stepped: points would only add noise.
+      const points = { show: false };
       const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
       plot.current = new UPlot(
         {
@@ -46,14 +48,22 @@ export function HistoryPlot({ data, height = 160 }: { data: ChartData; height?: 
               dash: [6, 4],
               width: 1.5,
               paths: stepped,
+              points,
             },
-            { label: 'allocatable', stroke: cssVar(el, '--accent', '#0b57d0'), width: 2, paths: stepped },
+            {
+              label: 'allocatable',
+              stroke: cssVar(el, '--accent', '#0b57d0'),
+              width: 2,
+              paths: stepped,
+              points,
+            },
             {
               label: 'allocated',
               stroke: cssVar(el, '--ok-fg', '#0a5c2b'),
               fill: cssVar(el, '--ok-bg', '#e3f4e8'),
               width: 1.5,
               paths: stepped,
+              points,
             },
           ],
         },

@@ -67,7 +67,7 @@ export function NodeHistoryPanel({ node }: { node: NodeSnapshot }) {
       )}
       {q.isPending && <p className="muted">Loading history…</p>}
       {q.data && (
-        <div className="grid">
+        <div className="history-grid">
           {resources.map((r) => (
             <ResourceHistory
               key={r.name}
@@ -91,6 +91,13 @@ export function DeviceHealthHistory({ nodeName, deviceKeys }: { nodeName: string
   const now = useNow(10_000);
   if (q.isError) return <p className="muted">History unavailable.</p>;
   if (!q.data) return <p className="muted">Loading history…</p>;
+  // A young gateway knows less than the window: start the strips where its history starts, so a
+  // fault a minute ago is not a sliver at the right edge of an empty hour.
+  const known = deviceKeys.flatMap((k) => q.data.devices[k] ?? []);
+  const first = known.reduce((m, tr) => Math.min(m, tr.t), Infinity);
+  const last = known.reduce((m, tr) => Math.max(m, tr.t), -Infinity);
+  const to = Math.max(now, last + 1);
+  const from = Math.max(to - win.ms, Number.isFinite(first) ? first : to - win.ms);
   return (
     <div>
       {deviceKeys.map((key) => (
@@ -98,8 +105,8 @@ export function DeviceHealthHistory({ nodeName, deviceKeys }: { nodeName: string
           key={key}
           device={key.slice(key.lastIndexOf('/') + 1)}
           transitions={q.data.devices[key] ?? []}
-          from={now - win.ms}
-          to={now}
+          from={from}
+          to={to}
         />
       ))}
     </div>
