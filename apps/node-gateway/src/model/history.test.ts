@@ -188,3 +188,24 @@ test('observe follows only what a patch touched; a removed resource stops growin
   const fine = s.query().resources[R]!.filter((p) => p.step === 10);
   assert.equal(fine.at(-1)!.t, 20, 'the bucket open at removal is the last one');
 });
+
+test('resources and devices that went away are forgotten once they age out of the longest retention', () => {
+  const { s, at } = store();
+  const snap = (withDevice: boolean) =>
+    ({
+      resources: withDevice ? { [R]: { kubelet: { ...counts(8), free: 8, healthy: 8 } } } : {},
+      devices: withDevice ? { [`${R}/gpu-0`]: { health: 'Healthy', reason: null } } : {},
+    }) as unknown as NodeSnapshot;
+  s.observeAll(snap(true), at(0));
+  s.tick(at(30));
+  s.observeAll(snap(false), at(35));
+  s.tick(at(500));
+  assert.ok(s.hasResource(R), 'still within retention');
+  assert.ok(s.query().devices[`${R}/gpu-0`]);
+  s.tick(at(2000));
+  assert.equal(s.hasResource(R), false);
+  assert.equal(s.query().devices[`${R}/gpu-0`], undefined);
+  // A device that comes back keeps being recorded.
+  s.observeAll(snap(true), at(2100));
+  assert.equal(s.query().devices[`${R}/gpu-0`]!.length, 1);
+});

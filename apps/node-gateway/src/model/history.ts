@@ -28,17 +28,19 @@ export interface HistoryOptions {
 
 type Counts = Pick<ResourceCounts, 'capacity' | 'allocatable' | 'allocated' | 'unhealthy'>;
 
-/** Fixed-capacity ring: push is O(1), the oldest entry is overwritten when full. */
+/**
+ * Bounded ring: push is O(1), the oldest entry is overwritten when full. Storage grows with use
+ * (a device that never changes holds one entry, not `capacity` empty slots).
+ */
 class Ring<T> {
-  private readonly items: (T | undefined)[];
+  private readonly items: T[] = [];
   private start = 0;
   length = 0;
-  constructor(readonly capacity: number) {
-    this.items = new Array<T | undefined>(capacity);
-  }
+  constructor(readonly capacity: number) {}
   push(item: T): void {
     if (this.length < this.capacity) {
-      this.items[(this.start + this.length) % this.capacity] = item;
+      // Not full yet: start is 0 and the array is exactly `length` long.
+      this.items.push(item);
       this.length++;
     } else {
       this.items[this.start] = item;
@@ -142,6 +144,8 @@ interface ResourceSeries {
 interface DeviceSeries {
   transitions: Ring<HealthTransition>;
   health: Health;
+  /** When the device stopped being advertised (null while it is); forgotten a retention later. */
+  removedAt: number | null;
 }
 
 /** Validates tiers: finest first, resolutions multiples of each other, retention growing. */
@@ -217,6 +221,7 @@ export class NodeHistoryStore {
   /** Records a device's health; only changes are kept. */
   recordHealth(key: string, health: Health, reason: string | null, t = this.now()): void {
     const d = this.devices.get(key);
+    if (d) d.removedAt = null;
     if (d && d.health === health) return;
     const transition: HealthTransition = { t, health, reason };
     if (d) {
@@ -225,7 +230,7 @@ export class NodeHistoryStore {
     } else {
       const ring = new Ring<HealthTransition>(this.options.maxTransitionsPerDevice);
       ring.push(transition);
-      this.devices.set(key, { transitions: ring, health });
+      this.devices.set(key, { transitions: ring, health, removedAt: null });
     }
     this.pendingTransitions.push({ device: key, ...transition });
   }
@@ -254,6 +259,7 @@ export class NodeHistoryStore {
     for (const key of devices) {
       const d = snapshot.devices[key];
       if (d) this.recordHealth(key, d.health, d.reason, t);
+      else this.removeDevice(key, t);
     }
   }
 
@@ -262,6 +268,13 @@ export class NodeHistoryStore {
     for (const [name, r] of Object.entries(snapshot.resources)) this.recordResource(name, r.kubelet, t);
     for (const name of this.resources.keys()) if (!snapshot.resources[name]) this.removeResource(name);
     for (const [key, d] of Object.entries(snapshot.devices)) this.recordHealth(key, d.health, d.reason, t);
+    for (const key of this.devices.keys()) if (!snapshot.devices[key]) this.removeDevice(key, t);
+  }
+
+  /** The device is no longer advertised: its history stays until it ages out. */
+  removeDevice(key: string, t = this.now()): void {
+    const d = this.devices.get(key);
+    if (d) d.removedAt ??= t;
   }
 
   /**
@@ -272,6 +285,7 @@ export class NodeHistoryStore {
     for (const [name, s] of this.resources) {
       for (const tier of s.tiers) this.collect(name, tier, tier.roll(t, s.live));
     }
+    this.forgetAgedOut(t);
     if (this.pendingPoints.length === 0 && this.pendingTransitions.length === 0) return null;
     const out = { points: this.pendingPoints, transitions: this.pendingTransitions };
     this.pendingPoints = [];
@@ -307,6 +321,21 @@ export class NodeHistoryStore {
       resources,
       devices,
     };
+  }
+
+  /** Drops resources and devices that went away longer than the longest retention ago. */
+  private forgetAgedOut(t: number): void {
+    const horizon = t - this.options.tiers.at(-1)!.retentionMs;
+    for (const [name, s] of this.resources) {
+      if (s.live || s.tiers.some((tier) => tier.open)) continue;
+      const newest = Math.max(
+        ...s.tiers.map((tier) => (tier.points.length ? tier.points.at(tier.points.length - 1).t : -Infinity)),
+      );
+      if (newest < horizon) this.resources.delete(name);
+    }
+    for (const [key, d] of this.devices) {
+      if (d.removedAt !== null && d.removedAt < horizon) this.devices.delete(key);
+    }
   }
 
   /** Whether the store holds (or held) this resource. */
