@@ -209,7 +209,7 @@ export function createHandlers(ctx: HttpContext) {
         const query = parseHistoryQuery(
           url.searchParams,
           history.clock(),
-          (name) => history.hasResource(name) || name in model.snapshot().resources,
+          (name) => history.hasResource(name) || Object.hasOwn(model.snapshot().resources, name),
           () => Object.keys(model.snapshot().resources),
         );
         return sendJson(res, 200, history.query(query));
