@@ -4,6 +4,7 @@
 // faults are the same after the last restart as before the first. N = 20 (short) or 100 (full).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { report, sized } from './figures.js';
 import {
   api,
@@ -21,6 +22,23 @@ import {
 import type { NodeSnapshot } from '../../src/model/types.js';
 
 const RESTARTS = sized(20, 100);
+
+/** What the open fds are (socket, pipe, anon_inode, file), for a failure message. */
+function fdKinds(): string {
+  const kinds = new Map<string, number>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    let target = '?';
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`)
+        .replace(/:\[\d+\]$/, '')
+        .replace(/^\/.*/, 'file');
+    } catch {
+      // closed meanwhile
+    }
+    kinds.set(target, (kinds.get(target) ?? 0) + 1);
+  }
+  return [...kinds].map(([k, n]) => `${k} ${n}`).join(', ');
+}
 
 const healthOf = (s: NodeSnapshot) =>
   Object.fromEntries(
@@ -91,10 +109,14 @@ test(`${RESTARTS} kubelet restarts in a row: ${RESTARTS} re-registrations, no du
   }
   const elapsed = performance.now() - started;
   // Let closed handles finish closing before counting.
-  const after = await waitFor('handles settled', async () => {
-    const s = await snapshotOf(gw);
-    return fdCount() <= fdsBefore + 2 ? s : null;
-  });
+  const after = await waitFor(
+    `fds back to ${fdsBefore} + 2 (now ${fdCount()}: ${fdKinds()})`,
+    async () => {
+      const s = await snapshotOf(gw);
+      return fdCount() <= fdsBefore + 2 ? s : null;
+    },
+    30_000,
+  );
   const fdsAfter = fdCount();
 
   assert.equal(registrations, 2 * RESTARTS, 'exactly one registration per resource per restart');
