@@ -8,7 +8,15 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(fileURLToPath(import.meta.url), '../..');
-const SKIP_DIRS = new Set(['node_modules', 'dist', '.next', 'e2e', 'test-results', 'playwright-report', '.git']);
+const SKIP_DIRS = new Set([
+  'node_modules',
+  'dist',
+  '.next',
+  'e2e',
+  'test-results',
+  'playwright-report',
+  '.git',
+]);
 const filters = process.argv.slice(2).map((p) => resolve(p));
 
 function findTests(dir, out = []) {
@@ -38,7 +46,9 @@ if (filters.length === 0 && webPkg.scripts?.['test:web']) {
 }
 
 const dirs = ['packages', 'apps', 'deploy', 'scripts'].map((d) => join(root, d)).filter(existsSync);
-let files = dirs.flatMap((d) => findTests(d)).filter((f) => !f.includes(`${join('apps', 'web')}`) || /\.test\.ts$/.test(f));
+let files = dirs
+  .flatMap((d) => findTests(d))
+  .filter((f) => !f.includes(`${join('apps', 'web')}`) || /\.test\.ts$/.test(f));
 if (filters.length > 0) files = files.filter((f) => filters.some((p) => f.startsWith(p)));
 if (files.length === 0) {
   console.error('no test files found');

@@ -21,7 +21,10 @@ try {
     .replace(/local: .*protoc-gen-ts_proto/, `local: ${tsProto}`)
     .replace(/out: src\/gen/, `out: ${join(scratch, 'out')}`);
   writeFileSync(join(scratch, 'buf.gen.yaml'), template);
-  execFileSync(buf, ['generate', '--template', join(scratch, 'buf.gen.yaml')], { cwd: pkgDir, stdio: 'inherit' });
+  execFileSync(buf, ['generate', '--template', join(scratch, 'buf.gen.yaml')], {
+    cwd: pkgDir,
+    stdio: 'inherit',
+  });
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   cpSync(join(scratch, 'out'), outDir, { recursive: true });

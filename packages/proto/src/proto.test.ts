@@ -21,8 +21,15 @@ test('committed generated code matches a fresh `npm run generate`', () => {
   try {
     execFileSync(process.execPath, [join(pkgDir, 'scripts/generate.mjs'), out], { stdio: 'pipe' });
     const committed = join(pkgDir, 'src/gen');
-    const fresh = listFiles(out).map((f) => relative(out, f)).sort();
-    assert.deepEqual(listFiles(committed).map((f) => relative(committed, f)).sort(), fresh);
+    const fresh = listFiles(out)
+      .map((f) => relative(out, f))
+      .sort();
+    assert.deepEqual(
+      listFiles(committed)
+        .map((f) => relative(committed, f))
+        .sort(),
+      fresh,
+    );
     for (const file of fresh) {
       assert.equal(
         readFileSync(join(committed, file), 'utf8'),
@@ -38,12 +45,24 @@ test('committed generated code matches a fresh `npm run generate`', () => {
 test('method paths are the upstream ones', () => {
   assert.equal(deviceplugin.RegistrationService.register.path, '/v1beta1.Registration/Register');
   assert.equal(deviceplugin.DevicePluginService.listAndWatch.path, '/v1beta1.DevicePlugin/ListAndWatch');
-  assert.equal(deviceplugin.DevicePluginService.getPreferredAllocation.path, '/v1beta1.DevicePlugin/GetPreferredAllocation');
-  assert.equal(deviceplugin.DevicePluginService.preStartContainer.path, '/v1beta1.DevicePlugin/PreStartContainer');
+  assert.equal(
+    deviceplugin.DevicePluginService.getPreferredAllocation.path,
+    '/v1beta1.DevicePlugin/GetPreferredAllocation',
+  );
+  assert.equal(
+    deviceplugin.DevicePluginService.preStartContainer.path,
+    '/v1beta1.DevicePlugin/PreStartContainer',
+  );
   assert.equal(podresources.PodResourcesListerService.list.path, '/v1.PodResourcesLister/List');
-  assert.equal(podresources.PodResourcesListerService.getAllocatableResources.path, '/v1.PodResourcesLister/GetAllocatableResources');
+  assert.equal(
+    podresources.PodResourcesListerService.getAllocatableResources.path,
+    '/v1.PodResourcesLister/GetAllocatableResources',
+  );
   assert.equal(podresources.PodResourcesListerService.get.path, '/v1.PodResourcesLister/Get');
-  assert.equal(pluginregistration.RegistrationService.getInfo.path, '/pluginregistration.Registration/GetInfo');
+  assert.equal(
+    pluginregistration.RegistrationService.getInfo.path,
+    '/pluginregistration.Registration/GetInfo',
+  );
   assert.equal(DEVICE_PLUGIN_API_VERSION, 'v1beta1');
 });
 
@@ -60,7 +79,11 @@ test('field numbers and wire types match upstream (golden bytes)', () => {
     '0a0776316265746131' + '1206612e736f636b' + '1a06782e696f2f79' + '2204' + '0801' + '1001',
   );
   // Device{ID=1,health=2,topology=3{nodes=1{ID=1 (int64)}}}
-  const dev = deviceplugin.Device.encode({ ID: 'd', health: 'Healthy', topology: { nodes: [{ ID: 1 }] } }).finish();
+  const dev = deviceplugin.Device.encode({
+    ID: 'd',
+    health: 'Healthy',
+    topology: { nodes: [{ ID: 1 }] },
+  }).finish();
   assert.equal(Buffer.from(dev).toString('hex'), '0a0164' + '12074865616c746879' + '1a04' + '0a02' + '0801');
   // ContainerPreferredAllocationRequest{available=1,must_include=2,allocation_size=3 (int32)}
   const pref = deviceplugin.ContainerPreferredAllocationRequest.encode({
