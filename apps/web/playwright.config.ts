@@ -1,6 +1,7 @@
 // Browser tests against the production build (next build + server.ts) fed by real gateways on
 // kubelet-sim (e2e/global-setup.ts starts them). Debian's Chromium, no browser download.
 import { defineConfig } from '@playwright/test';
+import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from './e2e/chromium';
 
 export const playwrightConfig = defineConfig({
   testDir: 'e2e',
@@ -20,16 +21,8 @@ export const playwrightConfig = defineConfig({
     screenshot: 'only-on-failure',
     trace: 'off',
     launchOptions: {
-      executablePath: '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      executablePath: CHROMIUM_EXECUTABLE,
+      args: CHROMIUM_ARGS,
     },
   },
 });

@@ -10,21 +10,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import type { NodeSnapshot } from '@plugboard/node-gateway';
+import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from '@plugboard/web/e2e/chromium';
 import { socketsUnder } from './cluster.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const GPU = 'plugboard.example/gpu';
 /** Screenshots of the demo's views, kept as test artefacts (the README's image is one of them). */
 const SHOTS = join(repoRoot, 'apps/demo/test-results/screenshots');
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 function groupAlive(pgid: number): boolean {
   try {
@@ -107,7 +99,7 @@ describe('npm start', { timeout: 600_000 }, () => {
   });
 
   it('shows the nodes in the browser and a fault injected from the UI lowers allocatable', async () => {
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_EXECUTABLE, args: CHROMIUM_ARGS });
     const page = await browser.newPage();
     await page.goto(url);
     for (const node of ['gpu-node-a', 'gpu-node-b', 'edge-node']) {

@@ -10,6 +10,7 @@ import { chromium, type Browser } from '@playwright/test';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import { REPO_ROOT, startWebServer, stopPid } from '../e2e/processes';
+import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from '../e2e/chromium';
 import { startFakeGateways } from './fake-gateways';
 
 const RUNS = Number(process.env.PLUGBOARD_BENCH_RUNS ?? 5);
@@ -157,16 +158,8 @@ async function overviewFirstPaint(
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pb-web-bench-'));
   const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    executablePath: CHROMIUM_EXECUTABLE,
+    args: CHROMIUM_ARGS,
   });
   const nodes: SimNode[] = [];
   const pids: number[] = [];
