@@ -10,6 +10,7 @@ export async function waitFor<T>(
   what: string,
   fn: () => T | undefined | false | null | Promise<T | undefined | false | null>,
   timeoutMs = 5000,
+  intervalMs = 10,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -24,7 +25,7 @@ export async function waitFor<T>(
       throw new Error(
         `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
       );
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 

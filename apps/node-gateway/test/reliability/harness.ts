@@ -9,6 +9,7 @@ import { pino, type Logger } from 'pino';
 import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway, type GatewaySectionInput } from '../../src/index.js';
 import type { NodeSnapshot } from '../../src/model/types.js';
+import { waitFor as waitForCondition } from '../helpers.js';
 
 export const GPU = 'plugboard.example/gpu';
 export const NIC = 'plugboard.example/nic';
@@ -108,28 +109,13 @@ export async function startRig(
   return rig;
 }
 
-export async function waitFor<T>(
+/** The gateway tests' waitFor, with the longer default deadline the reliability scenarios need. */
+export const waitFor = <T>(
   what: string,
   fn: () => T | undefined | false | null | Promise<T | undefined | false | null>,
   timeoutMs = 10_000,
   intervalMs = 10,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
-      );
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+): Promise<T> => waitForCondition(what, fn, timeoutMs, intervalMs);
 
 export const snapshotOf = async (gw: Gateway | string): Promise<NodeSnapshot> =>
   (await (await fetch(`${typeof gw === 'string' ? gw : gw.url}/api/v1/node`)).json()) as NodeSnapshot;
