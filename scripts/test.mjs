@@ -38,17 +38,16 @@ function run(cmd, args, opts = {}) {
 let failed = 0;
 // Browser and component tests of the web app (their own runners) come first so that
 // node:test's summary is the last thing printed.
-const webPkg = JSON.parse(
-  (await import('node:fs')).readFileSync(join(root, 'apps/web/package.json'), 'utf8'),
-);
-if (filters.length === 0 && webPkg.scripts?.['test:web']) {
-  failed |= run('npm', ['run', 'test:web', '-w', '@plugboard/web']);
-}
+const webDir = join(root, 'apps', 'web');
+const runWeb = filters.length === 0;
+if (runWeb) failed |= run('npm', ['run', 'test:web', '-w', '@plugboard/web']);
 
 const dirs = ['packages', 'apps', 'deploy', 'scripts'].map((d) => join(root, d)).filter(existsSync);
+// The web suite already ran the web app's tests (its .tsx tests need a DOM preload); a filtered run
+// takes the web app's plain .test.ts files here.
 let files = dirs
   .flatMap((d) => findTests(d))
-  .filter((f) => !f.includes(`${join('apps', 'web')}`) || /\.test\.ts$/.test(f));
+  .filter((f) => !f.startsWith(webDir) || (!runWeb && /\.test\.ts$/.test(f)));
 if (filters.length > 0) files = files.filter((f) => filters.some((p) => f.startsWith(p)));
 if (files.length === 0) {
   console.error('no test files found');
