@@ -1,5 +1,6 @@
 // Shared helpers of the gateway's tests: waiting on conditions with a deadline and a WebSocket
 // client that records what it receives.
+import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
 import type { NodeSnapshot, StreamMessage } from '../src/model/types.js';
 
@@ -32,6 +33,8 @@ export async function waitFor<T>(
 export interface StreamClient {
   ws: WebSocket;
   messages: Msg[];
+  /** performance.now() at which each message of `messages` arrived (same index). */
+  arrivals: number[];
   closed: Promise<{ code: number; reason: string }>;
   next(pred: (m: Msg) => boolean, what: string, timeoutMs?: number): Promise<Msg>;
   close(): Promise<void>;
@@ -40,7 +43,13 @@ export interface StreamClient {
 export async function connectStream(url: string, options: { origin?: string } = {}): Promise<StreamClient> {
   const ws = new WebSocket(url, options.origin ? { origin: options.origin } : {});
   const messages: Msg[] = [];
-  ws.on('message', (data) => messages.push(JSON.parse((data as Buffer).toString('utf8')) as Msg));
+  const arrivals: number[] = [];
+  const arrived = new EventEmitter();
+  ws.on('message', (data) => {
+    arrivals.push(performance.now());
+    messages.push(JSON.parse((data as Buffer).toString('utf8')) as Msg);
+    arrived.emit('message');
+  });
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
     ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
   );
@@ -49,21 +58,35 @@ export async function connectStream(url: string, options: { origin?: string } = 
     ws.once('error', reject);
   });
   let cursor = 0;
+  const scan = (pred: (m: Msg) => boolean): Msg | undefined => {
+    for (; cursor < messages.length; cursor++) {
+      if (pred(messages[cursor]!)) return messages[cursor++]!;
+    }
+    return undefined;
+  };
   return {
     ws,
     messages,
+    arrivals,
     closed,
-    async next(pred, what, timeoutMs = 5000) {
-      return waitFor(
-        what,
-        () => {
-          for (; cursor < messages.length; cursor++) {
-            if (pred(messages[cursor]!)) return messages[cursor++]!;
-          }
-          return undefined;
-        },
-        timeoutMs,
-      );
+    // Resolves on the message event that brings a match (no polling), or fails after timeoutMs.
+    next(pred, what, timeoutMs = 5000) {
+      const found = scan(pred);
+      if (found) return Promise.resolve(found);
+      return new Promise<Msg>((resolve, reject) => {
+        const onMessage = (): void => {
+          const m = scan(pred);
+          if (!m) return;
+          clearTimeout(timer);
+          arrived.off('message', onMessage);
+          resolve(m);
+        };
+        const timer = setTimeout(() => {
+          arrived.off('message', onMessage);
+          reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+        }, timeoutMs);
+        arrived.on('message', onMessage);
+      });
     },
     async close() {
       if (ws.readyState === WebSocket.CLOSED) return;
