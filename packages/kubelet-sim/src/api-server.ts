@@ -10,7 +10,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { connect, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -31,6 +31,8 @@ export interface ApiBackend {
   deletePod(namespace: string, name: string): Promise<void>;
   restart(): Promise<void>;
   state(): unknown;
+  /** The managers' policies, reserved CPUs and each pod's admission decision (what a gateway polls). */
+  admissions(): unknown;
 }
 
 export interface ApiServerOptions {
@@ -485,11 +487,38 @@ export class ApiServer {
 
   // --- Control API --------------------------------------------------------------------------
 
+  /**
+   * GET /control/v1/state[?view=admissions]. `view=admissions` is the slice a gateway polls: the
+   * managers' policies, the reserved CPUs and each pod's admission decision — it does not change
+   * when device health or allocations do. Both views carry an ETag; a matching If-None-Match
+   * answers 304 without a body.
+   */
+  private state(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const view = url.searchParams.get('view') ?? 'full';
+    if (view !== 'full' && view !== 'admissions') {
+      throw new HttpError(400, 'BadRequest', `view must be "full" or "admissions", got "${view}"`);
+    }
+    const body = view === 'full' ? this.o.backend.state() : this.o.backend.admissions();
+    const data = JSON.stringify(body);
+    const etag = `"${createHash('sha1').update(data).digest('base64url')}"`;
+    if (req.headers['if-none-match'] === etag) {
+      res.writeHead(304, { ETag: etag });
+      res.end();
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(data),
+      ETag: etag,
+    });
+    res.end(data);
+  }
+
   private async control(req: IncomingMessage, res: ServerResponse, parts: string[], url: URL): Promise<void> {
     const method = req.method ?? 'GET';
     if (parts[0] !== 'v1') throw new KubeletSimError('NotFound', `no control endpoint ${req.url ?? ''}`);
     const route = parts.slice(1);
-    if (method === 'GET' && route.join('/') === 'state') return json(res, 200, this.o.backend.state());
+    if (method === 'GET' && route.join('/') === 'state') return this.state(req, res, url);
     // A dry run (the API server's ?dryRun=All, or /placement) answers where the pod would land or
     // why it would be refused (200 either way); it changes nothing, so it needs no token.
     if (

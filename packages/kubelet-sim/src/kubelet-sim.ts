@@ -473,6 +473,19 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         deletePod: (namespace, name) => pods.delete(namespace, name),
         restart,
         state,
+        admissions: () => {
+          const { node, pods: podStates } = state();
+          return {
+            node: {
+              topologyManagerPolicy: node.topologyManagerPolicy,
+              topologyManagerScope: node.topologyManagerScope,
+              cpuManagerPolicy: node.cpuManagerPolicy,
+              memoryManagerPolicy: node.memoryManagerPolicy,
+              reservedCpus: node.reservedCpus,
+            },
+            pods: podStates.map((p) => ({ namespace: p.namespace, name: p.name, admission: p.admission })),
+          };
+        },
       },
     });
     sim.url = await api.start();

@@ -319,4 +319,52 @@ describe('Control API authentication', () => {
     });
     assert.equal(restart.status, 200);
   });
+
+  test('state?view=admissions: the policy/admission slice, with an ETag that answers 304 while unchanged', async () => {
+    const url = `${f.sim.url}/control/v1/state?view=admissions`;
+    const first = await fetch(url);
+    assert.equal(first.status, 200);
+    const etag = first.headers.get('etag');
+    assert.match(etag ?? '', /^"[\w-]+"$/);
+    const body = (await first.json()) as {
+      node: Record<string, unknown>;
+      pods: Record<string, unknown>[];
+    };
+    assert.deepEqual(Object.keys(body.node).sort(), [
+      'cpuManagerPolicy',
+      'memoryManagerPolicy',
+      'reservedCpus',
+      'topologyManagerPolicy',
+      'topologyManagerScope',
+    ]);
+    for (const p of body.pods) assert.deepEqual(Object.keys(p).sort(), ['admission', 'name', 'namespace']);
+
+    const same = await fetch(url, { headers: { 'if-none-match': etag! } });
+    assert.equal(same.status, 304);
+    assert.equal(await same.text(), '');
+
+    const admitted = await fetch(`${f.sim.url}/control/v1/pods`, {
+      method: 'POST',
+      body: JSON.stringify(pod('etag-check', {})),
+      headers: { authorization: 'Bearer s3cret' },
+    });
+    assert.equal(admitted.status, 201);
+    const changed = await fetch(url, { headers: { 'if-none-match': etag! } });
+    assert.equal(changed.status, 200);
+    assert.notEqual(changed.headers.get('etag'), etag);
+    const names = ((await changed.json()) as { pods: { name: string }[] }).pods.map((p) => p.name);
+    assert.ok(names.includes('etag-check'), names.join(', '));
+
+    const full = await fetch(`${f.sim.url}/control/v1/state`);
+    assert.ok(full.headers.get('etag'));
+    assert.ok('resources' in ((await full.json()) as object));
+
+    const bad = await fetch(`${f.sim.url}/control/v1/state?view=everything`);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.get('content-type'), 'application/problem+json');
+    assert.match(
+      ((await bad.json()) as { detail: string }).detail,
+      /view must be "full" or "admissions", got "everything"/,
+    );
+  });
 });

@@ -29,7 +29,7 @@ export interface KubeletControlOptions {
   logger: Logger;
 }
 
-/** The parts of kubelet-sim's GET /control/v1/state the gateway reads (structurally typed). */
+/** kubelet-sim's GET /control/v1/state?view=admissions (structurally typed). */
 interface SimState {
   node?: {
     topologyManagerPolicy?: string;
@@ -47,7 +47,7 @@ const ABSENT_RECHECK_MS = 60_000;
 export class KubeletControl {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
-  private lastText = '';
+  private etag: string | null = null;
   private admissions = new Map<string, { text: string; view: AdmissionView }>();
   available = false;
   reason: string | null = 'not checked yet';
@@ -91,11 +91,15 @@ export class KubeletControl {
     if (this.stopped) return;
     let next = this.o.intervalMs;
     try {
-      const res = await fetch(new URL('/control/v1/state', this.o.server), {
-        headers: this.headers(false),
-        signal: AbortSignal.timeout(this.o.timeoutMs),
-      });
-      if (res.status === 404 || !(res.headers.get('content-type') ?? '').includes('json')) {
+      // The admissions view changes only when a pod is admitted, rejected or removed — not on every
+      // health change — and its ETag lets an unchanged state answer 304 without a body.
+      const url = new URL('/control/v1/state?view=admissions', this.o.server);
+      const headers = this.headers(false);
+      if (this.available && this.etag) headers['if-none-match'] = this.etag;
+      const res = await fetch(url, { headers, signal: AbortSignal.timeout(this.o.timeoutMs) });
+      if (res.status === 304) {
+        await res.body?.cancel();
+      } else if (res.status === 404 || !(res.headers.get('content-type') ?? '').includes('json')) {
         await res.body?.cancel();
         this.unavailable('the Kubernetes API server is not a kubelet-sim (no /control/v1/state)');
         next = ABSENT_RECHECK_MS;
@@ -104,7 +108,8 @@ export class KubeletControl {
         this.unavailable(`GET /control/v1/state answered HTTP ${res.status}`);
       } else {
         const text = await res.text();
-        if (text !== this.lastText || !this.available) this.accept(text);
+        const etag = res.headers.get('etag');
+        if (!etag || etag !== this.etag || !this.available) this.accept(text, etag);
       }
     } catch (err) {
       this.unavailable(`cannot reach ${this.o.server}: ${(err as Error).message}`);
@@ -117,12 +122,12 @@ export class KubeletControl {
       this.o.logger.info({ reason }, 'kubelet-sim control API unavailable: Topology Manager policy unknown');
       this.available = false;
       this.reason = reason;
-      this.lastText = '';
+      this.etag = null;
       this.o.onState(null, reason);
     }
   }
 
-  private accept(text: string): void {
+  private accept(text: string, etag: string | null): void {
     let state: SimState;
     try {
       state = JSON.parse(text) as SimState;
@@ -132,7 +137,7 @@ export class KubeletControl {
     const node = state.node;
     if (!node?.topologyManagerPolicy)
       return this.unavailable('GET /control/v1/state has no Topology Manager policy');
-    this.lastText = text;
+    this.etag = etag;
     // Keep each pod's decision object while its content is unchanged, so the model reuses pod states.
     const next = new Map<string, { text: string; view: AdmissionView }>();
     for (const p of state.pods ?? []) {
