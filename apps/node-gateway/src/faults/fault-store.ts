@@ -1,7 +1,8 @@
 // Active simulated faults: the operator's intent, with TTLs, persisted in the state directory so a
 // gateway restart neither loses a fault nor leaves an expired one on. The store drives an actuator
 // (the plugins' fault overlay) per device: inject on the first fault of a device, clear on the last.
-import { mkdirSync, readFileSync, renameSync, writeFileSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, unlinkSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { FaultState } from '../model/types.js';
@@ -46,6 +47,9 @@ export class FaultStore {
   private actuator: FaultActuator | null = null;
   private readonly now: () => Date;
   private persistTimer: NodeJS.Timeout | null = null;
+  /** The write loop while it runs; `dirty` asks it for one more write of the current list. */
+  private persisting: Promise<void> | null = null;
+  private dirty = false;
   /** Whether faults survive a restart, and why not. */
   persistence: { enabled: boolean; reason?: string };
   /** The state dir was usable at start; writes are attempted (and may fail later, e.g. disk full). */
@@ -170,14 +174,14 @@ export class FaultStore {
   }
 
   /** Stops TTL timers and flushes persistence; faults stay on the devices until the plugins stop. */
-  close(): void {
+  async close(): Promise<void> {
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     if (this.persistTimer) {
       clearTimeout(this.persistTimer);
       this.persistTimer = null;
-      this.persist();
     }
+    if (this.dirty || this.persisting) await this.persist();
   }
 
   private deviceFaults(resource: string, deviceId: string): FaultState[] {
@@ -212,23 +216,48 @@ export class FaultStore {
 
   private changed(): void {
     this.options.onChange?.(this.list());
-    // Coalesce bursts (scenarios, flapping) into one write; close() flushes a pending one.
-    if (this.canPersist && !this.persistTimer) {
-      this.persistTimer = setTimeout(() => this.persist(), PERSIST_DELAY_MS);
-      this.persistTimer.unref();
-    }
+    if (!this.canPersist) return;
+    this.dirty = true;
+    this.schedulePersist();
   }
 
-  private persist(): void {
-    this.persistTimer = null;
+  /** Coalesce bursts (scenarios, flapping) into one write; close() flushes a pending one. */
+  private schedulePersist(): void {
+    if (this.persistTimer || this.persisting) return;
+    this.persistTimer = setTimeout(() => {
+      this.persistTimer = null;
+      void this.persist();
+    }, PERSIST_DELAY_MS);
+    this.persistTimer.unref();
+  }
+
+  /**
+   * Writes the current list (write + rename, off the event loop's critical path) until no change is
+   * pending; one loop at a time, so writes land in order.
+   */
+  private persist(): Promise<void> {
+    this.persisting ??= (async () => {
+      while (this.dirty) {
+        this.dirty = false;
+        await this.writeFile(JSON.stringify({ version: FILE_VERSION, faults: this.list() }, null, 2));
+      }
+    })().finally(() => {
+      this.persisting = null;
+      // A change that arrived after the loop's last check but before this callback.
+      if (this.dirty) this.schedulePersist();
+    });
+    return this.persisting;
+  }
+
+  private async writeFile(body: string): Promise<void> {
     const dir = this.options.stateDir;
-    if (!dir || !this.canPersist) return;
+    if (!dir) return;
     const file = join(dir, FILE);
     const tmp = `${file}.${process.pid}.tmp`;
     let next: { enabled: boolean; reason?: string };
     try {
-      writeFileSync(tmp, JSON.stringify({ version: FILE_VERSION, faults: this.list() }, null, 2));
-      renameSync(tmp, file);
+      await writeFile(tmp, body);
+      await rename(tmp, file);
       next = { enabled: true };
     } catch (err) {
       next = {

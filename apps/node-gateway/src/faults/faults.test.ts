@@ -37,10 +37,10 @@ test('a fault holds the device until its last fault is removed; TTL expiry clear
   assert.throws(() => {
     for (let i = 0; i < 11; i++) store.add({ resource: 'r', deviceId: `x${i}`, reason: 'r' });
   }, /maxActive/);
-  store.close();
+  await store.close();
 });
 
-test('active faults persist across restarts; expired ones are cleared on restore', () => {
+test('active faults persist across restarts; expired ones are cleared on restore', async () => {
   let now = Date.parse('2026-01-01T00:00:00Z');
   const clock = () => new Date(now);
   const s1 = new FaultStore({ stateDir: dir, maxActive: 10, now: clock });
@@ -48,7 +48,7 @@ test('active faults persist across restarts; expired ones are cleared on restore
   const keep = s1.add({ resource: 'r', deviceId: 'd1', reason: 'keep', ttlSeconds: 3600 });
   s1.add({ resource: 'r', deviceId: 'd2', reason: 'short', ttlSeconds: 5 });
   const forever = s1.add({ resource: 'r', deviceId: 'd3', reason: 'forever' });
-  s1.close();
+  await s1.close();
   assert.equal(
     (JSON.parse(readFileSync(join(dir, 'faults.json'), 'utf8')) as { faults: unknown[] }).faults.length,
     3,
@@ -80,11 +80,11 @@ test('active faults persist across restarts; expired ones are cleared on restore
   );
   assert.equal(s2b.get(keep.id)!.expiresAt, keep.expiresAt, 'TTL is kept, not restarted');
   assert.deepEqual([...act.on.keys()].sort(), ['r/d1', 'r/d3']);
-  s2b.close();
-  s2.close();
+  await s2b.close();
+  await s2.close();
 });
 
-test('an unwritable state dir turns persistence off with a reason, faults still work in memory', () => {
+test('an unwritable state dir turns persistence off with a reason, faults still work in memory', async () => {
   const ro = join(dir, 'ro');
   writeFileSync(ro, 'not a directory');
   const store = new FaultStore({ stateDir: join(ro, 'state'), maxActive: 10 });
@@ -94,12 +94,39 @@ test('an unwritable state dir turns persistence off with a reason, faults still 
   store.attach(act);
   store.add({ resource: 'r', deviceId: 'd', reason: 'x' });
   assert.equal(act.on.size, 1);
-  store.close();
+  await store.close();
   if (process.getuid?.() !== 0) {
     const locked = mkdtempSync(join(dir, 'locked-'));
     chmodSync(locked, 0o500);
     assert.equal(new FaultStore({ stateDir: locked, maxActive: 1 }).persistence.enabled, false);
   }
+});
+
+test('persistence writes off the event loop, in order: a change during a write is written after it', async () => {
+  const stateDir = mkdtempSync(join(dir, 'async-'));
+  const file = join(stateDir, 'faults.json');
+  const onDisk = (): string[] => {
+    try {
+      return (JSON.parse(readFileSync(file, 'utf8')) as { faults: { deviceId: string }[] }).faults.map(
+        (f) => f.deviceId,
+      );
+    } catch {
+      return [];
+    }
+  };
+  const store = new FaultStore({ stateDir, maxActive: 100 });
+  store.attach(recorder());
+  store.add({ resource: 'r', deviceId: 'a', reason: 'x' });
+  assert.deepEqual(onDisk(), [], 'nothing is written synchronously by add()');
+  await waitFor('the first write', () => onDisk().length === 1, 3000, 5);
+  // A burst: one write (or two) for all of it, never an older list after a newer one.
+  const ids = Array.from({ length: 30 }, (_, i) => `b${i}`);
+  for (const id of ids) store.add({ resource: 'r', deviceId: id, reason: 'x' });
+  const first = store.list()[0]!;
+  store.remove(first.id);
+  await store.close();
+  assert.deepEqual(onDisk().sort(), [...ids].sort(), 'close() flushes the latest list');
+  assert.equal(store.persistence.enabled, true);
 });
 
 function devices(): DeviceState[] {
@@ -205,5 +232,5 @@ test('scenario runner: NUMA outage, random devices (seeded), flap, node filter, 
   assert.equal(act.on.size, 1);
   await waitFor('scenario TTL', () => !runner.get(ttl.id) && act.on.size === 0, 3000);
   runner.close();
-  store.close();
+  await store.close();
 });
