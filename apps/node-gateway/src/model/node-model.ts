@@ -203,7 +203,10 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
       {
         ...this.inputs,
         updatedAt,
-        resources: [...this.resources.values()].sort((a, b) => a.name.localeCompare(b.name)),
+        // Code-unit order: resource names are ASCII, and localeCompare would load ICU collation data.
+        resources: [...this.resources.values()].sort((a, b) =>
+          a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+        ),
         events: this.events,
       },
       this.cache,
