@@ -3,10 +3,12 @@
 #
 #   docker build -f deploy/docker/gateway.Dockerfile -t plugboard/gateway:0.1.0 .
 #
-# Stages: `build` compiles proto → plugin → node-gateway to dist/ with the full toolchain;
-# `prod-deps` installs production dependencies only; the runtime stage is distroless (no shell, no
-# package manager) and runs as the non-root user. The Helm chart runs the DaemonSet as root only
-# because the kubelet directories it mounts are root-owned (see deploy/helm/plugboard/README.md).
+# Stages: `build` compiles proto → plugin → node-gateway and bundles the gateway with the full
+# toolchain; the runtime stage is distroless (no shell, no package manager), holds only the bundle
+# (no node_modules) and runs as the non-root user. Memory settings (NODE_OPTIONS heap cap,
+# MALLOC_ARENA_MAX) come from the chart's `gateway.nodeOptions` / `gateway.mallocArenaMax`. The
+# Helm chart runs the DaemonSet as root only because the kubelet directories it mounts are
+# root-owned (see deploy/helm/plugboard/README.md).
 ARG NODE_IMAGE=node:22-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs22-debian12:nonroot
 
@@ -28,12 +30,10 @@ COPY --from=context /manifests/ ./
 FROM manifests AS build
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
 COPY --from=context /src ./
+# Type-checks and compiles proto → plugin → node-gateway, then bundles the gateway
+# (apps/node-gateway/scripts/bundle.mjs): one tree-shaken, minified ESM entry plus chunks with every
+# dependency inside, so the runtime stage needs no node_modules at all.
 RUN npm run build -w @plugboard/proto -w @plugboard/plugin -w @plugboard/node-gateway
-
-FROM manifests AS prod-deps
-RUN --mount=type=cache,target=/root/.npm \
-    npm ci --omit=dev --ignore-scripts --no-audit --no-fund -w @plugboard/node-gateway \
- && mkdir -p packages/proto/node_modules packages/plugin/node_modules apps/node-gateway/node_modules
 
 FROM ${RUNTIME_IMAGE}
 LABEL org.opencontainers.image.title="plugboard-gateway" \
@@ -42,19 +42,8 @@ LABEL org.opencontainers.image.title="plugboard-gateway" \
 WORKDIR /app
 ENV NODE_ENV=production \
     PATH=/nodejs/bin:/usr/local/bin:/usr/bin:/bin
-COPY --from=prod-deps /src/package.json ./
-COPY --from=prod-deps /src/node_modules ./node_modules
-COPY --from=prod-deps /src/packages/proto/node_modules ./packages/proto/node_modules
-COPY --from=prod-deps /src/packages/plugin/node_modules ./packages/plugin/node_modules
-COPY --from=prod-deps /src/apps/node-gateway/node_modules ./apps/node-gateway/node_modules
-COPY --from=build /src/packages/proto/package.json ./packages/proto/
-COPY --from=build /src/packages/proto/dist ./packages/proto/dist
-COPY --from=build /src/packages/plugin/package.json ./packages/plugin/
-COPY --from=build /src/packages/plugin/dist ./packages/plugin/dist
-COPY --from=build /src/packages/plugin/bin ./packages/plugin/bin
-COPY --from=build /src/apps/node-gateway/package.json ./apps/node-gateway/
-COPY --from=build /src/apps/node-gateway/dist ./apps/node-gateway/dist
-COPY --from=build /src/apps/node-gateway/bin ./apps/node-gateway/bin
+# The bundle, its chunks, source maps and the third-party licence notices (*.LEGAL.txt).
+COPY --from=build /src/apps/node-gateway/dist/bundle/ ./
 USER 65532:65532
 EXPOSE 9400
-ENTRYPOINT ["/nodejs/bin/node", "/app/apps/node-gateway/bin/plugboard-gateway.js"]
+ENTRYPOINT ["/nodejs/bin/node", "/app/plugboard-gateway.mjs"]

@@ -70,9 +70,15 @@ const rootPackage = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf
 };
 const values: unknown = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
 
+// The gateway image holds the self-contained bundle (no node_modules); the web image its built app
+// with production dependencies.
 const images = {
-  gateway: { port: at(values, 'gateway', 'port'), entry: '/app/apps/node-gateway/bin/plugboard-gateway.js' },
-  web: { port: at(values, 'web', 'port'), entry: '/app/apps/web/server.mjs' },
+  gateway: {
+    port: at(values, 'gateway', 'port'),
+    entry: '/app/plugboard-gateway.mjs',
+    runtime: { bundle: '/src/apps/node-gateway/dist/bundle/' },
+  },
+  web: { port: at(values, 'web', 'port'), entry: '/app/apps/web/server.mjs', runtime: 'node_modules' },
 } as const;
 
 describe('.dockerignore', () => {
@@ -123,18 +129,64 @@ for (const [component, expected] of Object.entries(images)) {
       assert.match(resolveImage(final.from), /distroless|slim|alpine/, 'small runtime base');
     });
 
-    it('installs production dependencies only for the runtime', () => {
-      const prod = stages.find((s) =>
-        s.instructions.some((i) => i.op === 'RUN' && /npm ci --omit=dev/.test(i.args)),
-      );
-      assert.ok(prod?.name, 'a stage runs npm ci --omit=dev');
-      const nodeModules = final.instructions.filter(
-        (i) => i.op === 'COPY' && /\/node_modules\s/.test(i.args),
-      );
-      assert.ok(nodeModules.length > 0);
-      for (const copy of nodeModules)
-        assert.ok(copy.args.includes(`--from=${prod.name}`), `${copy.args} comes from ${prod.name}`);
-    });
+    if (typeof expected.runtime === 'object') {
+      const { bundle } = expected.runtime;
+      it('runs the bundle alone: no node_modules in the runtime, the bundle built in an earlier stage', () => {
+        assert.ok(
+          !final.instructions.some((i) => /node_modules/.test(i.args)),
+          'the runtime stage copies no node_modules',
+        );
+        const copy = final.instructions.find((i) => i.op === 'COPY' && i.args.includes(bundle));
+        assert.ok(copy, `the runtime copies ${bundle}`);
+        const from = /--from=(\S+)/.exec(copy.args)?.[1];
+        const builder = stages.find((s) => s.name === from);
+        assert.ok(
+          builder?.instructions.some(
+            (i) => i.op === 'RUN' && /npm run build\b.*@plugboard\/node-gateway/.test(i.args),
+          ),
+          `stage ${from} builds the gateway (its build script bundles)`,
+        );
+        const pkg = JSON.parse(readFileSync(join(repoRoot, 'apps/node-gateway/package.json'), 'utf8')) as {
+          scripts: Record<string, string>;
+        };
+        assert.match(pkg.scripts.build!, /scripts\/bundle\.mjs/, 'the build script writes dist/bundle');
+      });
+      it('the bundle it copies runs: --help from a fresh bundle, outside the repository', () => {
+        const out = mkdtempSync(join(tmpdir(), 'plugboard-bundle-'));
+        try {
+          const built = spawnSync(
+            process.execPath,
+            ['apps/node-gateway/scripts/bundle.mjs', '--outdir', out],
+            {
+              cwd: repoRoot,
+              encoding: 'utf8',
+            },
+          );
+          assert.equal(built.status, 0, built.stderr);
+          const help = spawnSync(process.execPath, [join(out, 'plugboard-gateway.mjs'), '--help'], {
+            cwd: out,
+            encoding: 'utf8',
+          });
+          assert.equal(help.status, 0, help.stderr);
+          assert.match(help.stdout, /^Usage: plugboard-gateway --config FILE/);
+        } finally {
+          rmSync(out, { recursive: true, force: true });
+        }
+      });
+    } else {
+      it('installs production dependencies only for the runtime', () => {
+        const prod = stages.find((s) =>
+          s.instructions.some((i) => i.op === 'RUN' && /npm ci --omit=dev/.test(i.args)),
+        );
+        assert.ok(prod?.name, 'a stage runs npm ci --omit=dev');
+        const nodeModules = final.instructions.filter(
+          (i) => i.op === 'COPY' && /\/node_modules\s/.test(i.args),
+        );
+        assert.ok(nodeModules.length > 0);
+        for (const copy of nodeModules)
+          assert.ok(copy.args.includes(`--from=${prod.name}`), `${copy.args} comes from ${prod.name}`);
+      });
+    }
 
     it('runs as a non-root user with the entrypoint and port the chart expects', () => {
       const user = final.instructions.filter((i) => i.op === 'USER').at(-1);

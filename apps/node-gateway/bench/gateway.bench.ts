@@ -1,16 +1,17 @@
-// npm run bench -w @plugboard/node-gateway [-- --built]
+// npm run bench -w @plugboard/node-gateway [-- --source]
 // At 1,024 devices and 250 pods (kubelet-sim + real plugins, the gateway as its own process via the
 // CLI): fault → patch delivered to a WebSocket client (p50/p99), one-device patch size vs snapshot
 // size, gateway RSS; and fan-out of one patch payload to 500 clients through the gateway's StreamHub
 // beside a bare `ws` broadcast of the same payload, in the same run (ratio).
-import { fork, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { fork, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocket, WebSocketServer } from 'ws';
+import { parse as parseYaml } from 'yaml';
 import { StreamHub } from '../src/http/stream.js';
 import { connectStream, waitFor } from '../test/helpers.js';
 import type { NodeSnapshot } from '../src/model/types.js';
@@ -18,14 +19,18 @@ import type { NodeSnapshot } from '../src/model/types.js';
 const GPU = 'plugboard.example/gpu';
 const DEVICES = 1024;
 const PODS = 250;
-const FAULTS = 100;
+const FAULTS = 500;
 const CLIENTS = 500;
 const MESSAGES = 200;
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const rssOf = (pid: number) =>
-  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+/** RSS of a process and how much of it is anonymous (heap, stacks) vs mapped files (the node binary). */
+function rssOf(pid: number): { rss: number; anon: number } {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)![1]) * 1024;
+  return { rss: kb('Rss'), anon: kb('Anonymous') };
+}
 const mb = (b: number) => (b / 1048576).toFixed(1);
 /** Bucket upper bounds at which a Prometheus histogram reaches the 50th and 99th percentile. */
 function histogram(text: string, name: string): { p50: number; p99: number; count: number } {
@@ -48,32 +53,57 @@ const cpuOf = (pid: number) => {
 const metric = (text: string, name: string) =>
   Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 
-// `--built` runs the compiled gateway (apps/node-gateway/dist, with proto and plugin from their
-// dist), as a deployed gateway runs; without it the TypeScript source runs under tsx. The mode is
-// explicit so a leftover dist/ never changes silently what is measured.
-const BUILT = process.argv.includes('--built');
+// By default the gateway runs as the container image runs it: the bundle (scripts/bundle.mjs, built
+// from the current source into the run's temp dir) under the chart's default NODE_OPTIONS
+// (`gateway.nodeOptions` in deploy/helm/plugboard/values.yaml). `--source` runs the TypeScript
+// source under tsx instead (readable CPU profiles; more memory). The mode is printed with the results.
+const SOURCE = process.argv.includes('--source');
 
-function gatewayEntry(): string[] {
-  if (BUILT) {
-    const dists = [
-      '../dist/cli.js',
-      '../../../packages/plugin/dist/index.js',
-      '../../../packages/proto/dist/index.js',
-    ];
-    const missing = dists.filter((d) => !existsSync(fileURLToPath(new URL(d, import.meta.url))));
-    if (missing.length) {
-      throw new Error(
-        `--built needs ${missing.join(', ')}: run npm run build -w @plugboard/proto -w @plugboard/plugin -w @plugboard/node-gateway`,
-      );
-    }
-    return [fileURLToPath(new URL('../dist/cli.js', import.meta.url))];
+/** The chart's default process environment for the gateway container (one source of truth). */
+function chartEnv(): { NODE_OPTIONS: string; MALLOC_ARENA_MAX?: string } {
+  const valuesFile = fileURLToPath(new URL('../../../deploy/helm/plugboard/values.yaml', import.meta.url));
+  const values = parseYaml(readFileSync(valuesFile, 'utf8')) as {
+    gateway?: { nodeOptions?: unknown; mallocArenaMax?: unknown };
+  };
+  const { nodeOptions, mallocArenaMax } = values.gateway ?? {};
+  if (typeof nodeOptions !== 'string') throw new Error(`${valuesFile}: gateway.nodeOptions is not a string`);
+  if (typeof mallocArenaMax !== 'number')
+    throw new Error(`${valuesFile}: gateway.mallocArenaMax is not a number`);
+  return {
+    NODE_OPTIONS: nodeOptions,
+    ...(mallocArenaMax > 0 ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}),
+  };
+}
+
+function gatewayCommand(dir: string): { args: string[]; env: NodeJS.ProcessEnv; label: string } {
+  if (SOURCE) {
+    return {
+      args: [
+        '--conditions=@plugboard/source',
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('../src/cli.ts', import.meta.url)),
+      ],
+      env: process.env,
+      label: 'the TypeScript source under tsx (--source)',
+    };
   }
-  return [
-    '--conditions=@plugboard/source',
-    '--import',
-    'tsx',
-    fileURLToPath(new URL('../src/cli.ts', import.meta.url)),
-  ];
+  const outdir = join(dir, 'bundle');
+  const built = spawnSync(
+    process.execPath,
+    [fileURLToPath(new URL('../scripts/bundle.mjs', import.meta.url)), '--outdir', outdir],
+    { encoding: 'utf8' },
+  );
+  if (built.status !== 0) throw new Error(`bundling the gateway failed:\n${built.stderr}`);
+  const env = chartEnv();
+  const shown = Object.entries(env)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(' ');
+  return {
+    args: [join(outdir, 'plugboard-gateway.mjs')],
+    env: { ...process.env, ...env },
+    label: `the bundle as the image runs it, with the chart's default ${shown}`,
+  };
 }
 
 interface SimProcess {
@@ -87,10 +117,14 @@ interface SimProcess {
 
 /** kubelet-sim in its own process (bench/kubelet-sim-process.ts), driven over the IPC channel. */
 async function startSimProcess(options: object): Promise<SimProcess> {
-  const child = fork(fileURLToPath(new URL('./kubelet-sim-process.ts', import.meta.url)), [JSON.stringify(options)], {
-    execArgv: ['--conditions=@plugboard/source', '--import', 'tsx'],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+  const child = fork(
+    fileURLToPath(new URL('./kubelet-sim-process.ts', import.meta.url)),
+    [JSON.stringify(options)],
+    {
+      execArgv: ['--conditions=@plugboard/source', '--import', 'tsx'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
+  );
   const exited = new Promise((r) => child.once('exit', r));
   const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   let nextId = 0;
@@ -134,10 +168,12 @@ async function gatewayScenario() {
   writeFileSync(
     cfg,
     `resources:\n  - name: ${GPU}\n    simulated: { count: ${DEVICES}, numaNodes: [0, 1, 2, 3] }\n` +
-      `gateway:\n  faults: { enabled: true }\n  logLevel: warn\n`,
+      `gateway:\n  faults: { enabled: true }\n  logLevel: warn\n` +
+      // 2 mutations per cycle, back to back: above the default 20/s limit, which is not measured here.
+      `  http: { mutationRateLimit: null }\n`,
   );
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const entry = gatewayEntry();
+  const command = gatewayCommand(dir);
   // PLUGBOARD_BENCH_CPU_PROF=DIR writes a V8 CPU profile of the gateway process there;
   // PLUGBOARD_BENCH_HEAP_SNAPSHOT=DIR a heap snapshot of it at scale (after the fault cycles).
   const prof = process.env.PLUGBOARD_BENCH_CPU_PROF;
@@ -147,7 +183,7 @@ async function gatewayScenario() {
     [
       ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
       ...(heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
-      ...entry,
+      ...command.args,
       '--config',
       cfg,
       '--device-plugin-dir',
@@ -163,7 +199,10 @@ async function gatewayScenario() {
       '--state-dir',
       join(dir, 'gw'),
     ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: command.env,
+    },
   );
   const url = `http://127.0.0.1:${port}`;
   try {
@@ -192,6 +231,7 @@ async function gatewayScenario() {
           : null;
       },
       60_000,
+      250, // a full snapshot is ~0.8 MB: ask a few times a second, as a REST client would
     );
     const client = await connectStream(`${url.replace('http', 'ws')}/api/v1/stream`);
     await client.next((m) => m.type === 'snapshot', 'snapshot', 30_000);
@@ -248,6 +288,7 @@ async function gatewayScenario() {
     if (heapDir) await heapSnapshot(child.pid!, heapDir);
     await client.close();
     return {
+      label: command.label,
       latencies,
       gatewayPart,
       patchBytes,
@@ -377,13 +418,13 @@ const f = {
 };
 const ratios = rounds.map((r) => (r.hub.msgsPerSec / r.bare.msgsPerSec).toFixed(2)).join(', ');
 const lines = [
-  `scale: ${g.devices} devices, ${g.pods} pods (kubelet-sim + real plugin, gateway as a separate process running ${BUILT ? 'the built dist/ (--built)' : 'the TypeScript source under tsx'})`,
+  `scale: ${g.devices} devices, ${g.pods} pods (kubelet-sim + real plugin, gateway as a separate process running ${g.label})`,
   `fault → patch at client: p50 ${pct(g.latencies, 50).toFixed(2)} ms, p99 ${pct(g.latencies, 99).toFixed(2)} ms (n=${g.latencies.length}; target p99 ≤ 50 ms)`,
   `  of which request → patch built in the gateway (ms-resolution wall clock): p50 ${pct(g.gatewayPart, 50)} ms, p99 ${pct(g.gatewayPart, 99)} ms`,
   `one-device fault patch: ${g.patchBytes} B; full snapshot: ${g.snapshotBytes} B (${(g.snapshotBytes / g.patchBytes).toFixed(0)}× larger)`,
   `gateway model update (rebuild + diff + broadcast), all ${g.updates.count} updates of the run: p50 ≤ ${g.updates.p50 * 1000} ms, p99 ≤ ${g.updates.p99 * 1000} ms (histogram bucket bounds)`,
   `gateway CPU per fault cycle (inject + heal, incl. PodResources polls and API-server updates it causes): ${(g.cpuPerCycle * 1000).toFixed(1)} ms; 1-min load average during the run: ${g.load.toFixed(1)} on ${(await import('node:os')).cpus().length} cores`,
-  `gateway RSS: ${mb(g.rssIdle)} MB when ready (no pods), ${mb(g.rss)} MB at scale, V8 heap used ${mb(g.heapUsed)} MB (target ≤ 120 MB)`,
+  `gateway RSS: ${mb(g.rssIdle.rss)} MB when ready (no pods), ${mb(g.rss.rss)} MB at scale (target ≤ 120 MB; ${mb(g.rss.anon)} MB anonymous, ${mb(g.rss.rss - g.rss.anon)} MB mapped files such as the node binary), V8 heap used ${mb(g.heapUsed)} MB`,
   `fan-out ${CLIENTS} clients × ${MESSAGES} msgs (median of 3): gateway hub ${f.hub.msgsPerSec.toFixed(0)} msg/s (${f.hub.cpuSeconds.toFixed(2)} s CPU), bare ws ${f.bare.msgsPerSec.toFixed(0)} msg/s (${f.bare.cpuSeconds.toFixed(2)} s CPU)`,
   `fan-out ratio gateway/bare (medians): ${(f.hub.msgsPerSec / f.bare.msgsPerSec).toFixed(2)}; per round ${ratios} (target ≥ 0.7)`,
 ];

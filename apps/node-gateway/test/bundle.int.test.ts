@@ -1,0 +1,159 @@
+// The gateway as the container image runs it: the bundle (scripts/bundle.mjs) started by plain
+// `node` outside the repository's node_modules, with the chart's default NODE_OPTIONS and
+// MALLOC_ARENA_MAX, against kubelet-sim. It proves the bundle carries everything the gateway
+// loads at run time — the plugins over gRPC, PodResources, @kubernetes/client-node's informers
+// (a separate chunk), metrics — and that the chart's memory settings are accepted by node.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { parse as parseYaml } from 'yaml';
+import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
+import type { NodeSnapshot } from '../src/model/types.js';
+import { connectStream, waitFor } from './helpers.js';
+
+const GPU = 'plugboard.example/gpu';
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'pb-gw-bundle-'));
+let sim: KubeletSim;
+let gateway: ChildProcess;
+let url = '';
+let output = '';
+
+/** The env the chart's DaemonSet sets for the gateway container, from the chart's defaults. */
+function chartEnv(): Record<string, string> {
+  const values = parseYaml(readFileSync(join(repoRoot, 'deploy/helm/plugboard/values.yaml'), 'utf8')) as {
+    gateway: { nodeOptions: string; mallocArenaMax: number };
+  };
+  return {
+    NODE_OPTIONS: values.gateway.nodeOptions,
+    MALLOC_ARENA_MAX: String(values.gateway.mallocArenaMax),
+  };
+}
+
+before(async () => {
+  const bundle = join(dir, 'image');
+  const built = spawnSync(
+    process.execPath,
+    [join(repoRoot, 'apps/node-gateway/scripts/bundle.mjs'), '--outdir', bundle],
+    {
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(built.status, 0, built.stderr);
+  assert.ok(
+    readdirSync(join(bundle, 'chunks')).some((f) => f.startsWith('kube-')),
+    'client-node is its own chunk',
+  );
+  sim = await startKubeletSim({
+    devicePluginDir: join(dir, 'dp'),
+    stateDir: join(dir, 'kubelet'),
+    nodeName: 'bundle-node',
+    logger: pino({ level: 'silent' }),
+  });
+  const config = join(dir, 'gateway.yaml');
+  writeFileSync(
+    config,
+    `resources:\n  - name: ${GPU}\n    simulated: { count: 4, numaNodes: [0, 1] }\n` +
+      'gateway:\n  faults: { enabled: true }\n',
+  );
+  // cwd outside the repository: nothing can be resolved from a node_modules directory.
+  gateway = spawn(
+    process.execPath,
+    [
+      join(bundle, 'plugboard-gateway.mjs'),
+      '--config',
+      config,
+      '--device-plugin-dir',
+      sim.devicePluginDir,
+      '--pod-resources-socket',
+      sim.podResourcesSocket,
+      '--kubeconfig',
+      sim.kubeconfigPath,
+      '--node-name',
+      'bundle-node',
+      '--listen',
+      '127.0.0.1:0',
+      '--state-dir',
+      join(dir, 'state'),
+    ],
+    { cwd: bundle, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...chartEnv() } },
+  );
+  gateway.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  gateway.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  url = await waitFor('the listening log line', () => /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1], 30_000);
+});
+
+after(async () => {
+  if (gateway && gateway.exitCode === null) {
+    gateway.kill('SIGKILL');
+    await new Promise((r) => gateway.once('exit', r));
+  }
+  await sim?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const snapshot = async (): Promise<NodeSnapshot> =>
+  (await (await fetch(`${url}/api/v1/node`)).json()) as NodeSnapshot;
+
+test('the bundled gateway registers its plugin, reads PodResources and the API server, and runs faults', async () => {
+  await waitFor('ready', async () => (await fetch(`${url}/readyz`)).status === 200, 20_000);
+  await sim.admitPod({
+    metadata: { name: 'trainer', namespace: 'ml' },
+    spec: { containers: [{ name: 'main', resources: { limits: { [GPU]: 1 } } }] },
+  });
+  const s = await waitFor(
+    'the pod through PodResources and the Node through the informer',
+    async () => {
+      const snap = await snapshot();
+      return snap.pods['ml/trainer'] && snap.resources[GPU]?.apiServer?.allocatable === 4 ? snap : null;
+    },
+    20_000,
+  );
+  assert.equal(s.sources.kubernetes.status, 'ok');
+  assert.equal(s.sources.podResources.status, 'ok');
+
+  const stream = await connectStream(`${url.replace('http', 'ws')}/api/v1/stream`);
+  await stream.next((m) => m.type === 'snapshot', 'snapshot');
+  const free = Object.values(s.devices).find((d) => !d.allocation)!;
+  const res = await fetch(`${url}/api/v1/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ resource: GPU, deviceId: free.id, reason: 'bundle test' }),
+  });
+  assert.equal(res.status, 201);
+  const path = `/devices/${free.key.replace(/\//g, '~1')}/health`;
+  await stream.next(
+    (m) =>
+      m.type === 'patch' && m.ops.some((o) => o.path === path && 'value' in o && o.value === 'Unhealthy'),
+    'the Unhealthy patch',
+  );
+  await waitFor('kubelet-sim allocatable drop', () => sim.state().resources[GPU]?.allocatable === 3);
+  await stream.close();
+
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  assert.match(metrics, /^plugboard_gateway_faults_injected_total\{resource="plugboard\.example\/gpu"\} 1$/m);
+});
+
+test('the chart heap cap is in force, and SIGTERM stops the bundle cleanly (plugin socket removed)', async () => {
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  const limitMb = Number(/--max-old-space-size=(\d+)/.exec(chartEnv().NODE_OPTIONS)![1]);
+  // V8's limit is the old-space cap plus the young generation: without the cap it would be GBs.
+  const limit = Number(/^plugboard_gateway_heap_limit_bytes (\S+)$/m.exec(metrics)![1]);
+  assert.ok(
+    limit >= limitMb * 2 ** 20 && limit < (limitMb + 16) * 2 ** 20,
+    `heap limit ${limit} B follows --max-old-space-size=${limitMb}`,
+  );
+  const sockets = () =>
+    readdirSync(sim.devicePluginDir).filter((f) => f.endsWith('.sock') && f !== 'kubelet.sock');
+  assert.ok(sockets().length > 0);
+  gateway.kill('SIGTERM');
+  const code = await new Promise<number | null>((r) => gateway.once('exit', r));
+  assert.equal(code, 0, output.slice(-2000));
+  assert.deepEqual(sockets(), []);
+  assert.ok(existsSync(join(dir, 'state', 'faults.json')), 'the active fault was persisted');
+});
