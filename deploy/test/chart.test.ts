@@ -2,6 +2,8 @@
 // object, and the invariants the chart promises (host directories, dropped capabilities, least
 // privilege RBAC, faults off by default, probes, config checksum, NetworkPolicy wiring).
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import {
@@ -24,6 +26,7 @@ import {
 } from './helm.js';
 
 const ALL_FEATURES = fixture('all-features.values.yaml');
+const defaultValues: unknown = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
 
 const ALL =
   'all features (faults, kubernetes auth, every source, privileged, ingress, servicemonitor, prometheusrule)';
@@ -281,6 +284,28 @@ describe('gateway DaemonSet', () => {
     const v6args = asArray(container(gatewayDaemonSet(v6), 'gateway').args);
     assert.ok(v6args.includes('--listen=[::]:9400'));
     assert.equal(v6args.at(-1), '--verbose');
+  });
+
+  it('sets the memory tuning env (heap cap, malloc arenas) with room for it under the memory limit', () => {
+    const gw = container(gatewayDaemonSet(render({})), 'gateway');
+    const nodeOptions = String(envValue(gw, 'NODE_OPTIONS'));
+    assert.equal(nodeOptions, at(defaultValues, 'gateway', 'nodeOptions'));
+    assert.equal(envValue(gw, 'MALLOC_ARENA_MAX'), '2');
+    // The heap cap plus code, stacks and the node binary (~60 MiB) must fit twice under the limit.
+    const capMiB = Number(/--max-old-space-size=(\d+)/.exec(nodeOptions)?.[1]);
+    const limit = String(at(gw, 'resources', 'limits', 'memory'));
+    const limitMiB = Number(/^(\d+)Mi$/.exec(limit)?.[1]);
+    assert.ok(
+      capMiB > 0 && limitMiB >= 2 * capMiB + 60,
+      `limit ${limit} leaves room for a ${capMiB} MiB heap`,
+    );
+
+    const plain = container(
+      gatewayDaemonSet(render({ values: { gateway: { nodeOptions: '', mallocArenaMax: 0 } } })),
+      'gateway',
+    );
+    assert.equal(envValue(plain, 'NODE_OPTIONS'), undefined);
+    assert.equal(envValue(plain, 'MALLOC_ARENA_MAX'), undefined);
   });
 
   it('adds vendor tolerations and affinity from values', () => {

@@ -16,6 +16,7 @@ const ALERTS = [
   'PlugboardDevicePluginNotRegistered',
   'PlugboardKubeletRestartsFlapping',
   'PlugboardStreamClientsDropped',
+  'PlugboardGatewayHeapNearLimit',
 ] as const;
 
 const enabled = {
@@ -99,7 +100,7 @@ describe('Prometheus Operator objects', () => {
     }
   });
 
-  it('has the five alerts, each with valid PromQL, a severity and runbook text', () => {
+  it('has the six alerts, each with valid PromQL, a severity and runbook text', () => {
     const rules = alertRules();
     assert.deepEqual(rules.map((r) => r.alert).sort(), [...ALERTS].sort());
     for (const rule of rules) {
@@ -168,6 +169,7 @@ describe('Prometheus Operator objects', () => {
             pluginNotRegistered: off,
             kubeletRestartsFlapping: off,
             streamClientsDropped: off,
+            gatewayHeapNearLimit: off,
           },
         },
       },

@@ -2,6 +2,7 @@
 // `plugboard_` prefix, base units in the name (`_seconds`, `_total` for counters), `namespace` /
 // `pod` / `container` labels for workload attribution. Per-device and per-pod gauges are computed
 // from the current snapshot at scrape time, so a flapping device costs nothing between scrapes.
+import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { NodeSnapshot } from '../model/types.js';
 
@@ -140,6 +141,14 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
       help: 'Kubelet restarts detected by the plugins.',
       labelNames: ['resource'] as const,
       registers: [registry],
+    }),
+    heapLimit: new Gauge({
+      name: 'plugboard_gateway_heap_limit_bytes',
+      help: "V8's heap size limit of the gateway process (set by NODE_OPTIONS --max-old-space-size).",
+      registers: [registry],
+      collect() {
+        this.set(getHeapStatistics().heap_size_limit);
+      },
     }),
     streamClients: new Gauge({
       name: 'plugboard_gateway_stream_clients',
