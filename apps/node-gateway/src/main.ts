@@ -394,10 +394,10 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     }
     let kubeletControl: KubeletControl | null = null;
     const apiServer = kubeMode === 'kubeconfig' ? kc?.getCurrentCluster()?.server : undefined;
-    if (kc && apiServer) {
+    if (kc && apiServer && kubeModule) {
       kubeletControl = new KubeletControl({
         server: apiServer,
-        token: kc.getCurrentUser()?.token ?? null,
+        request: kubeModule.createApiServerRequest(kc),
         intervalMs: config.topology.pollIntervalMs,
         timeoutMs: config.podResources.timeoutMs,
         logger: rootLogger.child({ component: 'kubelet-control' }),

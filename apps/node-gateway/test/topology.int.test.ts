@@ -13,6 +13,8 @@ import { pino } from 'pino';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
 import { KubeletControl } from '../src/sources/kubelet-control.js';
+import { createApiServerRequest } from '../src/sources/kube.js';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { AdmissionView } from '../src/model/types.js';
 import { waitFor } from './helpers.js';
 
@@ -235,14 +237,24 @@ test('try to place: a dry run through the gateway, then an admission that needs 
 });
 
 test('against an API server without the kubelet-sim control API the policy is unknown', async () => {
-  const server: Server = createServer((_req, res) =>
-    res.writeHead(404, { 'content-type': 'application/json' }).end('{}'),
-  );
+  const seen: { url?: string; authorization?: string }[] = [];
+  const server: Server = createServer((req, res) => {
+    seen.push({ url: req.url, authorization: req.headers.authorization });
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const states: (string | null)[] = [];
+  const kc = new KubeConfig();
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: apiUrl, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 'secret-token' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
   const control = new KubeletControl({
-    server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    token: null,
+    server: apiUrl,
+    request: createApiServerRequest(kc),
     intervalMs: 50,
     timeoutMs: 1000,
     logger: silent,
@@ -252,6 +264,11 @@ test('against an API server without the kubelet-sim control API the policy is un
   try {
     await waitFor('unavailable', () => states.length > 0);
     assert.deepEqual(states, ['the Kubernetes API server is not a kubelet-sim (no /control/v1/state)']);
+    // Through the kubeconfig: its credentials go along (client-node applies them per request).
+    assert.deepEqual(seen[0], {
+      url: '/control/v1/state?view=admissions',
+      authorization: 'Bearer secret-token',
+    });
     await assert.rejects(control.forward({}, false), /placement needs a kubelet-sim/);
   } finally {
     control.stop();

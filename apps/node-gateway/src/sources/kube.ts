@@ -14,7 +14,10 @@ import {
   type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
+import http from 'node:http';
+import https from 'node:https';
 import type { KubeInput } from '../model/build.js';
+import type { ApiServerRequest } from './kubelet-control.js';
 import type { SourceState } from '../model/types.js';
 import type { KubeReviewer } from '../http/auth.js';
 import { GatewayError } from '../errors.js';
@@ -49,6 +52,53 @@ export function loadKubeConfig(mode: 'in-cluster' | 'kubeconfig', file: string |
     });
   }
   return kc;
+}
+
+/** Responses larger than this are refused (the kubelet-sim control state is well under 1 MiB). */
+const MAX_RESPONSE_BYTES = 16 * 2 ** 20;
+
+/**
+ * Plain requests to the API server for what client-node has no typed API for (kubelet-sim's control
+ * endpoints), with the kubeconfig's TLS settings, proxy and credentials (token, client certificate,
+ * exec/OIDC plugins, refreshed per request by client-node). node:http/https rather than fetch:
+ * fetch's engine (undici, with its WebAssembly HTTP parser) costs the gateway ~10 MB of RSS.
+ */
+export function createApiServerRequest(kc: KubeConfig): ApiServerRequest {
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new GatewayError('config-invalid', 'the kubeconfig has no current cluster');
+  return async (method, path, options) => {
+    const url = new URL(path, server);
+    const request: https.RequestOptions = {
+      method,
+      headers: { accept: 'application/json', ...options.headers },
+    };
+    await kc.applyToHTTPSOptions(request);
+    return new Promise((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? https : http).request(url, request, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_RESPONSE_BYTES) req.destroy(new Error(`response over ${MAX_RESPONSE_BYTES} bytes`));
+          else chunks.push(chunk);
+        });
+        res.on('error', reject);
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: res.headers['content-type'] ?? '',
+            etag: res.headers.etag ?? null,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      });
+      req.setTimeout(options.timeoutMs, () =>
+        req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)),
+      );
+      req.on('error', reject);
+      req.end(options.body);
+    });
+  };
 }
 
 export interface KubeSourceOptions {

@@ -18,10 +18,29 @@ export interface KubeletControlState {
   admissions: ReadonlyMap<string, AdmissionView>;
 }
 
+/** A response of the API server, body read in full. */
+export interface ApiServerResponse {
+  status: number;
+  contentType: string;
+  etag: string | null;
+  body: string;
+}
+
+/**
+ * One request to the API server with the kubeconfig's TLS settings and credentials (kube.ts builds
+ * it from @kubernetes/client-node's KubeConfig on node:http/https).
+ */
+export type ApiServerRequest = (
+  method: 'GET' | 'POST',
+  /** Path and query, e.g. `/control/v1/state?view=admissions`. */
+  path: string,
+  options: { headers?: Record<string, string>; body?: string; timeoutMs: number },
+) => Promise<ApiServerResponse>;
+
 export interface KubeletControlOptions {
-  /** The API server URL from the kubeconfig (a kubelet-sim serves /control/v1/ there). */
+  /** The API server URL from the kubeconfig, for log lines (a kubelet-sim serves /control/v1/ there). */
   server: string;
-  token: string | null;
+  request: ApiServerRequest;
   intervalMs: number;
   timeoutMs: number;
   /** null with a reason when the control API is not there (a real cluster) or unreachable. */
@@ -79,37 +98,27 @@ export class KubeletControl {
     this.timer.unref();
   }
 
-  private headers(json: boolean): Record<string, string> {
-    return {
-      accept: 'application/json',
-      ...(json ? { 'content-type': 'application/json' } : {}),
-      ...(this.o.token ? { authorization: `Bearer ${this.o.token}` } : {}),
-    };
-  }
-
   private async poll(): Promise<void> {
     if (this.stopped) return;
     let next = this.o.intervalMs;
     try {
       // The admissions view changes only when a pod is admitted, rejected or removed — not on every
       // health change — and its ETag lets an unchanged state answer 304 without a body.
-      const url = new URL('/control/v1/state?view=admissions', this.o.server);
-      const headers = this.headers(false);
-      if (this.available && this.etag) headers['if-none-match'] = this.etag;
-      const res = await fetch(url, { headers, signal: AbortSignal.timeout(this.o.timeoutMs) });
+      const headers: Record<string, string> =
+        this.available && this.etag ? { 'if-none-match': this.etag } : {};
+      const res = await this.o.request('GET', '/control/v1/state?view=admissions', {
+        headers,
+        timeoutMs: this.o.timeoutMs,
+      });
       if (res.status === 304) {
-        await res.body?.cancel();
-      } else if (res.status === 404 || !(res.headers.get('content-type') ?? '').includes('json')) {
-        await res.body?.cancel();
+        // unchanged
+      } else if (res.status === 404 || !res.contentType.includes('json')) {
         this.unavailable('the Kubernetes API server is not a kubelet-sim (no /control/v1/state)');
         next = ABSENT_RECHECK_MS;
-      } else if (!res.ok) {
-        await res.body?.cancel();
+      } else if (res.status < 200 || res.status > 299) {
         this.unavailable(`GET /control/v1/state answered HTTP ${res.status}`);
-      } else {
-        const text = await res.text();
-        const etag = res.headers.get('etag');
-        if (!etag || etag !== this.etag || !this.available) this.accept(text, etag);
+      } else if (!res.etag || res.etag !== this.etag || !this.available) {
+        this.accept(res.body, res.etag);
       }
     } catch (err) {
       this.unavailable(`cannot reach ${this.o.server}: ${(err as Error).message}`);
@@ -183,23 +192,22 @@ export class KubeletControl {
         `placement needs a kubelet-sim behind the kubeconfig (${this.reason ?? 'not available'})`,
       );
     }
-    let res: Response;
+    let res: ApiServerResponse;
     try {
-      const target = new URL(admit ? '/control/v1/pods' : '/control/v1/placement', this.o.server);
-      if (!admit) for (const [k, v] of Object.entries(whatIf)) if (v) target.searchParams.set(k, v);
-      res = await fetch(target, {
-        method: 'POST',
-        headers: this.headers(true),
+      const query = new URLSearchParams();
+      if (!admit) for (const [k, v] of Object.entries(whatIf)) if (v) query.set(k, v);
+      const path = admit ? '/control/v1/pods' : `/control/v1/placement${query.size ? `?${query}` : ''}`;
+      res = await this.o.request('POST', path, {
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify(pod),
-        signal: AbortSignal.timeout(Math.max(this.o.timeoutMs, 30_000)),
+        timeoutMs: Math.max(this.o.timeoutMs, 30_000),
       });
     } catch (err) {
       throw new GatewayError('unavailable', `cannot reach the kubelet-sim: ${(err as Error).message}`, {
         cause: err,
       });
     }
-    const body = await res.text();
     this.pollSoon();
-    return { status: res.status, contentType: res.headers.get('content-type') ?? 'application/json', body };
+    return { status: res.status, contentType: res.contentType || 'application/json', body: res.body };
   }
 }
