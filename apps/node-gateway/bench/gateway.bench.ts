@@ -1,4 +1,4 @@
-// npm run bench -w @plugboard/node-gateway [-- --source]
+// npm run bench -w @plugboard/node-gateway [-- --source] [--devices N] [--pods N]
 // At 1,024 devices and 250 pods (kubelet-sim + real plugins, the gateway as its own process via the
 // CLI): fault → patch delivered to a WebSocket client (p50/p99), one-device patch size vs snapshot
 // size, gateway RSS; and fan-out of one patch payload to 500 clients through the gateway's StreamHub
@@ -17,8 +17,16 @@ import { connectStream, waitFor } from '../test/helpers.js';
 import type { NodeSnapshot } from '../src/model/types.js';
 
 const GPU = 'plugboard.example/gpu';
-const DEVICES = 1024;
-const PODS = 250;
+/** `--devices N` / `--pods N` change the scale (the targets are stated for the defaults). */
+function intArg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return fallback;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} needs a positive integer`);
+  return n;
+}
+const DEVICES = intArg('--devices', 1024);
+const PODS = intArg('--pods', 250);
 const FAULTS = 500;
 const CLIENTS = 500;
 const MESSAGES = 200;
