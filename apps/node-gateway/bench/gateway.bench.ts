@@ -3,7 +3,7 @@
 // CLI): fault → patch delivered to a WebSocket client (p50/p99), one-device patch size vs snapshot
 // size, gateway RSS; and fan-out of one patch payload to 500 clients through the gateway's StreamHub
 // beside a bare `ws` broadcast of the same payload, in the same run (ratio).
-import { fork, spawn, spawnSync } from 'node:child_process';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -297,6 +297,7 @@ async function gatewayScenario() {
     await client.close();
     return {
       label: command.label,
+      env: command.env,
       latencies,
       gatewayPart,
       patchBytes,
@@ -401,7 +402,63 @@ async function fanOutScenario(patch: unknown) {
   return { hub: hubResult, bare };
 }
 
+/** First line a child process writes on stdout. */
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    child.once('exit', (code) => reject(new Error(`baseline process exited with ${code}`)));
+  });
+}
+
+/**
+ * Same-run baselines (bench/bare-process.mjs, same node flags and environment as the gateway): the
+ * RSS of an idle node process, and POST → WebSocket message through a bare http + ws server.
+ */
+async function baselineScenario(env: NodeJS.ProcessEnv) {
+  const script = fileURLToPath(new URL('./bare-process.mjs', import.meta.url));
+  const start = async (mode: string) => {
+    const child = spawn(process.execPath, [script, mode], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    return { child, line: await firstLine(child) };
+  };
+  const stop = async (child: ChildProcess) => {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+  };
+  const idle = await start('idle');
+  await new Promise((r) => setTimeout(r, 1000));
+  const idleRss = rssOf(idle.child.pid!);
+  await stop(idle.child);
+
+  const echo = await start('echo');
+  const url = echo.line;
+  const client = await connectStream(`${url.replace('http', 'ws')}/`);
+  const latencies: number[] = [];
+  try {
+    for (let i = 0; i < FAULTS; i++) {
+      const t0 = performance.now();
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'patch', seq: i, ops: [] }),
+      });
+      await res.json();
+      const m = await client.next((x) => x.type === 'patch' && x.seq === i, 'echo');
+      latencies.push(client.arrivals[client.messages.indexOf(m)]! - t0);
+    }
+  } finally {
+    await client.close();
+    await stop(echo.child);
+  }
+  return { idleRss, latencies };
+}
+
 const g = await gatewayScenario();
+const base = await baselineScenario(g.env);
 const samplePatch = {
   type: 'patch',
   seq: 1,
@@ -429,10 +486,12 @@ const lines = [
   `scale: ${g.devices} devices, ${g.pods} pods (kubelet-sim + real plugin, gateway as a separate process running ${g.label})`,
   `fault → patch at client: p50 ${pct(g.latencies, 50).toFixed(2)} ms, p99 ${pct(g.latencies, 99).toFixed(2)} ms (n=${g.latencies.length}; target p99 ≤ 50 ms)`,
   `  of which request → patch built in the gateway (ms-resolution wall clock): p50 ${pct(g.gatewayPart, 50)} ms, p99 ${pct(g.gatewayPart, 99)} ms`,
+  `  baseline, a bare http POST → ws message server in the same run: p50 ${pct(base.latencies, 50).toFixed(2)} ms, p99 ${pct(base.latencies, 99).toFixed(2)} ms (gateway p50 ${(pct(g.latencies, 50) / pct(base.latencies, 50)).toFixed(1)}×, p99 ${(pct(g.latencies, 99) / pct(base.latencies, 99)).toFixed(1)}× the baseline)`,
   `one-device fault patch: ${g.patchBytes} B; full snapshot: ${g.snapshotBytes} B (${(g.snapshotBytes / g.patchBytes).toFixed(0)}× larger)`,
   `gateway model update (rebuild + diff + broadcast), all ${g.updates.count} updates of the run: p50 ≤ ${g.updates.p50 * 1000} ms, p99 ≤ ${g.updates.p99 * 1000} ms (histogram bucket bounds)`,
   `gateway CPU per fault cycle (inject + heal, incl. PodResources polls and API-server updates it causes): ${(g.cpuPerCycle * 1000).toFixed(1)} ms; 1-min load average during the run: ${g.load.toFixed(1)} on ${(await import('node:os')).cpus().length} cores`,
   `gateway RSS: ${mb(g.rssIdle.rss)} MB when ready (no pods), ${mb(g.rss.rss)} MB at scale (target ≤ 120 MB; ${mb(g.rss.anon)} MB anonymous, ${mb(g.rss.rss - g.rss.anon)} MB mapped files such as the node binary), V8 heap used ${mb(g.heapUsed)} MB`,
+  `  baseline, an idle node process with the same flags: ${mb(base.idleRss.rss)} MB RSS (gateway at scale ${(g.rss.rss / base.idleRss.rss).toFixed(1)}× it, ${mb(g.rss.rss - base.idleRss.rss)} MB above it)`,
   `fan-out ${CLIENTS} clients × ${MESSAGES} msgs (median of 3): gateway hub ${f.hub.msgsPerSec.toFixed(0)} msg/s (${f.hub.cpuSeconds.toFixed(2)} s CPU), bare ws ${f.bare.msgsPerSec.toFixed(0)} msg/s (${f.bare.cpuSeconds.toFixed(2)} s CPU)`,
   `fan-out ratio gateway/bare (medians): ${(f.hub.msgsPerSec / f.bare.msgsPerSec).toFixed(2)}; per round ${ratios} (target ≥ 0.7)`,
 ];
