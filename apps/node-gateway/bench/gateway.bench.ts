@@ -114,6 +114,15 @@ function gatewayCommand(dir: string): { args: string[]; env: NodeJS.ProcessEnv; 
   };
 }
 
+/** A port nothing listens on right now (the kernel picks it; the gateway binds it right after). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
 interface SimProcess {
   url: string;
   kubeconfigPath: string;
@@ -180,7 +189,7 @@ async function gatewayScenario() {
       // 2 mutations per cycle, back to back: above the default 20/s limit, which is not measured here.
       `  http: { mutationRateLimit: null }\n`,
   );
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const command = gatewayCommand(dir);
   // PLUGBOARD_BENCH_CPU_PROF=DIR writes a V8 CPU profile of the gateway process there;
   // PLUGBOARD_BENCH_HEAP_SNAPSHOT=DIR a heap snapshot of it at scale (after the fault cycles).
@@ -214,11 +223,18 @@ async function gatewayScenario() {
   );
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitFor(
-      'gateway ready',
-      async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200,
-      60_000,
+    const exited = new Promise<never>((_, reject) =>
+      child.once('exit', (code) => reject(new Error(`the gateway exited with ${code} before it was ready`))),
     );
+    exited.catch(() => undefined);
+    await Promise.race([
+      waitFor(
+        'gateway ready',
+        async () => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200,
+        60_000,
+      ),
+      exited,
+    ]);
     await new Promise((r) => setTimeout(r, 1000));
     const rssIdle = rssOf(child.pid!);
     for (let i = 0; i < PODS; i++) {
