@@ -99,7 +99,14 @@ describe('gateway accepts the chart', () => {
           podResourcesPollIntervalMs: 250,
           logLevel: 'debug',
         },
-        config: { gateway: { faults: { maxActive: 16 } } },
+        // As the chart README shows: history tiers and the stream's resume window through config.gateway.
+        config: {
+          gateway: {
+            faults: { maxActive: 16 },
+            history: { tiers: [{ resolutionMs: 60_000, retentionMs: 604_800_000 }] },
+            stream: { historySize: 4096 },
+          },
+        },
       },
     });
     assert.equal(config.kube.mode, 'disabled');
@@ -108,6 +115,8 @@ describe('gateway accepts the chart', () => {
     assert.equal(config.podResources.pollIntervalMs, 250);
     assert.equal(config.logLevel, 'debug');
     assert.equal(config.faults.maxActive, 16);
+    assert.deepEqual(config.history.tiers, [{ resolutionMs: 60_000, retentionMs: 604_800_000 }]);
+    assert.equal(config.stream.historySize, 4096);
     assert.equal(config.faults.enabled, false, 'config.gateway merges into, not over, the generated section');
   });
 
