@@ -102,6 +102,20 @@ function mutations(faultId: string, scenarioId: string): { name: string; path: s
   ];
 }
 
+/** Admitting a pod through the gateway (kubelet-sim's placement API): a mutation like the faults. */
+const podAdmission = {
+  name: 'POST /api/v1/pods',
+  path: '/api/v1/pods',
+  init: {
+    method: 'POST',
+    headers: JSON_TYPE,
+    body: JSON.stringify({
+      metadata: { name: 'security-check', namespace: 'default' },
+      spec: { containers: [{ name: 'main', resources: { limits: { [GPU]: 1 } } }] },
+    }),
+  },
+};
+
 const withAuth = (init: RequestInit, authorization?: string): RequestInit => ({
   ...init,
   headers: { ...(init.headers as Record<string, string>), ...(authorization ? { authorization } : {}) },
@@ -117,6 +131,7 @@ const state = async (url: string) => {
   const scenarios = (await api(url, '/api/v1/scenarios')).body!.items;
   return JSON.stringify({
     faults: s.faults,
+    pods: Object.keys(s.pods),
     scenarios,
     health: Object.values(s.devices).map((d) => d.health),
   });
@@ -198,7 +213,7 @@ test('every mutation: 401 without a token, 403 when SubjectAccessReview denies, 
 
   const before = await state(url);
   let refused = 0;
-  for (const e of endpoints) {
+  for (const e of [...endpoints, podAdmission]) {
     for (const [who, authorization, status, type, detail] of [
       ['no token', undefined, 401, 'unauthorized', /needs Authorization: Bearer/],
       [
@@ -274,6 +289,13 @@ test('every mutation: 401 without a token, 403 when SubjectAccessReview denies, 
   assert.equal((await wsClose(streamUrl, { origin: url })).opened, true, 'same origin');
   assert.equal((await wsClose(streamUrl)).opened, true, 'no Origin (not a browser)');
 
+  // The authorized caller still can: admit the pod (once the kubelet-sim control API is found
+  // through the proxy), then clean up through the API.
+  const admitted = await waitFor('pod admission by an authorized caller', async () => {
+    const r = await api(url, podAdmission.path, withAuth(podAdmission.init, alice));
+    return r.status === 201 ? r : null;
+  });
+  assert.equal(admitted.status, 201);
   // The authorized caller still can: clean up through the API.
   assert.equal((await api(url, endpoints[1]!.path, withAuth(endpoints[1]!.init, alice))).status, 204);
   assert.equal((await api(url, endpoints[4]!.path, withAuth(endpoints[4]!.init, alice))).status, 204);
