@@ -196,7 +196,9 @@ export class KubeletControl {
     try {
       const query = new URLSearchParams();
       if (!admit) for (const [k, v] of Object.entries(whatIf)) if (v) query.set(k, v);
-      const path = admit ? '/control/v1/pods' : `/control/v1/placement${query.size ? `?${query}` : ''}`;
+      const path = admit
+        ? '/control/v1/pods'
+        : `/control/v1/placement${query.size ? `?${query.toString()}` : ''}`;
       res = await this.o.request('POST', path, {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(pod),
