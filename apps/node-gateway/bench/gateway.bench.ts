@@ -11,9 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocket, WebSocketServer } from 'ws';
-import { parse as parseYaml } from 'yaml';
 import { StreamHub } from '../src/http/stream.js';
-import { connectStream, waitFor } from '../test/helpers.js';
+import { chartGatewayEnv, connectStream, simGatewayArgs, waitFor } from '../test/helpers.js';
 import type { NodeSnapshot } from '../src/model/types.js';
 
 const GPU = 'plugboard.example/gpu';
@@ -67,22 +66,6 @@ const metric = (text: string, name: string) =>
 // source under tsx instead (readable CPU profiles; more memory). The mode is printed with the results.
 const SOURCE = process.argv.includes('--source');
 
-/** The chart's default process environment for the gateway container (one source of truth). */
-function chartEnv(): { NODE_OPTIONS: string; MALLOC_ARENA_MAX?: string } {
-  const valuesFile = fileURLToPath(new URL('../../../deploy/helm/plugboard/values.yaml', import.meta.url));
-  const values = parseYaml(readFileSync(valuesFile, 'utf8')) as {
-    gateway?: { nodeOptions?: unknown; mallocArenaMax?: unknown };
-  };
-  const { nodeOptions, mallocArenaMax } = values.gateway ?? {};
-  if (typeof nodeOptions !== 'string') throw new Error(`${valuesFile}: gateway.nodeOptions is not a string`);
-  if (typeof mallocArenaMax !== 'number')
-    throw new Error(`${valuesFile}: gateway.mallocArenaMax is not a number`);
-  return {
-    NODE_OPTIONS: nodeOptions,
-    ...(mallocArenaMax > 0 ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}),
-  };
-}
-
 function gatewayCommand(dir: string): { args: string[]; env: NodeJS.ProcessEnv; label: string } {
   if (SOURCE) {
     return {
@@ -103,7 +86,7 @@ function gatewayCommand(dir: string): { args: string[]; env: NodeJS.ProcessEnv; 
     { encoding: 'utf8' },
   );
   if (built.status !== 0) throw new Error(`bundling the gateway failed:\n${built.stderr}`);
-  const env = chartEnv();
+  const env = chartGatewayEnv();
   const shown = Object.entries(env)
     .map(([k, v]) => `${k}="${v}"`)
     .join(' ');
@@ -201,20 +184,12 @@ async function gatewayScenario() {
       ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
       ...(heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
       ...command.args,
-      '--config',
-      cfg,
-      '--device-plugin-dir',
-      sim.devicePluginDir,
-      '--pod-resources-socket',
-      sim.podResourcesSocket,
-      '--kubeconfig',
-      sim.kubeconfigPath,
-      '--node-name',
-      'bench-node',
-      '--listen',
-      `127.0.0.1:${port}`,
-      '--state-dir',
-      join(dir, 'gw'),
+      ...simGatewayArgs(sim, {
+        config: cfg,
+        nodeName: 'bench-node',
+        listen: `127.0.0.1:${port}`,
+        stateDir: join(dir, 'gw'),
+      }),
     ],
     {
       stdio: ['ignore', 'ignore', 'inherit'],

@@ -395,9 +395,11 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     let kubeletControl: KubeletControl | null = null;
     const apiServer = kubeMode === 'kubeconfig' ? kc?.getCurrentCluster()?.server : undefined;
     if (kc && apiServer && kubeModule) {
+      const apiRequest = kubeModule.createApiServerRequest(kc);
+      cleanups.push(() => apiRequest.close());
       kubeletControl = new KubeletControl({
         server: apiServer,
-        request: kubeModule.createApiServerRequest(kc),
+        request: apiRequest,
         intervalMs: config.topology.pollIntervalMs,
         timeoutMs: config.podResources.timeoutMs,
         logger: rootLogger.child({ component: 'kubelet-control' }),

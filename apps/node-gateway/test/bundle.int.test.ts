@@ -6,15 +6,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { parse as parseYaml } from 'yaml';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import type { NodeSnapshot } from '../src/model/types.js';
-import { connectStream, waitFor } from './helpers.js';
+import { chartGatewayEnv, connectStream, simGatewayArgs, waitFor } from './helpers.js';
 
 const GPU = 'plugboard.example/gpu';
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -23,17 +22,6 @@ let sim: KubeletSim;
 let gateway: ChildProcess;
 let url = '';
 let output = '';
-
-/** The env the chart's DaemonSet sets for the gateway container, from the chart's defaults. */
-function chartEnv(): Record<string, string> {
-  const values = parseYaml(readFileSync(join(repoRoot, 'deploy/helm/plugboard/values.yaml'), 'utf8')) as {
-    gateway: { nodeOptions: string; mallocArenaMax: number };
-  };
-  return {
-    NODE_OPTIONS: values.gateway.nodeOptions,
-    MALLOC_ARENA_MAX: String(values.gateway.mallocArenaMax),
-  };
-}
 
 before(async () => {
   const bundle = join(dir, 'image');
@@ -66,22 +54,14 @@ before(async () => {
     process.execPath,
     [
       join(bundle, 'plugboard-gateway.mjs'),
-      '--config',
-      config,
-      '--device-plugin-dir',
-      sim.devicePluginDir,
-      '--pod-resources-socket',
-      sim.podResourcesSocket,
-      '--kubeconfig',
-      sim.kubeconfigPath,
-      '--node-name',
-      'bundle-node',
-      '--listen',
-      '127.0.0.1:0',
-      '--state-dir',
-      join(dir, 'state'),
+      ...simGatewayArgs(sim, {
+        config,
+        nodeName: 'bundle-node',
+        listen: '127.0.0.1:0',
+        stateDir: join(dir, 'state'),
+      }),
     ],
-    { cwd: bundle, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...chartEnv() } },
+    { cwd: bundle, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...chartGatewayEnv() } },
   );
   gateway.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   gateway.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -141,7 +121,7 @@ test('the bundled gateway registers its plugin, reads PodResources and the API s
 
 test('the chart heap cap is in force, and SIGTERM stops the bundle cleanly (plugin socket removed)', async () => {
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  const limitMb = Number(/--max-old-space-size=(\d+)/.exec(chartEnv().NODE_OPTIONS)![1]);
+  const limitMb = Number(/--max-old-space-size=(\d+)/.exec(chartGatewayEnv().NODE_OPTIONS)![1]);
   // V8's limit is the old-space cap plus the young generation: without the cap it would be GBs.
   const limit = Number(/^plugboard_gateway_heap_limit_bytes (\S+)$/m.exec(metrics)![1]);
   assert.ok(

@@ -1,6 +1,8 @@
 // Shared helpers of the gateway's tests: waiting on conditions with a deadline and a WebSocket
 // client that records what it receives.
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { WebSocket } from 'ws';
 import type { NodeSnapshot, StreamMessage } from '../src/model/types.js';
 
@@ -93,5 +95,48 @@ export async function connectStream(url: string, options: { origin?: string } = 
       ws.close();
       await closed;
     },
+  };
+}
+
+/** The CLI arguments that point a gateway process at a kubelet-sim (its sockets and kubeconfig). */
+export function simGatewayArgs(
+  sim: { devicePluginDir: string; podResourcesSocket: string; kubeconfigPath: string },
+  o: { config: string; nodeName: string; listen: string; stateDir: string },
+): string[] {
+  return [
+    '--config',
+    o.config,
+    '--device-plugin-dir',
+    sim.devicePluginDir,
+    '--pod-resources-socket',
+    sim.podResourcesSocket,
+    '--kubeconfig',
+    sim.kubeconfigPath,
+    '--node-name',
+    o.nodeName,
+    '--listen',
+    o.listen,
+    '--state-dir',
+    o.stateDir,
+  ];
+}
+
+/**
+ * The process environment the chart's DaemonSet gives the gateway container by default
+ * (`gateway.nodeOptions`, `gateway.mallocArenaMax` in deploy/helm/plugboard/values.yaml).
+ */
+export function chartGatewayEnv(): { NODE_OPTIONS: string; MALLOC_ARENA_MAX?: string } {
+  const valuesFile = new URL('../../../deploy/helm/plugboard/values.yaml', import.meta.url);
+  const values = parseYaml(readFileSync(valuesFile, 'utf8')) as {
+    gateway?: { nodeOptions?: unknown; mallocArenaMax?: unknown };
+  };
+  const { nodeOptions, mallocArenaMax } = values.gateway ?? {};
+  if (typeof nodeOptions !== 'string')
+    throw new Error(`${valuesFile.pathname}: gateway.nodeOptions is not a string`);
+  if (typeof mallocArenaMax !== 'number')
+    throw new Error(`${valuesFile.pathname}: gateway.mallocArenaMax is not a number`);
+  return {
+    NODE_OPTIONS: nodeOptions,
+    ...(mallocArenaMax > 0 ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}),
   };
 }

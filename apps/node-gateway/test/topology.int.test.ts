@@ -275,3 +275,45 @@ test('against an API server without the kubelet-sim control API the policy is un
     await new Promise<void>((r) => server.close(() => r()));
   }
 });
+
+test('API server requests: the kubeconfig credentials on every request, one kept-alive connection, closed on close()', async () => {
+  const connections = new Set<number>();
+  const auth: (string | undefined)[] = [];
+  const server: Server = createServer((req, res) => {
+    connections.add(req.socket.remotePort!);
+    auth.push(req.headers.authorization);
+    res.writeHead(200, { 'content-type': 'application/json', etag: '"v1"' }).end('{"ok":true}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      {
+        name: 'c',
+        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        skipTLSVerify: true,
+      },
+    ],
+    users: [{ name: 'u', token: 'secret-token' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  const request = createApiServerRequest(kc);
+  try {
+    for (let i = 0; i < 3; i++) {
+      const res = await request('GET', '/control/v1/state?view=admissions', { timeoutMs: 2000 });
+      assert.deepEqual(res, {
+        status: 200,
+        contentType: 'application/json',
+        etag: '"v1"',
+        body: '{"ok":true}',
+      });
+    }
+    assert.deepEqual(auth, ['Bearer secret-token', 'Bearer secret-token', 'Bearer secret-token']);
+    assert.equal(connections.size, 1, 'one connection for every poll');
+  } finally {
+    request.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});

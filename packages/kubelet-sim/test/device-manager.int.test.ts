@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { KUBELET_CHECKPOINT_FILE } from '@plugboard/proto';
-import { pod, startFixture, waitFor, type SimFixture } from './helpers.js';
+import { pod, startFixture, startWithPlugin, waitFor, type SimFixture } from './helpers.js';
 import { TestPlugin } from './test-plugin.js';
 
 const GPU = 'example.com/gpu';
@@ -185,21 +185,14 @@ describe('Capacity and allocatable', () => {
 describe('Kubelet restart', () => {
   let f: SimFixture;
   let plugin: TestPlugin;
+  let stop: () => Promise<void>;
   before(async () => {
-    f = await startFixture();
-    plugin = new TestPlugin({
-      dir: f.dir,
-      resourceName: GPU,
-      devices: [{ id: 'g0' }, { id: 'g1' }, { id: 'g2' }],
-    });
-    await plugin.start();
-    await plugin.register();
-    await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 3, 'devices');
+    ({ f, plugin, stop } = await startWithPlugin(
+      {},
+      { resourceName: GPU, devices: [{ id: 'g0' }, { id: 'g1' }, { id: 'g2' }] },
+    ));
   });
-  after(async () => {
-    await plugin.stop();
-    await f.cleanup();
-  });
+  after(() => stop());
 
   test('deletes every socket, keeps the checkpoint, serves a new kubelet.sock; allocations survive', async () => {
     await f.sim.admitPod(pod('before-restart', { [GPU]: 2 }));

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '../src/index.js';
+import { TestPlugin, type TestPluginOptions } from './test-plugin.js';
 
 export interface SimFixture {
   sim: KubeletSim;
@@ -36,6 +37,31 @@ export async function startFixture(
     cleanup: async () => {
       await sim.stop();
       rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A simulator with one registered test plugin whose devices are all allocatable; `stop` stops both.
+ * The shared `before` of most suites.
+ */
+export async function startWithPlugin(
+  simOptions: Partial<KubeletSimOptions>,
+  pluginOptions: Omit<TestPluginOptions, 'dir'>,
+): Promise<{ f: SimFixture; plugin: TestPlugin; stop: () => Promise<void> }> {
+  const f = await startFixture(simOptions);
+  const plugin = new TestPlugin({ dir: f.dir, ...pluginOptions });
+  await plugin.start();
+  await plugin.register();
+  const name = pluginOptions.resourceName;
+  const healthy = pluginOptions.devices.filter((d) => (d.health ?? 'Healthy') === 'Healthy').length;
+  await waitFor(() => f.sim.state().resources[name]?.allocatable === healthy, `${name} devices`);
+  return {
+    f,
+    plugin,
+    stop: async () => {
+      await plugin.stop();
+      await f.cleanup();
     },
   };
 }

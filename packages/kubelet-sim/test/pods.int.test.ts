@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeletSimError, type AdmittedPod } from '../src/index.js';
-import { pod, startFixture, waitFor, type SimFixture } from './helpers.js';
+import { pod, startFixture, waitFor, type SimFixture, startWithPlugin } from './helpers.js';
 import { TestPlugin } from './test-plugin.js';
 
 const GPU = 'example.com/gpu';
@@ -39,21 +39,17 @@ const devicesOf = (f: SimFixture, name: string, resource: string, container = 'm
 describe('Admission without GetPreferredAllocation', () => {
   let f: SimFixture;
   let plugin: TestPlugin;
+  let stop: () => Promise<void>;
   before(async () => {
-    f = await startFixture({ numaNodes: 2, cpus: 8 });
-    plugin = new TestPlugin({
-      dir: f.dir,
-      resourceName: GPU,
-      devices: [{ id: 'a', numa: [1] }, { id: 'b', numa: [0] }, { id: 'c', numa: [0] }, { id: 'd' }],
-    });
-    await plugin.start();
-    await plugin.register();
-    await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 4, 'devices');
+    ({ f, plugin, stop } = await startWithPlugin(
+      { numaNodes: 2, cpus: 8 },
+      {
+        resourceName: GPU,
+        devices: [{ id: 'a', numa: [1] }, { id: 'b', numa: [0] }, { id: 'c', numa: [0] }, { id: 'd' }],
+      },
+    ));
   });
-  after(async () => {
-    await plugin.stop();
-    await f.cleanup();
-  });
+  after(() => stop());
 
   test('picks NUMA-aligned devices first-fit and calls Allocate with them', async () => {
     await f.sim.admitPod(pod('two', { [GPU]: 2 }));
@@ -160,22 +156,18 @@ describe('Admission without GetPreferredAllocation', () => {
 describe('Admission with GetPreferredAllocation', () => {
   let f: SimFixture;
   let plugin: TestPlugin;
+  let stop: () => Promise<void>;
   before(async () => {
-    f = await startFixture();
-    plugin = new TestPlugin({
-      dir: f.dir,
-      resourceName: GPU,
-      getPreferredAllocationAvailable: true,
-      devices: [{ id: 'p0' }, { id: 'p1' }, { id: 'p2' }, { id: 'p3' }, { id: 'p4' }],
-    });
-    await plugin.start();
-    await plugin.register();
-    await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 5, 'devices');
+    ({ f, plugin, stop } = await startWithPlugin(
+      {},
+      {
+        resourceName: GPU,
+        getPreferredAllocationAvailable: true,
+        devices: [{ id: 'p0' }, { id: 'p1' }, { id: 'p2' }, { id: 'p3' }, { id: 'p4' }],
+      },
+    ));
   });
-  after(async () => {
-    await plugin.stop();
-    await f.cleanup();
-  });
+  after(() => stop());
 
   test("the plugin's preferred devices are used", async () => {
     await f.sim.admitPod(pod('preferred', { [GPU]: 2 }));
@@ -208,22 +200,18 @@ describe('Admission with GetPreferredAllocation', () => {
 describe('Admission failures from the plugin', () => {
   let f: SimFixture;
   let plugin: TestPlugin;
+  let stop: () => Promise<void>;
   before(async () => {
-    f = await startFixture();
-    plugin = new TestPlugin({
-      dir: f.dir,
-      resourceName: GPU,
-      preStartRequired: true,
-      devices: [{ id: 'x0' }, { id: 'x1' }],
-    });
-    await plugin.start();
-    await plugin.register();
-    await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 2, 'devices');
+    ({ f, plugin, stop } = await startWithPlugin(
+      {},
+      {
+        resourceName: GPU,
+        preStartRequired: true,
+        devices: [{ id: 'x0' }, { id: 'x1' }],
+      },
+    ));
   });
-  after(async () => {
-    await plugin.stop();
-    await f.cleanup();
-  });
+  after(() => stop());
 
   test('an Allocate error rejects the pod and frees what was taken', async () => {
     plugin.allocateError = 'device x0 is busy';
@@ -288,24 +276,20 @@ describe('Admission failures from the plugin', () => {
 describe('Unhealthy devices: CrashLoopBackOff vs Failed, recovery on heal', () => {
   let f: SimFixture;
   let plugin: TestPlugin;
+  let stop: () => Promise<void>;
   before(async () => {
-    f = await startFixture({ crashLoopBackOff: { initialMs: 40, maxMs: 160 } });
-    plugin = new TestPlugin({
-      dir: f.dir,
-      resourceName: NIC,
-      devices: [{ id: 'n0' }, { id: 'n1' }, { id: 'n2' }],
-    });
-    await plugin.start();
-    await plugin.register();
-    await waitFor(() => f.sim.state().resources[NIC]?.allocatable === 3, 'devices');
+    ({ f, plugin, stop } = await startWithPlugin(
+      { crashLoopBackOff: { initialMs: 40, maxMs: 160 } },
+      {
+        resourceName: NIC,
+        devices: [{ id: 'n0' }, { id: 'n1' }, { id: 'n2' }],
+      },
+    ));
     await f.sim.admitPod(pod('always', { [NIC]: 1 }, { restartPolicy: 'Always' }));
     await f.sim.admitPod(pod('never', { [NIC]: 1 }, { restartPolicy: 'Never' }));
     await f.sim.admitPod(pod('on-failure', { [NIC]: 1 }, { restartPolicy: 'OnFailure' }));
   });
-  after(async () => {
-    await plugin.stop();
-    await f.cleanup();
-  });
+  after(() => stop());
 
   test('every container starts Running with healthy allocatedResourcesStatus', async () => {
     for (const name of ['always', 'never', 'on-failure']) {
@@ -393,21 +377,17 @@ describe('Unhealthy devices: CrashLoopBackOff vs Failed, recovery on heal', () =
 describe('Init containers and sidecars', () => {
   let f: SimFixture;
   let plugin: TestPlugin;
+  let stop: () => Promise<void>;
   before(async () => {
-    f = await startFixture({ crashLoopBackOff: { initialMs: 30, maxMs: 60 } });
-    plugin = new TestPlugin({
-      dir: f.dir,
-      resourceName: GPU,
-      devices: [{ id: 's0' }, { id: 's1' }, { id: 's2' }],
-    });
-    await plugin.start();
-    await plugin.register();
-    await waitFor(() => f.sim.state().resources[GPU]?.allocatable === 3, 'devices');
+    ({ f, plugin, stop } = await startWithPlugin(
+      { crashLoopBackOff: { initialMs: 30, maxMs: 60 } },
+      {
+        resourceName: GPU,
+        devices: [{ id: 's0' }, { id: 's1' }, { id: 's2' }],
+      },
+    ));
   });
-  after(async () => {
-    await plugin.stop();
-    await f.cleanup();
-  });
+  after(() => stop());
 
   test('an init container completes, a sidecar reuses its device, keeps it, crash-loops on a fault, then heals', async () => {
     const res = (n: number) => ({ limits: { [GPU]: String(n) } });

@@ -13,6 +13,7 @@ import {
 import type { TopologyInput } from './topology.js';
 import { diffAndShare, diffDocuments } from './diff.js';
 import { summarize } from './summary.js';
+import { sameSourceState } from './source-state.js';
 import type {
   FaultState,
   GatewayInfo,
@@ -122,13 +123,7 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
   }
 
   setSource(name: keyof SourcesState, state: SourceState): void {
-    const prev = this.inputs.sources[name];
-    if (
-      prev.status === state.status &&
-      prev.reason === state.reason &&
-      prev.lastSuccess === state.lastSuccess
-    )
-      return;
+    if (sameSourceState(this.inputs.sources[name], state)) return;
     this.inputs.sources = { ...this.inputs.sources, [name]: state };
     this.invalidate();
   }

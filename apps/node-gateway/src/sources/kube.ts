@@ -17,10 +17,11 @@ import {
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeInput } from '../model/build.js';
-import type { ApiServerRequest } from './kubelet-control.js';
+import type { ApiServerRequest, ApiServerResponse } from './kubelet-control.js';
 import type { SourceState } from '../model/types.js';
 import type { KubeReviewer } from '../http/auth.js';
 import { GatewayError } from '../errors.js';
+import { sameSourceState } from '../model/source-state.js';
 
 export function loadKubeConfig(mode: 'in-cluster' | 'kubeconfig', file: string | null): KubeConfig {
   const kc = new KubeConfig();
@@ -63,18 +64,47 @@ const MAX_RESPONSE_BYTES = 16 * 2 ** 20;
  * exec/OIDC plugins, refreshed per request by client-node). node:http/https rather than fetch:
  * fetch's engine (undici, with its WebAssembly HTTP parser) costs the gateway ~10 MB of RSS.
  */
-export function createApiServerRequest(kc: KubeConfig): ApiServerRequest {
-  const server = kc.getCurrentCluster()?.server;
-  if (!server) throw new GatewayError('config-invalid', 'the kubeconfig has no current cluster');
-  return async (method, path, options) => {
+export function createApiServerRequest(kc: KubeConfig): ApiServerRequest & { close(): void } {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster?.server) throw new GatewayError('config-invalid', 'the kubeconfig has no current cluster');
+  const server = cluster.server;
+  // client-node makes a new agent per call (a new connection every poll). Without a proxy, keep one
+  // keep-alive agent for as long as the TLS material it was made with stays the same.
+  let pooled: { key: string; agent: http.Agent } | null = null;
+  const agentFor = (url: URL, o: https.RequestOptions): http.Agent | undefined => {
+    if (cluster.proxyUrl) return o.agent as http.Agent | undefined;
+    const tls = {
+      ca: o.ca,
+      cert: o.cert,
+      key: o.key,
+      servername: o.servername,
+      rejectUnauthorized: o.rejectUnauthorized,
+    };
+    const key = `${url.protocol}|${JSON.stringify(tls)}`;
+    if (pooled?.key !== key) {
+      pooled?.agent.destroy();
+      const options = { keepAlive: true, maxSockets: 4 };
+      pooled = {
+        key,
+        agent: url.protocol === 'https:' ? new https.Agent({ ...options, ...tls }) : new http.Agent(options),
+      };
+    }
+    return pooled.agent;
+  };
+  const request = async (
+    method: 'GET' | 'POST',
+    path: string,
+    options: { headers?: Record<string, string>; body?: string; timeoutMs: number },
+  ) => {
     const url = new URL(path, server);
-    const request: https.RequestOptions = {
+    const opts: https.RequestOptions = {
       method,
       headers: { accept: 'application/json', ...options.headers },
     };
-    await kc.applyToHTTPSOptions(request);
-    return new Promise((resolve, reject) => {
-      const req = (url.protocol === 'https:' ? https : http).request(url, request, (res) => {
+    await kc.applyToHTTPSOptions(opts);
+    opts.agent = agentFor(url, opts);
+    return new Promise<ApiServerResponse>((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? https : http).request(url, opts, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
@@ -99,6 +129,12 @@ export function createApiServerRequest(kc: KubeConfig): ApiServerRequest {
       req.end(options.body);
     });
   };
+  return Object.assign(request, {
+    close: () => {
+      pooled?.agent.destroy();
+      pooled = null;
+    },
+  });
 }
 
 export interface KubeSourceOptions {
@@ -262,12 +298,7 @@ export class KubeSource {
   }
 
   private setState(next: SourceState): void {
-    if (
-      next.status === this.state.status &&
-      next.reason === this.state.reason &&
-      next.lastSuccess === this.state.lastSuccess
-    )
-      return;
+    if (sameSourceState(next, this.state)) return;
     this.state = next;
     this.options.onState(next);
   }

@@ -8,6 +8,7 @@ import { Metadata, credentials, status as grpcStatus, type ServiceError } from '
 import { podresources } from '@plugboard/proto';
 import type { PodResourcesInput } from '../model/build.js';
 import type { SourceState } from '../model/types.js';
+import { sameSourceState } from '../model/source-state.js';
 
 export interface PodResourcesPollerOptions {
   socket: string;
@@ -113,12 +114,7 @@ export class PodResourcesPoller {
   }
 
   private setState(next: SourceState): void {
-    if (
-      next.status === this.state.status &&
-      next.reason === this.state.reason &&
-      next.lastSuccess === this.state.lastSuccess
-    )
-      return;
+    if (sameSourceState(next, this.state)) return;
     this.state = next;
     this.options.onState(next);
   }
