@@ -80,6 +80,11 @@ export class BuildCache {
   pods = new Map<string, { pr: unknown; kp: unknown; signature: readonly unknown[]; state: PodState }>();
   /** Replaced whenever a device appears, disappears or changes NUMA nodes (the NUMA map's input). */
   layout: object = {};
+  /**
+   * Replaced whenever a device a pod holds (per PodResources) changes, or any device appears or
+   * disappears: the pods section's device input. A fault on a free device leaves the pods alone.
+   */
+  podDevices: object = {};
   private readonly sections = new Map<string, { deps: readonly unknown[]; value: unknown }>();
 
   /** `compute()`'s last value while every dependency is the same object/value as last time. */
@@ -200,6 +205,7 @@ function buildDevices(
   for (const f of inputs.faults) faulted.add(deviceKey(f.resource, f.deviceId));
   const devices: Record<string, DeviceState> = {};
   let layoutChanged = false;
+  let podDevicesChanged = false;
   for (const r of inputs.resources) {
     const keys = keysOf(r, cache);
     for (let i = 0; i < r.devices.length; i++) {
@@ -225,6 +231,7 @@ function buildDevices(
         continue;
       }
       if (!cached || !sameNumbers(cached.numaNodes, d.numaNodes)) layoutChanged = true;
+      if (allocation || cached?.allocation) podDevicesChanged = true;
       const state: DeviceState = {
         key,
         resource: r.name,
@@ -247,6 +254,7 @@ function buildDevices(
       layoutChanged = true;
     }
     if (layoutChanged) cache.layout = {};
+    if (layoutChanged || podDevicesChanged) cache.podDevices = {};
   }
   return devices;
 }
@@ -566,8 +574,10 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     numa: m('numa', [cache?.layout ?? devices, prAllocatable, inputs.topology?.host], () =>
       buildNuma(inputs, devices),
     ),
-    pods: m('pods', [devices, prPods, inputs.topology, ...(inputs.kube?.pods ?? [])], () =>
-      buildPods(inputs, devices, cache),
+    pods: m(
+      'pods',
+      [cache?.podDevices ?? devices, prPods, inputs.topology, ...(inputs.kube?.pods ?? [])],
+      () => buildPods(inputs, devices, cache),
     ),
     faults,
     events: inputs.events as NodeEvent[],

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fastJsonPatch from 'fast-json-patch';
-import { buildSnapshot, type ModelInputs, type ResourceInput } from './build.js';
+import { BuildCache, buildSnapshot, type ModelInputs, type ResourceInput } from './build.js';
 import { diffDocuments, diffEventRing } from './diff.js';
 import { NodeModel } from './node-model.js';
 import type { NodeEvent } from './types.js';
@@ -388,6 +388,16 @@ test('incremental builds (cache) equal a from-scratch build after every kind of 
   ];
   model.setFaults(faults);
   check('fault');
+  resources = [gpu(6, [4, 2])];
+  model.setResource(resources[0]!);
+  check('free device unhealthy');
+  resources = [gpu(6, [4, 2, 0])];
+  model.setResource(resources[0]!);
+  check('device of pod a unhealthy');
+  assert.equal(model.snapshot().pods['ns/a']!.affectedByUnhealthyDevice, true);
+  resources = [gpu(6, [4])];
+  model.setResource(resources[0]!);
+  check('pod a healthy again');
   kube = {
     node: {
       metadata: { name: 'n1' },
@@ -408,4 +418,40 @@ test('incremental builds (cache) equal a from-scratch build after every kind of 
   model.setResource(resources[0]!);
   check('pod a deleted, fault cleared, healed');
   model.close();
+});
+
+test('the pods section is reused as is when only free devices change, rebuilt when a held one does', () => {
+  const cache = new BuildCache();
+  const podResources: ModelInputs['podResources'] = {
+    pods: [
+      {
+        name: 'a',
+        namespace: 'ns',
+        containers: [
+          {
+            name: 'c',
+            devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0'], topology: undefined }],
+            cpuIds: [],
+            memory: [],
+            dynamicResources: [],
+          },
+        ],
+      },
+    ],
+    allocatable: { devices: [], cpuIds: [], memory: [] },
+  };
+  const build = (unhealthy: number[]) => {
+    const s = buildSnapshot({ ...base, resources: [gpu(4, unhealthy)], podResources }, cache);
+    cache.adopt(s);
+    return s;
+  };
+  const first = build([]);
+  const freeFault = build([3]);
+  assert.equal(freeFault.pods, first.pods, 'same object: buildPods did not run');
+  assert.equal(freeFault.devices['plugboard.example/gpu/gpu-3']!.health, 'Unhealthy');
+  const heldFault = build([3, 0]);
+  assert.notEqual(heldFault.pods, first.pods);
+  assert.equal(heldFault.pods['ns/a']!.affectedByUnhealthyDevice, true);
+  const healed = build([3]);
+  assert.equal(healed.pods['ns/a']!.affectedByUnhealthyDevice, false);
 });
