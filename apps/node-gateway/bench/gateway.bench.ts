@@ -3,7 +3,7 @@
 // CLI): fault → patch delivered to a WebSocket client (p50/p99), one-device patch size vs snapshot
 // size, gateway RSS; and fan-out of one patch payload to 500 clients through the gateway's StreamHub
 // beside a bare `ws` broadcast of the same payload, in the same run (ratio).
-import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -115,55 +115,64 @@ interface SimProcess {
   stop(): Promise<void>;
 }
 
-/** kubelet-sim in its own process (bench/kubelet-sim-process.ts), driven over the IPC channel. */
-async function startSimProcess(options: object): Promise<SimProcess> {
-  const child = fork(
-    fileURLToPath(new URL('./kubelet-sim-process.ts', import.meta.url)),
-    [JSON.stringify(options)],
-    {
-      execArgv: ['--conditions=@plugboard/source', '--import', 'tsx'],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    },
+/**
+ * kubelet-sim in its own process, as a kubelet is: its CLI (packages/kubelet-sim), pods admitted
+ * through its control API (`POST /control/v1/pods`). Logs at warn: no per-event log lines.
+ */
+async function startSimProcess(dir: string): Promise<SimProcess> {
+  const devicePluginDir = join(dir, 'dp');
+  const stateDir = join(dir, 'kubelet');
+  const url = `http://127.0.0.1:${await freePort()}`;
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=@plugboard/source',
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('../../../packages/kubelet-sim/src/cli.ts', import.meta.url)),
+      ...['--device-plugin-dir', devicePluginDir, '--state-dir', stateDir, '--node-name', 'bench-node'],
+      ...['--listen', url.slice('http://'.length), '--max-pods', String(PODS + 10)],
+      ...['--pod-resources-rate-limit', 'off', '--log-level', 'warn'],
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
   );
-  const exited = new Promise((r) => child.once('exit', r));
-  const pending = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-  let nextId = 0;
-  const ready = new Promise<Omit<SimProcess, 'admit' | 'stop'>>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`kubelet-sim process exited with ${code}`)));
-    child.on('message', (m: { ready?: Omit<SimProcess, 'admit' | 'stop'>; id?: number; error?: string }) => {
-      if (m.ready) return resolve(m.ready);
-      const p = pending.get(m.id!);
-      pending.delete(m.id!);
-      if (m.error) p?.reject(new Error(m.error));
-      else p?.resolve();
-    });
-  });
-  const info = await ready;
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`kubelet-sim exited with ${code}`))),
+  );
+  exited.catch(() => undefined);
+  await Promise.race([
+    waitFor(
+      'kubelet-sim ready',
+      async () => (await fetch(`${url}/api/v1/nodes`).catch(() => null))?.ok,
+      30_000,
+    ),
+    exited,
+  ]);
   return {
-    ...info,
-    admit: (pod) =>
-      new Promise<void>((resolve, reject) => {
-        const id = ++nextId;
-        pending.set(id, { resolve, reject });
-        child.send({ id, admit: pod });
-      }),
+    url,
+    devicePluginDir,
+    kubeconfigPath: join(stateDir, 'kubeconfig'),
+    podResourcesSocket: join(stateDir, 'pod-resources', 'kubelet.sock'),
+    async admit(pod) {
+      const res = await fetch(`${url}/control/v1/pods`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(pod),
+      });
+      if (res.status !== 201) throw new Error(`admitting a pod: HTTP ${res.status} ${await res.text()}`);
+      await res.body?.cancel();
+    },
     async stop() {
-      if (child.exitCode === null) child.send({ stop: true });
-      await exited;
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
     },
   };
 }
 
 async function gatewayScenario() {
   const dir = mkdtempSync(join(tmpdir(), 'pb-gw-bench-'));
-  const sim = await startSimProcess({
-    devicePluginDir: join(dir, 'dp'),
-    stateDir: join(dir, 'kubelet'),
-    nodeName: 'bench-node',
-    listen: '127.0.0.1:0',
-    maxPods: PODS + 10,
-    podResourcesRateLimit: false,
-  });
+  const sim = await startSimProcess(dir);
   const cfg = join(dir, 'gateway.yaml');
   writeFileSync(
     cfg,

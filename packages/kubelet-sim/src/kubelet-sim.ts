@@ -473,19 +473,22 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         deletePod: (namespace, name) => pods.delete(namespace, name),
         restart,
         state,
-        admissions: () => {
-          const { node, pods: podStates } = state();
-          return {
-            node: {
-              topologyManagerPolicy: node.topologyManagerPolicy,
-              topologyManagerScope: node.topologyManagerScope,
-              cpuManagerPolicy: node.cpuManagerPolicy,
-              memoryManagerPolicy: node.memoryManagerPolicy,
-              reservedCpus: node.reservedCpus,
-            },
-            pods: podStates.map((p) => ({ namespace: p.namespace, name: p.name, admission: p.admission })),
-          };
-        },
+        // Read straight from the managers: what a gateway polls every second, without rendering
+        // every pod and the whole node as state() does.
+        admissions: () => ({
+          node: {
+            topologyManagerPolicy: topology.policy,
+            topologyManagerScope: topology.scope,
+            cpuManagerPolicy: cpuManager.policy,
+            memoryManagerPolicy: memoryManager.policy,
+            reservedCpus: cpuManager.reservedCpus(),
+          },
+          pods: pods.allPods().map((p) => ({
+            namespace: p.spec.namespace,
+            name: p.spec.name,
+            admission: p.admission,
+          })),
+        }),
       },
     });
     sim.url = await api.start();

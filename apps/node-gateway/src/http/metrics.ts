@@ -12,6 +12,12 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
+  // Fixed for the life of the process: set once.
+  new Gauge({
+    name: 'plugboard_gateway_heap_limit_bytes',
+    help: "V8's heap size limit of the gateway process (set by NODE_OPTIONS --max-old-space-size).",
+    registers: [registry],
+  }).set(getHeapStatistics().heap_size_limit);
   new Gauge({
     name: 'plugboard_device_healthy',
     help: 'Whether a device is healthy (1) or unhealthy (0), as advertised by the plugin.',
@@ -141,14 +147,6 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
       help: 'Kubelet restarts detected by the plugins.',
       labelNames: ['resource'] as const,
       registers: [registry],
-    }),
-    heapLimit: new Gauge({
-      name: 'plugboard_gateway_heap_limit_bytes',
-      help: "V8's heap size limit of the gateway process (set by NODE_OPTIONS --max-old-space-size).",
-      registers: [registry],
-      collect() {
-        this.set(getHeapStatistics().heap_size_limit);
-      },
     }),
     streamClients: new Gauge({
       name: 'plugboard_gateway_stream_clients',

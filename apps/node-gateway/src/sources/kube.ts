@@ -17,7 +17,7 @@ import {
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeInput } from '../model/build.js';
-import type { ApiServerRequest, ApiServerResponse } from './kubelet-control.js';
+import type { ApiServerRequest } from './kubelet-control.js';
 import type { SourceState } from '../model/types.js';
 import type { KubeReviewer } from '../http/auth.js';
 import { GatewayError } from '../errors.js';
@@ -91,11 +91,7 @@ export function createApiServerRequest(kc: KubeConfig): ApiServerRequest & { clo
     }
     return pooled.agent;
   };
-  const request = async (
-    method: 'GET' | 'POST',
-    path: string,
-    options: { headers?: Record<string, string>; body?: string; timeoutMs: number },
-  ) => {
+  const request: ApiServerRequest = async (method, path, options) => {
     const url = new URL(path, server);
     const opts: https.RequestOptions = {
       method,
@@ -103,7 +99,7 @@ export function createApiServerRequest(kc: KubeConfig): ApiServerRequest & { clo
     };
     await kc.applyToHTTPSOptions(opts);
     opts.agent = agentFor(url, opts);
-    return new Promise<ApiServerResponse>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const req = (url.protocol === 'https:' ? https : http).request(url, opts, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;

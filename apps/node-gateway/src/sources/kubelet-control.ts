@@ -6,17 +6,8 @@
 // the model reports the policy as unknown.
 import type { Logger } from 'pino';
 import type { AdmissionView } from '../model/types.js';
+import type { KubeletControlState } from '../model/topology.js';
 import { GatewayError } from '../errors.js';
-
-export interface KubeletControlState {
-  topologyManagerPolicy: string;
-  topologyManagerScope: string;
-  cpuManagerPolicy: string;
-  memoryManagerPolicy: string;
-  reservedCpuIds: number[];
-  /** Admission decisions by `${namespace}/${name}`. */
-  admissions: ReadonlyMap<string, AdmissionView>;
-}
 
 /** A response of the API server, body read in full. */
 export interface ApiServerResponse {
