@@ -9,7 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { GatewayConfig } from './config.js';
 import { GatewayError } from './errors.js';
 import { NodeModel } from './model/node-model.js';
-import type { FaultState, GatewayInfo, NodeEvent, SourceState, SourcesState } from './model/types.js';
+import type { FaultRecord, GatewayInfo, NodeEvent, SourceState, SourcesState } from './model/types.js';
 import { FaultStore, type FaultClearCause } from './faults/fault-store.js';
 import { ScenarioRunner } from './faults/scenarios.js';
 import { PodResourcesPoller } from './sources/pod-resources.js';
@@ -161,11 +161,13 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     };
     model.setTopology(topology);
 
-    const faultEvent = (f: FaultState, injected: boolean, cause?: FaultClearCause): void => {
+    const faultEvent = (f: FaultRecord, injected: boolean, cause?: FaultClearCause): void => {
       const device = `${f.resource}/${f.deviceId}`;
-      const message = injected
-        ? `simulated fault on ${device}: ${f.reason}${f.expiresAt ? ` (until ${f.expiresAt})` : ''}`
-        : `simulated fault on ${device} cleared (${cause})`;
+      const message = !injected
+        ? `simulated fault on ${device} cleared (${cause})`
+        : f.failure
+          ? `simulated fault on ${device} ${f.failure}`
+          : `simulated fault on ${device}: ${f.reason}${f.expiresAt ? ` (until ${f.expiresAt})` : ''}`;
       addEvent({
         kind: injected ? 'fault-injected' : 'fault-cleared',
         resource: f.resource,
@@ -177,7 +179,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
         injected ? 'PlugboardFaultInjected' : 'PlugboardFaultCleared',
         message,
       );
-      if (injected) metrics.faultsInjected.inc({ resource: f.resource });
+      if (injected && !f.failure) metrics.faultsInjected.inc({ resource: f.resource });
     };
     const faults = new FaultStore({
       stateDir: config.stateDir,
@@ -186,6 +188,11 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       onInjected: (f) => faultEvent(f, true),
       onCleared: (f, cause) => faultEvent(f, false, cause),
       onChange: (list) => model.setFaults(list),
+      onActuatorError: (f, message) =>
+        logger.warn(
+          { fault: f.id, resource: f.resource, device: f.deviceId, error: message },
+          'fault release failed',
+        ),
       onPersistenceChange: (p) => {
         model.setGateway({ persistence: p });
         if (!p.enabled) logger.warn({ reason: p.reason }, 'fault persistence is off');
@@ -337,13 +344,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     // --- faults: restore what a previous run left active (TTL respected)
     const persisted = faults.loadPersisted();
     if (persisted.error) logger.warn({ error: persisted.error }, 'cannot restore persisted faults');
-    faults.attach(
-      pluginActuator(runtime, (message) =>
-        logger.warn({ error: message }, 'fault could not be applied to the plugin'),
-      ),
-      persisted.restored,
-      persisted.expired,
-    );
+    faults.attach(pluginActuator(runtime), persisted.restored, persisted.expired);
     if (persisted.restored.length || persisted.expired.length) {
       logger.info(
         { restored: persisted.restored.length, expired: persisted.expired.length },

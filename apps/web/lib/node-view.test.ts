@@ -13,7 +13,14 @@ function failDevice(node: NodeSnapshot, key: string, faultId?: string): NodeSnap
     ...node,
     devices: {
       ...node.devices,
-      [key]: { ...d, health: 'Unhealthy' as const, reason: 'xid 79', faulted: !!faultId },
+      [key]: {
+        ...d,
+        health: 'Unhealthy' as const,
+        kubeletHealth: 'Unhealthy' as const,
+        reason: 'xid 79',
+        fault: faultId ? ('active' as const) : null,
+        faulted: !!faultId,
+      },
     },
   };
   if (faultId) {
@@ -27,6 +34,8 @@ function failDevice(node: NodeSnapshot, key: string, faultId?: string): NodeSnap
         expiresAt: null,
         scenarioId: null,
         simulated: true,
+        state: 'active',
+        stateReason: null,
       },
     };
   }

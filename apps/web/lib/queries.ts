@@ -1,7 +1,7 @@
 // One queryOptions factory per data kind; the live streams write into the same keys with
 // setQueryData, so every view reads one cache whether data came from REST or the stream.
 import { queryOptions, type QueryClient } from '@tanstack/react-query';
-import type { FaultState, NodeHistory, NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeHistory, NodeSnapshot } from '@plugboard/node-gateway/model';
 import type { ClusterDocument } from './cluster-types';
 import type { LiveDocument } from './live-document';
 import { apiFetch, nodeApiPath } from './api';
@@ -12,7 +12,6 @@ export const queryKeys = {
   cluster: ['cluster'] as const,
   config: ['config'] as const,
   node: (name: string) => ['node', name] as const,
-  faults: (name: string) => ['node', name, 'faults'] as const,
   /** Every history window of a node (live messages update all of them). */
   historyAll: (name: string) => ['node', name, 'history'] as const,
   history: (name: string, windowMs: number) => ['node', name, 'history', windowMs] as const,
@@ -62,16 +61,6 @@ export const nodeQuery = (client: QueryClient, name: string) =>
     refetchOnWindowFocus: false,
     refetchOnReconnect: false,
     retry: 1,
-  });
-
-export const faultsQuery = (name: string) =>
-  queryOptions({
-    queryKey: queryKeys.faults(name),
-    queryFn: async (): Promise<FaultState[]> => {
-      const r = await apiFetch<{ items: FaultState[] }>(nodeApiPath(name, 'faults'));
-      return r.items;
-    },
-    staleTime: 5_000,
   });
 
 /**

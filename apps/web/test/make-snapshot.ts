@@ -40,6 +40,8 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
         since: T0,
         numaNodes: [numa],
         replicaOf: replicas > 1 ? `dev-${p}` : null,
+        kubeletHealth: 'Healthy',
+        fault: null,
         faulted: false,
         allocation: null,
       };

@@ -198,21 +198,36 @@ describe('faults', () => {
       { env },
     );
     assert.equal(injected.code, 0, injected.stderr);
-    const fault = json<{ id: string; node: string; deviceId: string; expiresAt: string }>(injected);
+    const fault = json<{ id: string; node: string; deviceId: string; expiresAt: string; state: string }>(
+      injected,
+    );
     assert.equal(fault.node, 'node-a');
+    assert.equal(fault.state, 'active', 'the kubelet was told by the time the gateway answered');
     assert.equal(fault.deviceId, 'gpu-3');
     assert.ok(Date.parse(fault.expiresAt) - Date.now() > 9 * 60_000);
 
     await waitForSnapshot(a, (s) => s.resources[GPU]!.kubelet.allocatable === 3, 'allocatable to drop to 3');
     const unhealthy = await cli(['devices', '--unhealthy', '-o', 'json', ...both]);
     assert.deepEqual(
-      json<{ items: { node: string; id: string; faulted: boolean; reason: string }[] }>(unhealthy).items.map(
-        (d) => [d.node, d.id, d.faulted, d.reason],
-      ),
-      [['node-a', 'gpu-3', true, 'drill']],
+      json<{
+        items: {
+          node: string;
+          id: string;
+          faulted: boolean;
+          fault: string;
+          kubeletHealth: string;
+          reason: string;
+        }[];
+      }>(unhealthy).items.map((d) => [d.node, d.id, d.faulted, d.fault, d.kubeletHealth, d.reason]),
+      [['node-a', 'gpu-3', true, 'active', 'Unhealthy', 'drill']],
     );
+    const table = await cli(['devices', '--unhealthy', ...both]);
+    assert.match(table.stdout, /gpu-3 +Unhealthy +Unhealthy +\S+ +simulated \(active\)/);
     const list = await cli(['fault', 'list', ...both]);
-    assert.match(list.stdout, new RegExp(`node-a +${fault.id} +${GPU.replace('.', '\\.')} +gpu-3 .*drill`));
+    assert.match(
+      list.stdout,
+      new RegExp(`node-a +${fault.id} +${GPU.replace('.', '\\.')} +gpu-3 +active .*drill`),
+    );
 
     const cleared = await cli(['fault', 'clear', fault.id, ...both], { env });
     assert.equal(cleared.code, 0, cleared.stderr);

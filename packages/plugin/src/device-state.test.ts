@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeviceState } from './device-state.js';
 import { SimulatedSource } from './sources/simulated.js';
-import type { PluginDevice } from './types.js';
+import type { DeviceSource, PluginDevice } from './types.js';
 
 function setup(options: { replicas?: number; exclude?: string[] } = {}) {
   let now = Date.parse('2026-01-01T00:00:00Z');
@@ -87,6 +87,70 @@ describe('DeviceState (fault overlay, exclude, replicas)', () => {
       ['gpu-2::1'],
     );
     assert.equal(state.physicalId('gpu-2::1'), 'gpu-2');
+  });
+
+  it('a fault outlives its device: unplugged it stays held, and it returns Unhealthy in the list that re-adds it', () => {
+    const plugged = new Set(['usb-0', 'usb-1']);
+    const listeners = new Set<() => void>();
+    const source: DeviceSource = {
+      kind: 'test',
+      start: () => Promise.resolve(),
+      stop: () => Promise.resolve(),
+      list: () =>
+        [...plugged].map((id) => ({
+          id,
+          health: 'Healthy' as const,
+          reason: null,
+          numaNodes: [],
+          deviceNodes: [],
+        })),
+      subscribe: (fn) => (listeners.add(fn), () => listeners.delete(fn)),
+    };
+    const replug = (id: string, on: boolean) => {
+      if (on) plugged.add(id);
+      else plugged.delete(id);
+      for (const fn of listeners) fn();
+    };
+    for (const replicas of [1, 2]) {
+      const state = new DeviceState({ source, replicas });
+      const lists: PluginDevice[][] = [];
+      state.on('devices', (d) => lists.push(d));
+      state.attach();
+      state.injectFault('usb-1', 'drill');
+      replug('usb-1', false);
+      assert.ok(lists.at(-1)!.every((d) => d.id !== 'usb-1' && d.replicaOf !== 'usb-1'));
+      assert.deepEqual(
+        [...state.faults()],
+        [['usb-1', 'drill']],
+        'the fault is kept while the device is absent',
+      );
+      assert.equal(state.present('usb-1'), false);
+      replug('usb-1', true);
+      const back = lists.at(-1)!.filter((d) => d.id === 'usb-1' || d.replicaOf === 'usb-1');
+      assert.equal(back.length, replicas);
+      assert.ok(
+        back.every((d) => d.health === 'Unhealthy' && d.reason === 'drill'),
+        'never listed Healthy on its way back',
+      );
+      assert.equal(state.present('usb-1'), true);
+      // Cleared while absent: it comes back Healthy.
+      replug('usb-1', false);
+      state.clearFault('usb-1');
+      replug('usb-1', true);
+      assert.ok(state.devices().every((d) => d.health === 'Healthy'));
+      state.detach();
+    }
+  });
+
+  it('an absent device takes a fault only with absentOk (a restored fault)', () => {
+    const { state } = setup();
+    assert.throws(() => state.injectFault('gpu-7', 'x'), { code: 'not-found' });
+    state.injectFault('gpu-7', 'restored', { absentOk: true });
+    assert.equal(state.faults().get('gpu-7'), 'restored');
+    assert.equal(state.present('gpu-7'), false);
+    state.clearFault('gpu-7');
+    assert.equal(state.faults().size, 0);
+    assert.throws(() => state.clearFault('gpu-7'), { code: 'not-found' });
   });
 
   it('no event when nothing changed', () => {

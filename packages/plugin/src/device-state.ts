@@ -1,6 +1,9 @@
 // A resource's advertised devices: the source's list minus excluded IDs, with the fault overlay
 // applied (faults enter here, so they travel the real ListAndWatch path), expanded into replicas
 // when the resource is shared, and with each device's last transition time and reason.
+// The overlay is the one owner of "which devices are faulted": a fault holds its device ID until it
+// is cleared, whatever the source does meanwhile. A device that vanishes keeps its fault and comes
+// back Unhealthy in the same list that re-adds it, so the kubelet can never allocate it in between.
 import { EventEmitter } from 'node:events';
 import { PluginError } from './errors.js';
 import type { DeviceHealth, DeviceSource, PluginDevice } from './types.js';
@@ -75,20 +78,33 @@ export class DeviceState extends EventEmitter<DeviceStateEvents> {
     return this.#byId.get(id)?.replicaOf ?? id;
   }
 
-  injectFault(deviceId: string, reason: string): void {
-    this.#assertKnown(deviceId);
+  /**
+   * Holds `deviceId` Unhealthy until cleared. The device must be advertised now unless `absentOk`
+   * (a fault restored after a restart, whose device may be unplugged at that moment).
+   */
+  injectFault(deviceId: string, reason: string, options: { absentOk?: boolean } = {}): void {
+    if (this.#exclude.has(deviceId)) {
+      throw new PluginError('not-found', `device "${deviceId}" is excluded from this resource`);
+    }
+    if (!options.absentOk) this.#assertKnown(deviceId);
     this.#faults.set(deviceId, reason);
     this.refresh();
   }
 
+  /** Releases a held device (advertised or absent). */
   clearFault(deviceId: string): void {
-    this.#assertKnown(deviceId);
+    if (!this.#faults.has(deviceId)) this.#assertKnown(deviceId);
     this.#faults.delete(deviceId);
     this.refresh();
   }
 
   faults(): ReadonlyMap<string, string> {
     return this.#faults;
+  }
+
+  /** Whether a held ID is advertised now (as itself or through its replicas). */
+  present(deviceId: string): boolean {
+    return this.#byId.has(deviceId) || this.#devices.some((d) => d.replicaOf === deviceId);
   }
 
   #assertKnown(deviceId: string): void {
@@ -164,12 +180,10 @@ export class DeviceState extends EventEmitter<DeviceStateEvents> {
         );
       }
     }
-    // Forget devices that are gone, and faults on them, so a re-added device starts clean.
+    // Forget the transition times of devices that are gone (a re-added device starts a new
+    // history); faults stay: the overlay holds them until they are cleared.
     const ids = new Set(next.map((d) => d.id));
     for (const id of this.#since.keys()) if (!ids.has(id)) this.#since.delete(id);
-    for (const id of this.#faults.keys()) {
-      if (!ids.has(id) && !next.some((d) => d.replicaOf === id)) this.#faults.delete(id);
-    }
     if (this.#version > 0 && sameDevices(this.#devices, next)) return;
     this.#devices = next;
     this.#byId = new Map(next.map((d) => [d.id, d]));

@@ -150,9 +150,14 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#streams = new ListAndWatchStreams(
       this.#state,
       () => {
-        this.#registration.lastListAndWatchSend = new Date().toISOString();
+        const at = new Date().toISOString();
+        this.#registration.lastListAndWatchSend = at;
+        this.emit('reported', { at, devices: this.#streams.reported() });
       },
-      (generation, remaining, durationMs) => this.#onStreamClosed(generation, remaining, durationMs),
+      (generation, remaining, durationMs) => {
+        if (remaining === 0) this.emit('reported', { at: new Date().toISOString(), devices: null });
+        this.#onStreamClosed(generation, remaining, durationMs);
+      },
     );
     this.#state.on('devices', (devices) => {
       this.#streams.schedule();
@@ -229,9 +234,13 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     return this.#streams.size;
   }
 
-  injectFault(deviceId: string, reason: string): void {
-    this.#state.injectFault(deviceId, reason);
-    this.#logger.info({ device: deviceId, reason }, 'fault injected');
+  /**
+   * Holds a device Unhealthy until `clearFault`, even while the source stops listing it. The device
+   * must be advertised now unless `absentOk` (restoring a fault whose device may be unplugged).
+   */
+  injectFault(deviceId: string, reason: string, options: { absentOk?: boolean } = {}): void {
+    this.#state.injectFault(deviceId, reason, options);
+    this.#logger.info({ device: deviceId, reason, present: this.#state.present(deviceId) }, 'fault injected');
   }
 
   clearFault(deviceId: string): void {
@@ -239,9 +248,19 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#logger.info({ device: deviceId }, 'fault cleared');
   }
 
-  /** Active faults of the overlay: device ID → reason. */
-  faults(): Map<string, string> {
-    return new Map(this.#state.faults());
+  /** Active faults of the overlay: device ID → reason and whether the device is advertised now. */
+  faults(): Map<string, { reason: string; present: boolean }> {
+    return new Map(
+      [...this.#state.faults()].map(([id, reason]) => [id, { reason, present: this.#state.present(id) }]),
+    );
+  }
+
+  /**
+   * What the kubelet was last told on ListAndWatch (the health it allocates by), or null while no
+   * stream is open. Emitted as 'reported' whenever it changes.
+   */
+  reported(): readonly PluginDevice[] | null {
+    return this.#streams.reported();
   }
 
   preferredAllocationLog(): PreferredAllocationDecision[] {

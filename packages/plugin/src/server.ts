@@ -54,6 +54,7 @@ export class ListAndWatchStreams {
   readonly #onClosed: (generation: number, remaining: number, durationMs: number) => void;
   #encoded: { version: number; bytes: Buffer } | null = null;
   #scheduled = false;
+  #reported: readonly PluginDevice[] | null = null;
 
   constructor(
     state: DeviceState,
@@ -92,7 +93,7 @@ export class ListAndWatchStreams {
     call.on('cancelled', remove);
     call.on('close', remove);
     call.on('error', remove);
-    this.#write(stream);
+    if (this.#write(stream)) this.#sent();
   }
 
   /** Sends the current list to every stream when this synchronous block ends (one list per block). */
@@ -103,24 +104,40 @@ export class ListAndWatchStreams {
     // list, without waiting behind the event loop's pending I/O callbacks.
     queueMicrotask(() => {
       this.#scheduled = false;
-      for (const stream of this.#streams) this.#write(stream);
+      let wrote = false;
+      for (const stream of this.#streams) wrote = this.#write(stream) || wrote;
+      if (wrote) this.#sent();
     });
   }
 
-  #write(stream: Stream): void {
+  /**
+   * The device list the kubelet was last told on an open stream (the health it acts on), or null
+   * while no stream is open: then the kubelet holds nothing of ours.
+   */
+  reported(): readonly PluginDevice[] | null {
+    return this.#streams.size > 0 ? this.#reported : null;
+  }
+
+  #sent(): void {
+    this.#reported = this.#state.devices();
+    this.#onSend();
+  }
+
+  /** Writes the current list to one stream unless it has it already; true when written. */
+  #write(stream: Stream): boolean {
     const version = this.#state.version;
-    if (stream.blocked || stream.sentVersion === version) return;
+    if (stream.blocked || stream.sentVersion === version) return false;
     stream.sentVersion = version;
     const ok = stream.call.write(this.#bytes());
-    this.#onSend();
     if (!ok) {
       // Slow reader: skip intermediate lists and send the newest one once it drains.
       stream.blocked = true;
       stream.call.once('drain', () => {
         stream.blocked = false;
-        this.#write(stream);
+        if (this.#write(stream)) this.#sent();
       });
     }
+    return true;
   }
 
   endAll(): void {

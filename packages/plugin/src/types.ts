@@ -76,4 +76,6 @@ export interface ResourcePluginEvents {
   allocate: [event: { deviceIds: string[][]; durationMs: number; ok: boolean; error?: string }];
   'preferred-allocation': [decision: PreferredAllocationDecision];
   'registration-error': [event: { error: string; attempt: number }];
+  /** A device list went out on ListAndWatch (`devices`), or the last stream closed (`devices: null`). */
+  reported: [event: { at: string; devices: readonly PluginDevice[] | null }];
 }

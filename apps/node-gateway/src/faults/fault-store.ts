@@ -1,15 +1,19 @@
 // Active simulated faults: the operator's intent, with TTLs, persisted in the state directory so a
 // gateway restart neither loses a fault nor leaves an expired one on. The store drives an actuator
 // (the plugins' fault overlay) per device: inject on the first fault of a device, clear on the last.
+// The overlay then holds the device whatever its source does (unplugged, back), so nothing here
+// re-applies faults; what the kubelet was told is the model's to report (FaultRecord.state).
 import { mkdirSync, readFileSync, writeFileSync, unlinkSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { FaultState } from '../model/types.js';
+import type { FaultRecord } from '../model/types.js';
 import { GatewayError } from '../errors.js';
 
+/** Applies faults at the device source; both throw a GatewayError when the plugin refuses. */
 export interface FaultActuator {
-  inject(resource: string, deviceId: string, reason: string): void;
+  /** `absentOk`: the device may be absent now (a fault restored after a restart). */
+  inject(resource: string, deviceId: string, reason: string, options?: { absentOk?: boolean }): void;
   clear(resource: string, deviceId: string): void;
 }
 
@@ -24,9 +28,11 @@ export interface NewFault {
 export type FaultClearCause = 'deleted' | 'expired' | 'scenario-stopped' | 'expired-while-down';
 
 export interface FaultStoreEvents {
-  onInjected?: (fault: FaultState) => void;
-  onCleared?: (fault: FaultState, cause: FaultClearCause) => void;
-  onChange?: (faults: FaultState[]) => void;
+  onInjected?: (fault: FaultRecord) => void;
+  onCleared?: (fault: FaultRecord, cause: FaultClearCause) => void;
+  onChange?: (faults: FaultRecord[]) => void;
+  /** Releasing a fault's device failed (its resource is gone); the fault is removed regardless. */
+  onActuatorError?: (fault: FaultRecord, message: string) => void;
   /** Persistence turned off (write failed) or back on (a later write succeeded). */
   onPersistenceChange?: (persistence: { enabled: boolean; reason?: string }) => void;
 }
@@ -42,7 +48,7 @@ const FILE_VERSION = 1;
 const PERSIST_DELAY_MS = 50;
 
 export class FaultStore {
-  private readonly faults = new Map<string, FaultState>();
+  private readonly faults = new Map<string, FaultRecord>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private actuator: FaultActuator | null = null;
   private readonly now: () => Date;
@@ -76,7 +82,7 @@ export class FaultStore {
   }
 
   /** Faults saved by a previous run; expired ones are returned separately (already dropped). */
-  loadPersisted(): { restored: FaultState[]; expired: FaultState[]; error: string | null } {
+  loadPersisted(): { restored: FaultRecord[]; expired: FaultRecord[]; error: string | null } {
     if (!this.canPersist || !this.options.stateDir) return { restored: [], expired: [], error: null };
     let raw: string;
     try {
@@ -85,9 +91,9 @@ export class FaultStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { restored: [], expired: [], error: null };
       return { restored: [], expired: [], error: (err as Error).message };
     }
-    let list: FaultState[];
+    let list: FaultRecord[];
     try {
-      const parsed = JSON.parse(raw) as { version?: number; faults?: FaultState[] };
+      const parsed = JSON.parse(raw) as { version?: number; faults?: FaultRecord[] };
       if (parsed.version !== FILE_VERSION || !Array.isArray(parsed.faults))
         throw new Error(`unsupported format`);
       list = parsed.faults.filter(
@@ -97,21 +103,32 @@ export class FaultStore {
       return { restored: [], expired: [], error: `${FILE} is unreadable: ${(err as Error).message}` };
     }
     const now = this.now().getTime();
-    const restored: FaultState[] = [];
-    const expired: FaultState[] = [];
+    const restored: FaultRecord[] = [];
+    const expired: FaultRecord[] = [];
     for (const f of list) (f.expiresAt && Date.parse(f.expiresAt) <= now ? expired : restored).push(f);
     return { restored, expired, error: null };
   }
 
-  /** Connects the actuator and re-applies `restored` faults (from loadPersisted) through it. */
-  attach(actuator: FaultActuator, restored: FaultState[] = [], expired: FaultState[] = []): void {
+  /**
+   * Connects the actuator and re-applies `restored` faults (from loadPersisted) through it. A fault
+   * the plugin refuses now (its resource is no longer served) stays listed with its `failure`.
+   */
+  attach(actuator: FaultActuator, restored: FaultRecord[] = [], expired: FaultRecord[] = []): void {
     this.actuator = actuator;
     for (const f of expired) this.options.onCleared?.(f, 'expired-while-down');
-    for (const f of restored) this.insert({ ...f, simulated: true });
+    for (const f of restored) {
+      let failure: string | null = null;
+      try {
+        actuator.inject(f.resource, f.deviceId, f.reason, { absentOk: true });
+      } catch (err) {
+        failure = `could not be restored: ${(err as Error).message}`;
+      }
+      this.insert({ ...f, simulated: true, failure });
+    }
     if (restored.length || expired.length) this.changed();
   }
 
-  list(filter: { resource?: string; deviceId?: string } = {}): FaultState[] {
+  list(filter: { resource?: string; deviceId?: string } = {}): FaultRecord[] {
     return [...this.faults.values()].filter(
       (f) =>
         (!filter.resource || f.resource === filter.resource) &&
@@ -119,7 +136,7 @@ export class FaultStore {
     );
   }
 
-  get(id: string): FaultState | undefined {
+  get(id: string): FaultRecord | undefined {
     return this.faults.get(id);
   }
 
@@ -127,7 +144,7 @@ export class FaultStore {
     return this.faults.size;
   }
 
-  add(input: NewFault): FaultState {
+  add(input: NewFault): FaultRecord {
     if (this.faults.size >= this.options.maxActive) {
       throw new GatewayError(
         'conflict',
@@ -135,7 +152,7 @@ export class FaultStore {
       );
     }
     const now = this.now();
-    const fault: FaultState = {
+    const fault: FaultRecord = {
       id: randomUUID(),
       resource: input.resource,
       deviceId: input.deviceId,
@@ -145,32 +162,34 @@ export class FaultStore {
       scenarioId: input.scenarioId ?? null,
       simulated: true,
     };
+    // The plugin takes the fault first: a refusal is the caller's error and nothing is kept.
+    this.actuator?.inject(fault.resource, fault.deviceId, fault.reason);
     this.insert(fault);
     this.changed();
     return fault;
   }
 
-  remove(id: string, cause: FaultClearCause = 'deleted'): FaultState | undefined {
+  remove(id: string, cause: FaultClearCause = 'deleted'): FaultRecord | undefined {
     const fault = this.faults.get(id);
     if (!fault) return undefined;
     this.faults.delete(id);
     clearTimeout(this.timers.get(id));
     this.timers.delete(id);
-    if (!this.deviceFaults(fault.resource, fault.deviceId).length) {
-      this.actuator?.clear(fault.resource, fault.deviceId);
-    } else {
-      // Another fault still holds the device; keep its reason current.
-      const other = this.deviceFaults(fault.resource, fault.deviceId).at(-1)!;
-      this.actuator?.inject(other.resource, other.deviceId, other.reason);
+    // A fault the plugin never took (failure) has nothing to release.
+    if (!fault.failure) {
+      const others = this.deviceFaults(fault.resource, fault.deviceId).filter((f) => !f.failure);
+      try {
+        if (others.length === 0) this.actuator?.clear(fault.resource, fault.deviceId);
+        // Another fault still holds the device; keep its reason current.
+        else this.actuator?.inject(fault.resource, fault.deviceId, others.at(-1)!.reason, { absentOk: true });
+      } catch (err) {
+        // The resource went away under the fault: nothing holds the device any more either way.
+        this.options.onActuatorError?.(fault, (err as Error).message);
+      }
     }
     this.options.onCleared?.(fault, cause);
     this.changed();
     return fault;
-  }
-
-  /** Re-applies every active fault (after plugins restarted or a device reappeared). */
-  reapply(): void {
-    for (const f of this.faults.values()) this.actuator?.inject(f.resource, f.deviceId, f.reason);
   }
 
   /** Stops TTL timers and flushes persistence; faults stay on the devices until the plugins stop. */
@@ -184,13 +203,12 @@ export class FaultStore {
     if (this.dirty || this.persisting) await this.persist();
   }
 
-  private deviceFaults(resource: string, deviceId: string): FaultState[] {
+  private deviceFaults(resource: string, deviceId: string): FaultRecord[] {
     return [...this.faults.values()].filter((f) => f.resource === resource && f.deviceId === deviceId);
   }
 
-  private insert(fault: FaultState): void {
+  private insert(fault: FaultRecord): void {
     this.faults.set(fault.id, fault);
-    this.actuator?.inject(fault.resource, fault.deviceId, fault.reason);
     if (fault.expiresAt) {
       const delay = Math.max(0, Date.parse(fault.expiresAt) - this.now().getTime());
       // setTimeout caps at 2^31-1 ms; longer TTLs re-arm on expiry check.

@@ -40,6 +40,57 @@ test('a fault holds the device until its last fault is removed; TTL expiry clear
   await store.close();
 });
 
+test("a fault the plugin refuses is the caller's error and is not kept; a restored one is kept as failed", () => {
+  const refusing: FaultActuator = {
+    inject: (r, d, _why, options) => {
+      if (r === 'gone') throw new Error(`resource ${r} is not served by this gateway`);
+      if (!options?.absentOk) throw new Error(`device "${d}" is not advertised by this resource`);
+    },
+    clear: () => {
+      throw new Error('must not be called for a fault the plugin never took');
+    },
+  };
+  const injected: (string | null | undefined)[] = [];
+  const store = new FaultStore({
+    stateDir: null,
+    maxActive: 10,
+    onInjected: (f) => injected.push(f.failure),
+  });
+  const restored = [
+    {
+      id: 'a',
+      resource: 'gone',
+      deviceId: 'd',
+      reason: 'x',
+      createdAt: '',
+      expiresAt: null,
+      scenarioId: null,
+    },
+    {
+      id: 'b',
+      resource: 'r',
+      deviceId: 'unplugged',
+      reason: 'y',
+      createdAt: '',
+      expiresAt: null,
+      scenarioId: null,
+    },
+  ] as const;
+  store.attach(
+    refusing,
+    restored.map((f) => ({ ...f, simulated: true as const })),
+  );
+  assert.equal(store.get('a')!.failure, 'could not be restored: resource gone is not served by this gateway');
+  assert.equal(store.get('b')!.failure, null, 'a restored fault may hold a device that is absent now');
+  assert.deepEqual(injected, [store.get('a')!.failure, null]);
+  assert.throws(
+    () => store.add({ resource: 'r', deviceId: 'nope', reason: 'z' }),
+    /"nope" is not advertised/,
+  );
+  assert.equal(store.size, 2, 'the refused fault was not kept');
+  assert.ok(store.remove('a'), 'a failed fault can be cleared without touching the plugin');
+});
+
 test('active faults persist across restarts; expired ones are cleared on restore', async () => {
   let now = Date.parse('2026-01-01T00:00:00Z');
   const clock = () => new Date(now);
@@ -139,6 +190,8 @@ function devices(): DeviceState[] {
     since: '',
     numaNodes: [i < 4 ? 0 : 1],
     replicaOf: null,
+    kubeletHealth: 'Healthy' as const,
+    fault: null,
     faulted: false,
     allocation: null,
   }));

@@ -164,6 +164,17 @@ export function createHandlers(ctx: HttpContext) {
     return authorizer.authorize(req);
   }
 
+  /**
+   * Faults with their observed state. After a change, one turn of the event loop lets the plugin's
+   * ListAndWatch send (queued as a microtask) land in the model first, so the answer says whether
+   * the kubelet was told rather than "pending" for a send that was already under way.
+   */
+  async function faultStates(settle = false): Promise<NodeSnapshot['faults']> {
+    if (settle) await new Promise<void>((resolve) => setImmediate(resolve));
+    model.flush();
+    return model.snapshot().faults;
+  }
+
   function resolveDevice(resource: string, deviceId: string): void {
     const snap = model.snapshot();
     const r = snap.resources[resource];
@@ -249,7 +260,10 @@ export function createHandlers(ctx: HttpContext) {
           if (method === 'GET') {
             const resource = url.searchParams.get('resource') ?? undefined;
             const deviceId = url.searchParams.get('deviceId') ?? undefined;
-            return sendJson(res, 200, { items: faults.list({ resource, deviceId }) });
+            const items = Object.values(await faultStates()).filter(
+              (f) => (!resource || f.resource === resource) && (!deviceId || f.deviceId === deviceId),
+            );
+            return sendJson(res, 200, { items });
           }
           if (method === 'POST') {
             const who = await mutation(req, 'inject a fault');
@@ -278,7 +292,7 @@ export function createHandlers(ctx: HttpContext) {
             return sendJson(
               res,
               201,
-              { id: fault.id, fault },
+              { id: fault.id, fault: (await faultStates(true))[fault.id] ?? null },
               { location: `/api/v1/faults/${encodeURIComponent(fault.id)}` },
             );
           }
@@ -286,7 +300,7 @@ export function createHandlers(ctx: HttpContext) {
         }
         const id = segment(idRaw);
         if (method === 'GET') {
-          const fault = faults.get(id);
+          const fault = (await faultStates())[id];
           if (!fault) throw new GatewayError('not-found', `no active fault with id "${id}"`);
           return sendJson(res, 200, fault);
         }

@@ -8,6 +8,7 @@ import type {
   DeviceAllocation,
   DeviceState,
   DynamicResourceState,
+  FaultRecord,
   FaultState,
   GatewayInfo,
   Health,
@@ -43,6 +44,11 @@ export interface ResourceInput {
   name: string;
   devices: readonly DeviceInput[];
   registration: RegistrationState;
+  /**
+   * The list the kubelet was last told on ListAndWatch (null while no stream is open). The plugin
+   * keeps it as the same array until the next send, so an unchanged one costs no rebuild.
+   */
+  reported: readonly DeviceInput[] | null;
 }
 
 /** Last answers of PodResources `List` and `GetAllocatableResources`. */
@@ -64,7 +70,7 @@ export interface ModelInputs {
   resources: readonly ResourceInput[];
   podResources: PodResourcesInput | null;
   kube: KubeInput | null;
-  faults: readonly FaultState[];
+  faults: readonly FaultRecord[];
   events: readonly NodeEvent[];
   sources: SourcesState;
   /** Host NUMA layout, kubelet settings and decisions, plugin preference reasons (null: none known). */
@@ -196,25 +202,77 @@ function keysOf(r: ResourceInput, cache: BuildCache | null): string[] {
   return cache ? cache.memo(`keys:${r.name}`, [r.devices], make) : make();
 }
 
+/** Device ID → the health the kubelet was last told, memoised on the plugin's reported list. */
+function reportedHealth(r: ResourceInput, cache: BuildCache | null): Map<string, Health> | null {
+  if (r.reported === null) return null;
+  const reported = r.reported;
+  const make = () => new Map(reported.map((d) => [d.id, d.health]));
+  return cache ? cache.memo(`reported:${r.name}`, [reported], make) : make();
+}
+
+/** Each fault with where it stands against what the kubelet was told. */
+function buildFaults(inputs: ModelInputs, devices: Record<string, DeviceState>): Record<string, FaultState> {
+  const out: Record<string, FaultState> = {};
+  const byResource = new Map(inputs.resources.map((r) => [r.name, r]));
+  for (const f of inputs.faults) {
+    const state = (phase: FaultState['state'], stateReason: string | null): FaultState => ({
+      ...f,
+      state: phase,
+      stateReason,
+    });
+    const r = byResource.get(f.resource);
+    if (f.failure) {
+      out[f.id] = state('failed', f.failure);
+      continue;
+    }
+    if (!r) {
+      out[f.id] = state('failed', `resource ${f.resource} is not served by this gateway`);
+      continue;
+    }
+    const targets = r.devices
+      .filter((d) => d.id === f.deviceId || d.replicaOf === f.deviceId)
+      .map((d) => devices[deviceKey(r.name, d.id)]!);
+    if (targets.length === 0) {
+      out[f.id] = state(
+        'device-absent',
+        `the device source does not list ${f.deviceId} now; the fault holds it, and the kubelet is told it is Unhealthy when it returns`,
+      );
+    } else if (targets.every((d) => d.kubeletHealth === 'Unhealthy')) {
+      out[f.id] = state('active', null);
+    } else if (targets.some((d) => d.kubeletHealth === null)) {
+      out[f.id] = state('pending', 'no ListAndWatch stream is open: the kubelet is told when it connects');
+    } else {
+      out[f.id] = state('pending', 'the plugin has not sent the Unhealthy list to the kubelet yet');
+    }
+  }
+  return out;
+}
+
 function buildDevices(
   inputs: ModelInputs,
   index: AllocationIndex,
   cache: BuildCache | null,
 ): Record<string, DeviceState> {
-  const faulted = new Set<string>();
-  for (const f of inputs.faults) faulted.add(deviceKey(f.resource, f.deviceId));
+  // Devices a fault holds: the ones the plugin took (a failed fault holds nothing).
+  const held = new Set<string>();
+  for (const f of inputs.faults) if (!f.failure) held.add(deviceKey(f.resource, f.deviceId));
   const devices: Record<string, DeviceState> = {};
   let layoutChanged = false;
   let podDevicesChanged = false;
   for (const r of inputs.resources) {
     const keys = keysOf(r, cache);
+    const told = reportedHealth(r, cache);
     for (let i = 0; i < r.devices.length; i++) {
       const d = r.devices[i]!;
       const key = keys[i]!;
       const allocation = index.byDevice.get(key) ?? null;
-      const isFaulted =
-        faulted.size > 0 &&
-        (faulted.has(key) || (d.replicaOf !== null && faulted.has(deviceKey(r.name, d.replicaOf))));
+      const kubeletHealth = told?.get(d.id) ?? null;
+      const fault =
+        held.size > 0 && (held.has(key) || (d.replicaOf !== null && held.has(deviceKey(r.name, d.replicaOf))))
+          ? kubeletHealth === 'Unhealthy'
+            ? 'active'
+            : 'pending'
+          : null;
       const cached = cache?.devices.get(key);
       // Compare before allocating: most devices are unchanged on most rebuilds.
       if (
@@ -223,7 +281,8 @@ function buildDevices(
         cached.reason === d.reason &&
         cached.since === d.since &&
         cached.replicaOf === d.replicaOf &&
-        cached.faulted === isFaulted &&
+        cached.kubeletHealth === kubeletHealth &&
+        cached.fault === fault &&
         sameNumbers(cached.numaNodes, d.numaNodes) &&
         sameAllocation(cached.allocation, allocation)
       ) {
@@ -241,7 +300,9 @@ function buildDevices(
         since: d.since,
         numaNodes: [...d.numaNodes],
         replicaOf: d.replicaOf,
-        faulted: isFaulted,
+        kubeletHealth,
+        fault,
+        faulted: fault === 'active',
         allocation,
       };
       devices[key] = state;
@@ -556,14 +617,10 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
   };
   const devices = m(
     'devices',
-    [index.byDevice, inputs.faults, ...inputs.resources.flatMap((r) => [r.name, r.devices])],
+    [index.byDevice, inputs.faults, ...inputs.resources.flatMap((r) => [r.name, r.devices, r.reported])],
     () => buildDevices(inputs, index, cache),
   );
-  const faults = m('faults', [inputs.faults], () => {
-    const out: Record<string, FaultState> = {};
-    for (const f of inputs.faults) out[f.id] = { ...f };
-    return out;
-  });
+  const faults = m('faults', [inputs.faults, devices], () => buildFaults(inputs, devices));
   return {
     schema: 1,
     nodeName: inputs.nodeName,

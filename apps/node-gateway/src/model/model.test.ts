@@ -16,19 +16,17 @@ const reg = {
   error: null,
 };
 
+/** `count` GPUs as the plugin lists them; the kubelet was told the same list (an open stream). */
 function gpu(count: number, unhealthy: number[] = []): ResourceInput {
-  return {
-    name: 'plugboard.example/gpu',
-    registration: reg,
-    devices: Array.from({ length: count }, (_, i) => ({
-      id: `gpu-${i}`,
-      health: unhealthy.includes(i) ? ('Unhealthy' as const) : ('Healthy' as const),
-      reason: unhealthy.includes(i) ? 'ecc' : null,
-      since: T0,
-      numaNodes: [i < count / 2 ? 0 : 1],
-      replicaOf: null,
-    })),
-  };
+  const devices = Array.from({ length: count }, (_, i) => ({
+    id: `gpu-${i}`,
+    health: unhealthy.includes(i) ? ('Unhealthy' as const) : ('Healthy' as const),
+    reason: unhealthy.includes(i) ? 'ecc' : null,
+    since: T0,
+    numaNodes: [i < count / 2 ? 0 : 1],
+    replicaOf: null,
+  }));
+  return { name: 'plugboard.example/gpu', registration: reg, devices, reported: devices };
 }
 
 const base: ModelInputs = {
@@ -170,17 +168,20 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
 });
 
 test('without PodResources, allocatable falls back to healthy devices; replicas are counted', () => {
+  // Physical device "a" is faulted: every replica is Unhealthy, and the kubelet was told so.
+  const replicas = ['a::0', 'a::1', 'a::2'].map((id) => ({
+    id,
+    health: 'Unhealthy' as const,
+    reason: 'r',
+    since: T0,
+    numaNodes: [],
+    replicaOf: 'a',
+  }));
   const shared: ResourceInput = {
     name: 'plugboard.example/shared',
     registration: reg,
-    devices: ['a::0', 'a::1', 'a::2'].map((id) => ({
-      id,
-      health: 'Healthy' as const,
-      reason: null,
-      since: T0,
-      numaNodes: [],
-      replicaOf: 'a',
-    })),
+    devices: replicas,
+    reported: replicas,
   };
   const s = buildSnapshot({
     ...base,
@@ -201,8 +202,67 @@ test('without PodResources, allocatable falls back to healthy devices; replicas 
   assert.equal(s.resources['plugboard.example/gpu']!.kubelet.allocatable, 1);
   assert.equal(s.resources['plugboard.example/shared']!.replicas, 3);
   assert.equal(s.devices['plugboard.example/shared/a::1']!.faulted, true);
+  assert.equal(s.faults.f!.state, 'active');
   assert.deepEqual(s.numa.nodes.none!.deviceKeys.length, 3);
   assert.equal(s.numa.nodes.none!.id, null);
+});
+
+test('a fault is "active" only once the kubelet was told Unhealthy; pending, absent and failed say why', () => {
+  const fault = (id: string, deviceId: string, extra: Partial<ModelInputs['faults'][0]> = {}) => ({
+    id,
+    resource: 'plugboard.example/gpu',
+    deviceId,
+    reason: 'drill',
+    createdAt: T0,
+    expiresAt: null,
+    scenarioId: null,
+    simulated: true as const,
+    ...extra,
+  });
+  const faults = [
+    fault('told', 'gpu-0'),
+    fault('unsent', 'gpu-1'),
+    fault('absent', 'gpu-9'),
+    fault('refused', 'gpu-2', { failure: 'could not be restored: nope' }),
+    fault('gone', 'x', { resource: 'plugboard.example/gone' }),
+  ];
+  // The plugin holds gpu-0 and gpu-1 Unhealthy; the kubelet has heard of gpu-0 only so far.
+  const plugin = gpu(4, [0, 1]);
+  const told = gpu(4, [0]).devices;
+  const build = (reported: ResourceInput['reported']) =>
+    buildSnapshot({ ...base, resources: [{ ...plugin, reported }], faults });
+
+  const s = build(told);
+  const d = (id: string) => s.devices[`plugboard.example/gpu/${id}`]!;
+  assert.deepEqual(
+    [d('gpu-0').fault, d('gpu-0').faulted, d('gpu-0').kubeletHealth],
+    ['active', true, 'Unhealthy'],
+  );
+  assert.deepEqual(
+    [d('gpu-1').health, d('gpu-1').kubeletHealth, d('gpu-1').fault, d('gpu-1').faulted],
+    ['Unhealthy', 'Healthy', 'pending', false],
+    'never "fault on" over a device the kubelet sees Healthy',
+  );
+  assert.deepEqual([d('gpu-2').fault, d('gpu-2').faulted], [null, false], 'a refused fault holds nothing');
+  assert.deepEqual(Object.fromEntries(Object.values(s.faults).map((f) => [f.id, f.state])), {
+    told: 'active',
+    unsent: 'pending',
+    absent: 'device-absent',
+    refused: 'failed',
+    gone: 'failed',
+  });
+  assert.equal(s.faults.told!.stateReason, null);
+  assert.match(s.faults.unsent!.stateReason!, /not sent/);
+  assert.match(s.faults.absent!.stateReason!, /does not list gpu-9 now; the fault holds it/);
+  assert.equal(s.faults.refused!.stateReason, 'could not be restored: nope');
+  assert.match(s.faults.gone!.stateReason!, /plugboard.example\/gone is not served/);
+
+  // No stream open (the kubelet is down): nothing is "active", and the reason says so.
+  const down = build(null);
+  assert.equal(down.devices['plugboard.example/gpu/gpu-0']!.kubeletHealth, null);
+  assert.equal(down.devices['plugboard.example/gpu/gpu-0']!.faulted, false);
+  assert.equal(down.faults.told!.state, 'pending');
+  assert.match(down.faults.told!.stateReason!, /no ListAndWatch stream is open/);
 });
 
 const ev = (seq: number): NodeEvent => ({

@@ -15,7 +15,7 @@ import { diffAndShare, diffDocuments } from './diff.js';
 import { summarize } from './summary.js';
 import { sameSourceState } from './source-state.js';
 import type {
-  FaultState,
+  FaultRecord,
   GatewayInfo,
   JsonPatchOp,
   NodeEvent,
@@ -112,7 +112,7 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
     this.invalidate();
   }
 
-  setFaults(faults: readonly FaultState[]): void {
+  setFaults(faults: readonly FaultRecord[]): void {
     this.inputs.faults = faults;
     this.invalidate();
   }

@@ -92,10 +92,23 @@ export interface DeviceState {
   numaNodes: number[];
   /** Physical device ID when this is a sharing replica (`<id>::<k>`), else null. */
   replicaOf: string | null;
-  /** Whether an active simulated fault holds this device unhealthy. */
+  /**
+   * The health the kubelet was last told on ListAndWatch, which is what it allocates by; null while
+   * no ListAndWatch stream is open (the kubelet is down or has not connected yet). `health` is the
+   * plugin's own view and leads this by one send.
+   */
+  kubeletHealth: Health | null;
+  /**
+   * A simulated fault holds this device: 'active' once the kubelet was told Unhealthy, 'pending'
+   * until then (no stream open, or the list not sent yet). null when no fault holds it.
+   */
+  fault: DeviceFaultPhase | null;
+  /** Whether a simulated fault holds this device and the kubelet was told so (`fault === 'active'`). */
   faulted: boolean;
   allocation: DeviceAllocation | null;
 }
+
+export type DeviceFaultPhase = 'active' | 'pending';
 
 export interface DeviceAllocation {
   namespace: string;
@@ -171,7 +184,8 @@ export interface DynamicResourceState {
   devices: { driver: string; pool: string; device: string; cdiDevices: string[] }[];
 }
 
-export interface FaultState {
+/** A fault as the operator asked for it: what the fault store keeps and persists. */
+export interface FaultRecord {
   id: string;
   resource: string;
   deviceId: string;
@@ -183,6 +197,25 @@ export interface FaultState {
   scenarioId: string | null;
   /** Always true: every fault the gateway injects is simulated. */
   simulated: true;
+  /** Why the plugin could not take the fault (set only for a fault restored after a restart). */
+  failure?: string | null;
+}
+
+/**
+ * Where a fault stands against what the kubelet sees:
+ * - 'active': the kubelet was told the device is Unhealthy (every replica, for a shared device);
+ * - 'pending': accepted and held by the plugin, the kubelet not told yet (no ListAndWatch stream);
+ * - 'device-absent': the device source does not list the device now (unplugged); the fault still
+ *   holds it and the kubelet is told Unhealthy in the same list that brings it back;
+ * - 'failed': the plugin could not take the fault (`stateReason` says why).
+ */
+export type FaultPhase = 'active' | 'pending' | 'device-absent' | 'failed';
+
+/** A fault with its observed state: the faults section of the snapshot and `GET /api/v1/faults`. */
+export interface FaultState extends FaultRecord {
+  state: FaultPhase;
+  /** Why the fault is not 'active'; null when it is. */
+  stateReason: string | null;
 }
 
 export type NodeEventKind =

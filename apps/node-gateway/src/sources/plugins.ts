@@ -9,6 +9,7 @@ import type {
 } from '@plugboard/plugin';
 import type { NodeModel } from '../model/node-model.js';
 import type { FaultActuator } from '../faults/fault-store.js';
+import { GatewayError } from '../errors.js';
 
 export interface PluginHooks {
   health?: (resource: string, event: ResourcePluginEvents['health'][0]) => void;
@@ -24,6 +25,7 @@ function push(model: NodeModel, plugin: ResourcePlugin): void {
     name: plugin.resourceName,
     devices: plugin.devices(),
     registration: plugin.registration(),
+    reported: plugin.reported(),
   });
 }
 
@@ -49,6 +51,7 @@ export function attachPlugins(
       detach.push(() => plugin.off(event, listener));
     };
     on('devices', () => undefined);
+    on('reported', () => undefined);
     on('health', (e) => hooks.health?.(name, e));
     on('allocate', (e) => hooks.allocate?.(name, e));
     on('preferred-allocation', (d) => hooks.preferredAllocation?.(name, d));
@@ -73,22 +76,23 @@ export function attachPlugins(
   return () => detach.forEach((fn) => fn());
 }
 
-/** The fault store's actuator: the plugins' fault overlay (faults travel ListAndWatch to the kubelet). */
-export function pluginActuator(
-  runtime: Pick<PluginRuntime, 'resources'>,
-  onError: (message: string) => void,
-): FaultActuator {
+/**
+ * The fault store's actuator: the plugins' fault overlay (faults travel ListAndWatch to the kubelet).
+ * A refusal is thrown as a GatewayError so the caller (REST, scenario, restore) sees it.
+ */
+export function pluginActuator(runtime: Pick<PluginRuntime, 'resources'>): FaultActuator {
   const run = (resource: string, fn: (p: ResourcePlugin) => void): void => {
     const plugin = runtime.resources.get(resource);
-    if (!plugin) return onError(`resource ${resource} is not served by this gateway`);
+    if (!plugin) throw new GatewayError('invalid-body', `resource ${resource} is not served by this gateway`);
     try {
       fn(plugin);
     } catch (err) {
-      onError((err as Error).message);
+      throw GatewayError.from(err, 'invalid-body');
     }
   };
   return {
-    inject: (resource, deviceId, reason) => run(resource, (p) => p.injectFault(deviceId, reason)),
+    inject: (resource, deviceId, reason, options) =>
+      run(resource, (p) => p.injectFault(deviceId, reason, options)),
     clear: (resource, deviceId) => run(resource, (p) => p.clearFault(deviceId)),
   };
 }

@@ -42,7 +42,11 @@ function DeviceTileView({
 }: DeviceTileProps) {
   onRender?.(tileKey);
   const health = tileHealth(devices);
-  const faulted = devices.some((d) => d.faulted);
+  // A fault holds the tile (`held`); it is "on" only once the kubelet was told Unhealthy, and
+  // "pending" while the gateway holds it but the kubelet has not been told (e.g. kubelet down).
+  const held = devices.some((d) => d.fault !== null);
+  const faultPending = devices.some((d) => d.fault === 'pending');
+  const faulted = held && !faultPending;
   const users = devices.flatMap((d) =>
     d.allocation ? [`${d.allocation.namespace}/${d.allocation.pod}`] : [],
   );
@@ -69,6 +73,14 @@ function DeviceTileView({
               {sep}
               <span className="badge warn" style={{ marginLeft: '0.3em' }}>
                 simulated fault
+              </span>
+            </>
+          )}
+          {faultPending && (
+            <>
+              {sep}
+              <span className="badge" style={{ marginLeft: '0.3em' }}>
+                fault pending: kubelet not told
               </span>
             </>
           )}
@@ -111,7 +123,7 @@ function DeviceTileView({
             type="button"
             role="switch"
             className="switch"
-            aria-checked={faulted}
+            aria-checked={held}
             aria-label={`Fault ${id}`}
             aria-busy={pending}
             aria-describedby={faultControl.mode === 'disabled' ? faultControl.reasonId : undefined}
@@ -119,7 +131,7 @@ function DeviceTileView({
             onClick={() => onToggleFault(tileKey)}
           >
             <span className="knob" aria-hidden="true" />
-            {pending ? 'waiting…' : faulted ? 'fault on' : 'fault off'}
+            {pending ? 'waiting…' : faultPending ? 'fault pending' : faulted ? 'fault on' : 'fault off'}
           </button>
         </div>
       )}

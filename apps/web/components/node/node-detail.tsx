@@ -5,9 +5,9 @@
 // the tile shows "waiting…" until the stream reports the device's new state.
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { FaultState, NodeSnapshot } from '@plugboard/node-gateway/model';
 import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
-import { configQuery, faultsQuery, nodeQuery, queryKeys } from '../../lib/queries';
+import { configQuery, nodeQuery, queryKeys } from '../../lib/queries';
 import { useLiveQuery } from '../../lib/use-live-query';
 import { podFootprint, tileDevices } from '../../lib/node-view';
 import { formatTime } from '../../lib/format';
@@ -130,17 +130,17 @@ export function NodeDetail({ name }: { name: string }) {
       setDialogTile(null);
       setNotice(null);
     },
-    onSettled: () => client.invalidateQueries({ queryKey: queryKeys.faults(name) }),
   });
 
-  // Resolve "waiting…" only from the stream: when the device shows the expected state.
+  // Resolve "waiting…" only from the stream: when the gateway shows the fault held (or released).
+  // The tile then says what the kubelet was told: "fault on", or "fault pending" while it is not.
   useEffect(() => {
     if (!node || awaiting.size === 0) return;
     let changed = false;
     const next = new Map(awaiting);
     for (const [tileKey, a] of awaiting) {
-      const faulted = tileDevices(node, tileKey).some((d) => d.faulted);
-      if (faulted === a.expectFaulted) {
+      const held = tileDevices(node, tileKey).some((d) => d.fault !== null);
+      if (held === a.expectFaulted) {
         next.delete(tileKey);
         changed = true;
       }
@@ -334,35 +334,34 @@ export function NodeDetail({ name }: { name: string }) {
   );
 }
 
-/**
- * The gateway's own fault list (GET /faults, refetched after every fault mutation and whenever the
- * stream shows the faults changed, e.g. a TTL expiry); the snapshot's copy fills in while it loads.
- */
+/** What each fault's state means to the kubelet, in words. */
+const FAULT_STATE_TEXT: Record<FaultState['state'], string> = {
+  active: 'kubelet told Unhealthy',
+  pending: 'pending',
+  'device-absent': 'device absent',
+  failed: 'failed',
+};
+
+/** The faults the gateway holds, from the stream, each with where it stands against the kubelet. */
 function ActiveFaults({ node }: { node: NodeSnapshot }) {
-  const client = useQueryClient();
-  const list = useQuery(faultsQuery(node.nodeName));
-  useEffect(() => {
-    void client.invalidateQueries({ queryKey: queryKeys.faults(node.nodeName) });
-  }, [client, node.nodeName, node.faults]);
-  const faults = (list.data ?? Object.values(node.faults))
-    .slice()
-    .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  const faults = Object.values(node.faults).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   return (
     <section aria-labelledby="active-faults" className="card" style={{ marginBottom: '0.75rem' }}>
       <h3 id="active-faults">Active simulated faults ({faults.length})</h3>
-      {list.isError && (
-        <p className="notice warn">Cannot list faults from the gateway: {list.error.message}</p>
-      )}
       {faults.length === 0 ? (
         <p className="muted">None.</p>
       ) : (
         <ul>
           {faults.map((f) => (
-            <li key={f.id}>
+            <li key={f.id} data-fault-state={f.state}>
               <span className="badge warn">simulated</span> <span className="mono">{f.deviceId}</span> (
               {f.resource}) — {f.reason}; since {formatTime(f.createdAt)}
               {f.expiresAt ? `, expires ${formatTime(f.expiresAt)}` : ', until cleared'}
-              {f.scenarioId ? `, scenario ${f.scenarioId}` : ''}
+              {f.scenarioId ? `, scenario ${f.scenarioId}` : ''}.{' '}
+              <span className={`badge${f.state === 'active' ? '' : ' warn'}`}>
+                {FAULT_STATE_TEXT[f.state]}
+              </span>
+              {f.stateReason ? ` ${f.stateReason}` : ''}
             </li>
           ))}
         </ul>

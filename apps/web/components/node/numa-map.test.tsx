@@ -55,6 +55,8 @@ describe('NumaMap', () => {
       ...node.devices[`${R}/dev-0`]!,
       health: 'Unhealthy',
       reason: 'simulated: test',
+      kubeletHealth: 'Unhealthy',
+      fault: 'active',
       faulted: true,
     };
     renderMap(node, { mode: 'hidden' });
@@ -64,6 +66,30 @@ describe('NumaMap', () => {
     assert.match(tile.textContent ?? '', /Unhealthy/);
     assert.match(tile.textContent ?? '', /simulated/);
     assert.equal(screen.queryAllByRole('switch').length, 0);
+  });
+
+  it('never says "fault on" over a device the kubelet still sees Healthy: a held fault the kubelet was not told is "fault pending"', () => {
+    const node = makeSnapshot({ devices: 4, numaNodes: 1, pods: 0 });
+    node.devices[`${R}/dev-1`] = {
+      ...node.devices[`${R}/dev-1`]!,
+      health: 'Unhealthy',
+      reason: 'drill',
+      kubeletHealth: null,
+      fault: 'pending',
+      faulted: false,
+    };
+    renderMap(node);
+    const sw = screen.getByRole('switch', { name: 'Fault dev-1' });
+    assert.equal(sw.textContent, 'fault pending');
+    assert.equal(
+      sw.getAttribute('aria-checked'),
+      'true',
+      'the switch shows the fault is held (clicking clears it)',
+    );
+    assert.ok(
+      screen.getByRole('button', { name: /^dev-1\s*,\s*Unhealthy\s*,\s*fault pending: kubelet not told/ }),
+    );
+    assert.doesNotMatch(screen.getByRole('button', { name: /^dev-1/ }).textContent ?? '', /simulated fault/);
   });
 
   it('disables switches with the reason as their description', () => {
@@ -102,6 +128,12 @@ describe('NumaMap', () => {
       seq: 2,
       ops: [
         { op: 'replace', path: `/devices/${R.replace('/', '~1')}~1dev-700/health`, value: 'Unhealthy' },
+        {
+          op: 'replace',
+          path: `/devices/${R.replace('/', '~1')}~1dev-700/kubeletHealth`,
+          value: 'Unhealthy',
+        },
+        { op: 'replace', path: `/devices/${R.replace('/', '~1')}~1dev-700/fault`, value: 'active' },
         { op: 'replace', path: `/devices/${R.replace('/', '~1')}~1dev-700/faulted`, value: true },
       ],
     });

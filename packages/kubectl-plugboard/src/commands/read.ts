@@ -84,8 +84,10 @@ export async function devicesCommand(
       { header: 'resource', value: (r) => r.d.resource },
       { header: 'device', value: (r) => r.d.id },
       { header: 'health', value: (r) => r.d.health },
+      // What the kubelet was told on ListAndWatch ("-" while no stream is open).
+      { header: 'kubelet', value: (r) => r.d.kubeletHealth ?? '-' },
       { header: 'numa', value: (r) => numaText(r.d.numaNodes) },
-      { header: 'fault', value: (r) => (r.d.faulted ? 'simulated' : '-') },
+      { header: 'fault', value: (r) => (r.d.fault === null ? '-' : `simulated (${r.d.fault})`) },
       { header: 'pod', value: (r) => holder(r.d) },
       { header: 'since', value: (r) => age(r.d.since, now) },
       { header: 'reason', value: (r) => r.d.reason ?? '-' },

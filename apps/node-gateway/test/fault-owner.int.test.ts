@@ -1,0 +1,220 @@
+// A fault has one owner and outlives its device: a `paths` resource over temp files, real plugins
+// registered with kubelet-sim over real Unix sockets, the gateway's REST API. What the kubelet was
+// told is read from kubelet-sim itself (every ListAndWatch list it processed, every Node status it
+// published), so "never allocatable in between" is checked on the kubelet's side, not the gateway's.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
+import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
+import type { FaultState, NodeSnapshot } from '../src/model/types.js';
+import { waitFor } from './helpers.js';
+
+const SERIAL = 'plugboard.example/serial';
+const OTHER = 'plugboard.example/other';
+const silent = pino({ level: 'silent' });
+
+let dir: string;
+let devDir: string;
+let sim: KubeletSim;
+let gw: Gateway | null = null;
+/** Every ListAndWatch list kubelet-sim processed for SERIAL: device ID → health. */
+const kubeletLists: Map<string, string>[] = [];
+/** Every Node status kubelet-sim published: SERIAL's [capacity, allocatable]. */
+const nodeStatus: [number, number][] = [];
+
+function startConfig(resources: Record<string, unknown>[]) {
+  return parseGatewayConfig({
+    resources,
+    gateway: {
+      nodeName: sim.nodeName,
+      listen: '127.0.0.1:0',
+      devicePluginDir: sim.devicePluginDir,
+      stateDir: join(dir, 'gateway-state'),
+      podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 100, maxBackoffMs: 400 },
+      kube: { mode: 'disabled' },
+      faults: { enabled: true },
+    },
+  });
+}
+
+const serial = { name: SERIAL, paths: { patterns: [join(devDir ?? '', 'ttyUSB*')], pollIntervalMs: 50 } };
+
+async function startGw(resources: Record<string, unknown>[] = [serial]): Promise<Gateway> {
+  const started = await startGateway(startConfig(resources), { logger: silent });
+  await waitFor('registered', async () => (await fetch(`${started.url}/readyz`)).status === 200, 10_000);
+  return started;
+}
+
+const plug = (id: string): void => writeFileSync(join(devDir, id), '');
+const unplug = (id: string): void => unlinkSync(join(devDir, id));
+
+async function get<T>(path: string): Promise<T> {
+  const res = await fetch(`${gw!.url}${path}`);
+  assert.equal(res.status, 200, `GET ${path}`);
+  return (await res.json()) as T;
+}
+const snapshot = () => get<NodeSnapshot>('/api/v1/node');
+const faults = async () => (await get<{ items: FaultState[] }>('/api/v1/faults')).items;
+
+async function inject(deviceId: string, extra: Record<string, unknown> = {}): Promise<FaultState> {
+  const res = await fetch(`${gw!.url}/api/v1/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ resource: SERIAL, deviceId, reason: 'drill', ...extra }),
+  });
+  assert.equal(res.status, 201, await res.clone().text());
+  return ((await res.json()) as { fault: FaultState }).fault;
+}
+
+async function faultState(id: string, state: FaultState['state']): Promise<FaultState> {
+  return waitFor(`fault ${id} ${state}`, async () =>
+    (await faults()).find((f) => f.id === id && f.state === state),
+  );
+}
+
+const kubeletAllocatable = () => {
+  const { allocatable, capacity } = sim.state().resources[SERIAL] ?? { allocatable: -1, capacity: -1 };
+  return [capacity, allocatable];
+};
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'pb-fault-owner-'));
+  devDir = join(dir, 'dev');
+  mkdirSync(devDir);
+  serial.paths.patterns = [join(devDir, 'ttyUSB*')];
+  for (let i = 0; i < 4; i++) plug(`ttyUSB${i}`);
+  sim = await startKubeletSim({
+    devicePluginDir: join(dir, 'device-plugins'),
+    stateDir: join(dir, 'kubelet'),
+    nodeName: 'fault-owner',
+    listen: '127.0.0.1:0',
+    podResourcesRateLimit: false,
+    logger: silent,
+  });
+  sim.on('devices', (e) => {
+    if (e.resource === SERIAL) kubeletLists.push(new Map(e.devices.map((d) => [d.id, d.health])));
+  });
+  sim.on('node', (node) => {
+    const status = (
+      node as { status?: { capacity?: Record<string, string>; allocatable?: Record<string, string> } }
+    ).status;
+    const capacity = status?.capacity?.[SERIAL];
+    if (capacity !== undefined)
+      nodeStatus.push([Number(capacity), Number(status?.allocatable?.[SERIAL] ?? 0)]);
+  });
+  gw = await startGw();
+});
+
+after(async () => {
+  await gw?.stop();
+  await sim?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** From `from` on, every list the kubelet processed that carries `id` carried it Unhealthy. */
+function neverHealthySince(from: number, id: string): void {
+  const told = kubeletLists.slice(from).filter((l) => l.has(id));
+  assert.ok(told.length > 0, `the kubelet was told about ${id}`);
+  assert.deepEqual(
+    told.map((l) => l.get(id)),
+    told.map(() => 'Unhealthy'),
+    `${id} was listed Healthy to the kubelet while the fault held it`,
+  );
+}
+
+test('unplug and replug a faulted device: the fault holds it, and allocatable never comes back', async () => {
+  const fault = await inject('ttyUSB3');
+  assert.equal(fault.state, 'active', 'the POST answers once the kubelet was told');
+  await waitFor('kubelet allocatable 3 of 4', () => kubeletAllocatable().join() === '4,3');
+  const lists = kubeletLists.length;
+  const statuses = nodeStatus.length;
+
+  unplug('ttyUSB3');
+  const absent = await faultState(fault.id, 'device-absent');
+  assert.match(absent.stateReason!, /does not list ttyUSB3 now/);
+  await waitFor('kubelet capacity 3', () => kubeletAllocatable().join() === '3,3');
+  let snap = await snapshot();
+  assert.equal(snap.devices[`${SERIAL}/ttyUSB3`], undefined, 'an absent device is not shown as a device');
+  assert.equal(snap.faults[fault.id]!.state, 'device-absent');
+
+  plug('ttyUSB3');
+  await faultState(fault.id, 'active');
+  snap = await snapshot();
+  const device = snap.devices[`${SERIAL}/ttyUSB3`]!;
+  assert.deepEqual(
+    [device.health, device.kubeletHealth, device.fault, device.faulted],
+    ['Unhealthy', 'Unhealthy', 'active', true],
+  );
+  await waitFor('kubelet capacity 4, allocatable 3', () => kubeletAllocatable().join() === '4,3');
+  neverHealthySince(lists, 'ttyUSB3');
+  const allocatable = nodeStatus.slice(statuses).map(([, a]) => a);
+  assert.ok(allocatable.length >= 2, 'the Node status followed the unplug and the replug');
+  assert.ok(
+    allocatable.every((a) => a <= 3),
+    `allocatable stays reduced throughout: ${allocatable.join(' → ')}`,
+  );
+
+  const res = await fetch(`${gw!.url}/api/v1/faults/${fault.id}`, { method: 'DELETE' });
+  assert.equal(res.status, 204);
+  await waitFor('healed in the kubelet', () => kubeletAllocatable().join() === '4,4');
+});
+
+test('a fault whose device is absent expires on time; the device comes back Healthy', async () => {
+  const fault = await inject('ttyUSB1', { ttlSeconds: 1 });
+  await faultState(fault.id, 'active');
+  unplug('ttyUSB1');
+  await faultState(fault.id, 'device-absent');
+  await waitFor(
+    'the TTL expired while the device was absent',
+    async () => (await faults()).length === 0,
+    5000,
+  );
+  const events = (await snapshot()).events.filter((e) => e.kind === 'fault-cleared');
+  assert.match(events.at(-1)!.message, /ttyUSB1 cleared \(expired\)/);
+  const lists = kubeletLists.length;
+  plug('ttyUSB1');
+  await waitFor('back and Healthy in the kubelet', () => kubeletAllocatable().join() === '4,4');
+  assert.equal(
+    kubeletLists
+      .slice(lists)
+      .filter((l) => l.has('ttyUSB1'))
+      .at(-1)!
+      .get('ttyUSB1'),
+    'Healthy',
+  );
+  const device = (await snapshot()).devices[`${SERIAL}/ttyUSB1`]!;
+  assert.deepEqual([device.health, device.fault, device.faulted], ['Healthy', null, false]);
+});
+
+test('fault, device unplugged, gateway and plugins restart, device back: still Unhealthy to the kubelet', async () => {
+  const fault = await inject('ttyUSB2');
+  await faultState(fault.id, 'active');
+  unplug('ttyUSB2');
+  await faultState(fault.id, 'device-absent');
+  await gw!.stop();
+  gw = null;
+  const lists = kubeletLists.length;
+
+  gw = await startGw();
+  const restored = await faultState(fault.id, 'device-absent');
+  assert.equal(restored.reason, 'drill');
+  plug('ttyUSB2');
+  await faultState(fault.id, 'active');
+  await waitFor('kubelet capacity 4, allocatable 3', () => kubeletAllocatable().join() === '4,3');
+  neverHealthySince(lists, 'ttyUSB2');
+
+  // Restarted without the resource: the restored fault is kept and says why it holds nothing.
+  await gw.stop();
+  gw = await startGw([{ name: OTHER, simulated: { count: 1 } }]);
+  const failed = await faultState(fault.id, 'failed');
+  assert.match(
+    failed.stateReason!,
+    /could not be restored: resource plugboard.example\/serial is not served/,
+  );
+  const res = await fetch(`${gw.url}/api/v1/faults/${fault.id}`, { method: 'DELETE' });
+  assert.equal(res.status, 204, 'a failed fault can be cleared');
+});
