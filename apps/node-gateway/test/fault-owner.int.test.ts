@@ -41,7 +41,8 @@ function startConfig(resources: Record<string, unknown>[]) {
   });
 }
 
-const serial = { name: SERIAL, paths: { patterns: [join(devDir ?? '', 'ttyUSB*')], pollIntervalMs: 50 } };
+/** The `paths` resource over `devDir` (set in `before`). */
+const serial = { name: SERIAL, paths: { patterns: [] as string[], pollIntervalMs: 50 } };
 
 async function startGw(resources: Record<string, unknown>[] = [serial]): Promise<Gateway> {
   const started = await startGateway(startConfig(resources), { logger: silent });
@@ -158,6 +159,29 @@ test('unplug and replug a faulted device: the fault holds it, and allocatable ne
     `allocatable stays reduced throughout: ${allocatable.join(' → ')}`,
   );
 
+  const res = await fetch(`${gw!.url}/api/v1/faults/${fault.id}`, { method: 'DELETE' });
+  assert.equal(res.status, 204);
+  await waitFor('healed in the kubelet', () => kubeletAllocatable().join() === '4,4');
+});
+
+test('a kubelet restart: the new kubelet is told the faulted device is Unhealthy in its first list', async () => {
+  const fault = await inject('ttyUSB0');
+  assert.equal(fault.state, 'active');
+  const lists = kubeletLists.length;
+  await sim.restart();
+  await waitFor(
+    're-registered after the kubelet restart',
+    async () => {
+      const snap = await snapshot();
+      return (
+        snap.resources[SERIAL]!.registration.kubeletRestartsSeen > 0 &&
+        snap.faults[fault.id]?.state === 'active'
+      );
+    },
+    10_000,
+  );
+  await waitFor('kubelet allocatable 3 of 4 again', () => kubeletAllocatable().join() === '4,3');
+  neverHealthySince(lists, 'ttyUSB0');
   const res = await fetch(`${gw!.url}/api/v1/faults/${fault.id}`, { method: 'DELETE' });
   assert.equal(res.status, 204);
   await waitFor('healed in the kubelet', () => kubeletAllocatable().join() === '4,4');
