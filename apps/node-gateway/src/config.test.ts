@@ -25,6 +25,7 @@ test('defaults: loopback listen, faults off, kube auto → disabled outside a cl
   assert.equal(c.podResources.pollIntervalMs, 1000);
   assert.equal(c.devicePluginDir, '/var/lib/kubelet/device-plugins/');
   assert.ok(Object.isFrozen(c) && Object.isFrozen(c.stream));
+  assert.ok(Object.isFrozen(c.kube) && Object.isFrozen(c.listen) && Object.isFrozen(c.plugins.resources[0]));
   assert.equal(
     parseGatewayConfig({ resources }, { env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' } }).kube.mode,
     'in-cluster',

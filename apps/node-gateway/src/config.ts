@@ -199,14 +199,6 @@ export interface GatewayConfig {
   readonly http: GatewaySection['http'];
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
-
 function splitListen(listen: string): { host: string; port: number } {
   const i = listen.lastIndexOf(':');
   const host = listen.slice(0, i).replace(/^\[(.*)\]$/, '$1');
@@ -251,16 +243,17 @@ export function parseGatewayConfig(
       `invalid gateway config: ${source}: gateway.auth.kubernetes.enabled: needs the Kubernetes API (kube.mode is disabled)`,
     );
   }
-  return deepFreeze({
+  // parseConfigWith froze every parsed section; freeze the shells built here.
+  return Object.freeze({
     source,
-    plugins,
+    plugins: Object.freeze(plugins),
     nodeName: gateway.nodeName ?? env.PLUGBOARD_NODE_NAME ?? hostname(),
-    listen: splitListen(gateway.listen),
+    listen: Object.freeze(splitListen(gateway.listen)),
     devicePluginDir: gateway.devicePluginDir,
     stateDir: gateway.stateDir,
     logLevel: gateway.logLevel,
     podResources: gateway.podResources,
-    kube: { ...gateway.kube, mode },
+    kube: Object.freeze({ ...gateway.kube, mode }),
     auth: gateway.auth,
     faults: gateway.faults,
     stream: gateway.stream,
