@@ -241,4 +241,35 @@ test('fault, device unplugged, gateway and plugins restart, device back: still U
   );
   const res = await fetch(`${gw.url}/api/v1/faults/${fault.id}`, { method: 'DELETE' });
   assert.equal(res.status, 204, 'a failed fault can be cleared');
+  await gw.stop();
+  gw = await startGw();
+});
+
+test('one request clears every fault of a device (DELETE /api/v1/faults?resource&deviceId), or all of them', async () => {
+  const a = await inject('ttyUSB0');
+  const b = await inject('ttyUSB0', { reason: 'second' });
+  const c = await inject('ttyUSB1');
+  const del = (query: string) => fetch(`${gw!.url}/api/v1/faults${query}`, { method: 'DELETE' });
+
+  const bad = await del('?deviceId=ttyUSB0');
+  assert.equal(bad.status, 400);
+  assert.match(((await bad.json()) as { detail: string }).detail, /deviceId needs resource/);
+  assert.equal((await faults()).length, 3, 'a refused request clears nothing');
+
+  const one = await del(`?resource=${encodeURIComponent(SERIAL)}&deviceId=ttyUSB0`);
+  assert.equal(one.status, 200);
+  assert.deepEqual(
+    ((await one.json()) as { items: { id: string }[] }).items.map((f) => f.id).sort(),
+    [a.id, b.id].sort(),
+  );
+  assert.deepEqual(
+    (await faults()).map((f) => f.id),
+    [c.id],
+  );
+  const all = await del('');
+  assert.deepEqual(
+    ((await all.json()) as { items: { id: string }[] }).items.map((f) => f.id),
+    [c.id],
+  );
+  await waitFor('healed in the kubelet', () => kubeletAllocatable().join() === '4,4');
 });

@@ -8,6 +8,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { FaultRecord } from '../model/types.js';
+import { REPLICA_SEPARATOR } from '@plugboard/plugin';
 import { GatewayError } from '../errors.js';
 
 /** Applies faults at the device source; both throw a GatewayError when the plugin refuses. */
@@ -128,12 +129,22 @@ export class FaultStore {
     if (restored.length || expired.length) this.changed();
   }
 
+  /**
+   * Faults, optionally of one resource and one device. A device filter also matches faults on its
+   * replicas (`<id>::<k>`), so one request clears a shared device's tile.
+   */
   list(filter: { resource?: string; deviceId?: string } = {}): FaultRecord[] {
+    const replicaPrefix = filter.deviceId ? `${filter.deviceId}${REPLICA_SEPARATOR}` : null;
     return [...this.faults.values()].filter(
       (f) =>
         (!filter.resource || f.resource === filter.resource) &&
-        (!filter.deviceId || f.deviceId === filter.deviceId),
+        (!filter.deviceId || f.deviceId === filter.deviceId || f.deviceId.startsWith(replicaPrefix!)),
     );
+  }
+
+  /** Clears every fault `list(filter)` returns; the answer lists them. */
+  removeAll(filter: { resource?: string; deviceId?: string } = {}): FaultRecord[] {
+    return this.list(filter).map((f) => this.remove(f.id, 'deleted')!);
   }
 
   get(id: string): FaultRecord | undefined {

@@ -296,7 +296,26 @@ export function createHandlers(ctx: HttpContext) {
               { location: `/api/v1/faults/${encodeURIComponent(fault.id)}` },
             );
           }
-          methodNotAllowed(['GET', 'POST']);
+          if (method === 'DELETE') {
+            const who = await mutation(req, 'clear faults');
+            const resource = url.searchParams.get('resource') ?? undefined;
+            const deviceId = url.searchParams.get('deviceId') ?? undefined;
+            if (deviceId !== undefined && resource === undefined) {
+              throw new GatewayError('bad-request', 'deviceId needs resource: ?resource=R&deviceId=D');
+            }
+            const items = faults.removeAll({ resource, deviceId });
+            logger.info(
+              {
+                faults: items.map((f) => f.id),
+                resource: resource ?? null,
+                device: deviceId ?? null,
+                by: who,
+              },
+              'faults cleared',
+            );
+            return sendJson(res, 200, { items });
+          }
+          methodNotAllowed(['GET', 'POST', 'DELETE']);
         }
         const id = segment(idRaw);
         if (method === 'GET') {

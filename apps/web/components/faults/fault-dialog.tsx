@@ -13,7 +13,6 @@ export interface FaultRequest {
   deviceId: string;
   reason: string;
   ttlSeconds: number | null;
-  faultIds: string[];
 }
 
 export function FaultDialog({
@@ -69,7 +68,6 @@ export function FaultDialog({
           deviceId,
           reason: reason.trim() || 'simulated fault from the dashboard',
           ttlSeconds: ttlNumber,
-          faultIds: faults.map((f) => f.id),
         });
       }}
     >

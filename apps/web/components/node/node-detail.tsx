@@ -62,14 +62,9 @@ async function sendFaultRequest(nodeName: string, req: FaultRequest, token: stri
     });
     return;
   }
-  let ids = req.faultIds;
-  if (ids.length === 0) {
-    const q = new URLSearchParams({ resource: req.resource, deviceId: req.deviceId });
-    const r = await apiFetch<{ items: { id: string }[] }>(nodeApiPath(nodeName, `faults?${q}`), { token });
-    ids = r.items.map((f) => f.id);
-  }
-  for (const id of ids)
-    await apiFetch(nodeApiPath(nodeName, `faults/${encodeURIComponent(id)}`), { method: 'DELETE', token });
+  // One request clears every fault holding the device (its replicas included).
+  const q = new URLSearchParams({ resource: req.resource, deviceId: req.deviceId });
+  await apiFetch(nodeApiPath(nodeName, `faults?${q}`), { method: 'DELETE', token });
 }
 
 export function NodeDetail({ name }: { name: string }) {

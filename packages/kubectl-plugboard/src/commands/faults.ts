@@ -90,11 +90,11 @@ export async function faultClearCommand(
   if (o.all) {
     await fanOut(ctx, gateways, async (g) => {
       const node = await g.nodeName();
-      const { items } = await g.request<{ items: FaultState[] }>('/api/v1/faults');
-      for (const f of items) {
-        await g.request(`/api/v1/faults/${encodeURIComponent(f.id)}`, { method: 'DELETE', mutation: true });
-        cleared.push({ node, id: f.id });
-      }
+      const { items } = await g.request<{ items: FaultState[] }>('/api/v1/faults', {
+        method: 'DELETE',
+        mutation: true,
+      });
+      for (const f of items) cleared.push({ node, id: f.id });
     });
   } else {
     for (const id of o.ids) {
