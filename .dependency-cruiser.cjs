@@ -1,0 +1,33 @@
+// Dependency rules checked by `npm run lint` (dependency-cruiser): no import cycles, and the
+// one-way flow between workspaces (packages never depend on apps).
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Modules must not import each other, directly or through others.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-package-to-app',
+      severity: 'error',
+      comment: 'Packages are libraries: nothing under packages/ may depend on an app.',
+      from: { path: '^packages/' },
+      to: { path: '^apps/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(node_modules|dist|\\.next|test-results|playwright-report)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    combinedDependencies: true,
+    enhancedResolveOptions: {
+      // Workspace packages resolve to their TypeScript source, as everything runs inside the repo.
+      conditionNames: ['@plugboard/source', 'import', 'types', 'default'],
+      exportsFields: ['exports'],
+    },
+  },
+};
