@@ -7,10 +7,15 @@ import { basename, join } from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { Server } from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
-import { KUBELET_SOCKET_NAME, PLUGINS_REGISTRY_PATH, type deviceplugin } from '@plugboard/proto';
+import {
+  bindUnixServer,
+  closeUnixServer,
+  KUBELET_SOCKET_NAME,
+  PLUGINS_REGISTRY_PATH,
+  type deviceplugin,
+} from '@plugboard/proto';
 import { DeviceState } from './device-state.js';
 import { PluginError } from './errors.js';
-import { bindUnixServer, closeUnixServer } from './grpc-status.js';
 import { pluginWatcherServer, registerRequest, registerWithKubelet, socketExists } from './registration.js';
 import { RestartWatcher, type RestartSignal } from './restart-watch.js';
 import { devicePluginServer, ListAndWatchStreams } from './server.js';

@@ -1,0 +1,93 @@
+// bindUnixServer / closeUnixServer against real Unix sockets: a stale socket file is replaced,
+// missing directories are created with the requested mode, close removes the file, and a server
+// bound at the same path right after a close keeps its socket and serves.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, linkSync, lstatSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { credentials, Server } from '@grpc/grpc-js';
+import { deviceplugin } from './index.js';
+import { bindUnixServer, closeUnixServer } from './unix-server.js';
+
+function registrationServer(calls: string[]): Server {
+  const server = new Server();
+  server.addService(deviceplugin.RegistrationService, {
+    register: (call, callback) => {
+      calls.push(call.request.resourceName);
+      callback(null, {});
+    },
+  } satisfies deviceplugin.RegistrationServer);
+  return server;
+}
+
+async function register(socketPath: string, resourceName: string): Promise<void> {
+  const client = new deviceplugin.RegistrationClient(`unix://${socketPath}`, credentials.createInsecure());
+  try {
+    await new Promise<void>((resolve, reject) =>
+      client.register({ version: 'v1beta1', endpoint: 'x.sock', resourceName, options: undefined }, (err) =>
+        err ? reject(err) : resolve(),
+      ),
+    );
+  } finally {
+    client.close();
+  }
+}
+
+test('binds over a stale socket file, in a directory it creates with the given mode', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'pb-unix-server-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const dir = join(root, 'a', 'b');
+  const socketPath = join(dir, 'kubelet.sock');
+
+  const calls: string[] = [];
+  const first = registrationServer(calls);
+  await bindUnixServer(first, socketPath, { directoryMode: 0o750 });
+  assert.equal(statSync(dir).mode & 0o777, 0o750 & ~process.umask());
+  await register(socketPath, 'example.com/first');
+  await closeUnixServer(first, socketPath);
+  assert.equal(existsSync(socketPath), false, 'close removes the socket');
+
+  // A socket file left behind by a process that died: nothing listens on it. (A hard link keeps
+  // the path when libuv unlinks the listener's own path on close.)
+  const stale = createServer();
+  const listenerPath = join(root, 'listener.sock');
+  await new Promise<void>((resolve) => stale.listen(listenerPath, resolve));
+  linkSync(listenerPath, socketPath);
+  await new Promise<void>((resolve) => stale.close(() => resolve()));
+  assert.ok(lstatSync(socketPath).isSocket());
+
+  const second = registrationServer(calls);
+  await bindUnixServer(second, socketPath);
+  await register(socketPath, 'example.com/second');
+  await closeUnixServer(second, null);
+  assert.deepEqual(calls, ['example.com/first', 'example.com/second']);
+});
+
+test('a server bound at the same path right after close keeps its socket', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'pb-unix-server-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const socketPath = join(root, 'kubelet.sock');
+  const calls: string[] = [];
+
+  for (let i = 0; i < 5; i++) {
+    const old = registrationServer(calls);
+    await bindUnixServer(old, socketPath);
+    // An open connection, as a plugin keeps to a kubelet, makes the close take a moment.
+    await register(socketPath, `example.com/old-${i}`);
+    await closeUnixServer(old, socketPath);
+    const next = registrationServer(calls);
+    await bindUnixServer(next, socketPath);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(existsSync(socketPath), `round ${i}: the new socket is still there`);
+    await register(socketPath, `example.com/new-${i}`);
+    await closeUnixServer(next, socketPath);
+  }
+  assert.equal(calls.length, 10);
+});
+
+test('closing a server that was never bound resolves', async () => {
+  await closeUnixServer(registrationServer([]), null);
+});
