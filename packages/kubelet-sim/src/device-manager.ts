@@ -9,7 +9,6 @@ import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, isAbsolute, join } from 'node:path';
 import {
   Server,
-  ServerCredentials,
   credentials,
   Metadata,
   type ClientReadableStream,
@@ -19,6 +18,8 @@ import {
 } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import {
+  bindUnixServer,
+  closeUnixServer,
   deviceplugin,
   DEVICE_PLUGIN_API_VERSION,
   HEALTHY,
@@ -162,11 +163,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     server.addService(deviceplugin.RegistrationService, {
       register: this.register.bind(this),
     } satisfies deviceplugin.RegistrationServer);
-    await new Promise<void>((resolve, reject) => {
-      server.bindAsync(`unix://${this.socketPath}`, ServerCredentials.createInsecure(), (err) =>
-        err ? reject(err) : resolve(),
-      );
-    });
+    await bindUnixServer(server, this.socketPath);
     this.server = server;
     this.log.info({ socket: this.socketPath }, 'device plugin registration server listening');
   }
@@ -180,16 +177,9 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> {
     }
     const server = this.server;
     this.server = null;
-    if (server) {
-      // tryShutdown's callback fires once the listener is closed (and libuv has unlinked the
-      // socket), so a restart cannot lose its new socket to a late close; forceShutdown right
-      // after cancels in-flight calls such as a Register still dialling its plugin.
-      await new Promise<void>((resolve) => {
-        server.tryShutdown(() => resolve());
-        server.forceShutdown();
-      });
-    }
-    rmSync(this.socketPath, { force: true });
+    // Cancels in-flight calls such as a Register still dialling its plugin.
+    if (server) await closeUnixServer(server, this.socketPath);
+    else rmSync(this.socketPath, { force: true });
     this.persist();
   }
 

@@ -3,11 +3,10 @@
 // CPUs and memory), Get (the kubelet's "pod X in namespace Y not found"), behind the kubelet's
 // token-bucket rate limit (100 qps, burst 10; RESOURCE_EXHAUSTED "rejected by rate limit").
 
-import { mkdirSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import { rmSync } from 'node:fs';
+import { Server, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { podresources } from '@plugboard/proto';
+import { bindUnixServer, closeUnixServer, podresources } from '@plugboard/proto';
 import type { CpuManager } from './cpu-manager.js';
 import { NODE_WITHOUT_TOPOLOGY, type DeviceManager } from './device-manager.js';
 import { unknownStatus } from './grpc-errors.js';
@@ -78,8 +77,6 @@ export class PodResourcesServer {
   }
 
   async start(): Promise<void> {
-    mkdirSync(dirname(this.o.socketPath), { recursive: true, mode: 0o750 });
-    rmSync(this.o.socketPath, { force: true });
     this.limiter = this.o.rateLimit ? new TokenBucket(this.o.rateLimit) : null;
     const server = new Server();
     const impl: podresources.PodResourcesListerServer = {
@@ -94,11 +91,7 @@ export class PodResourcesServer {
       }),
     };
     server.addService(podresources.PodResourcesListerService, impl);
-    await new Promise<void>((resolve, reject) => {
-      server.bindAsync(`unix://${this.o.socketPath}`, ServerCredentials.createInsecure(), (err) =>
-        err ? reject(err) : resolve(),
-      );
-    });
+    await bindUnixServer(server, this.o.socketPath, { directoryMode: 0o750 });
     this.server = server;
     this.log.info(
       { socket: this.o.socketPath, rateLimit: this.o.rateLimit },
@@ -109,16 +102,8 @@ export class PodResourcesServer {
   async stop(): Promise<void> {
     const server = this.server;
     this.server = null;
-    if (server) {
-      // tryShutdown's callback fires once the listener is closed (and libuv has unlinked the
-      // socket), so a restart cannot lose its new socket to a late close; forceShutdown right
-      // after cancels in-flight calls such as a Register still dialling its plugin.
-      await new Promise<void>((resolve) => {
-        server.tryShutdown(() => resolve());
-        server.forceShutdown();
-      });
-    }
-    rmSync(this.o.socketPath, { force: true });
+    if (server) await closeUnixServer(server, this.o.socketPath);
+    else rmSync(this.o.socketPath, { force: true });
   }
 
   /** A unary handler behind the rate limiter; thrown Go-style errors become status UNKNOWN. */
