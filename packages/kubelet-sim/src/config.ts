@@ -6,9 +6,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { KubeletSimError } from './errors.js';
 import type { KubeletSimOptions } from './kubelet-sim.js';
-import { parseCpuList } from './node-shape.js';
-import { parseQuantity } from './quantity.js';
-import { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './topology-manager.js';
+import { parseCpuList } from './machine/node-shape.js';
+import { parseQuantity } from './util/quantity.js';
+import { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './cm/topologymanager/topology-manager.js';
 
 export const USAGE = `Usage: plugboard-kubelet-sim --device-plugin-dir DIR --state-dir DIR [options]
 

@@ -9,14 +9,14 @@ export type {
 } from './kubelet-sim.js';
 export { KubeletSimError } from './errors.js';
 export type { KubeletSimErrorCode } from './errors.js';
-export type { PodSpecInput } from './pod-spec.js';
-export type { AdmittedPod, BackoffOptions } from './pods.js';
-export type { ResourceView, DeviceView, PluginOptions, RegisteredVia } from './device-manager.js';
-export type { KubeObject } from './object-store.js';
-export type { RateLimit } from './pod-resources-server.js';
-export type { CpuManagerPolicy } from './cpu-manager.js';
-export type { MemoryManagerPolicy, MemoryBlock, MemoryResource } from './memory-manager.js';
-export type { HugepageResource } from './node-shape.js';
+export type { PodSpecInput } from './pods/pod-spec.js';
+export type { AdmittedPod, BackoffOptions } from './pods/pod-manager.js';
+export type { ResourceView, DeviceView, PluginOptions, RegisteredVia } from './cm/devicemanager/manager.js';
+export type { KubeObject } from './apiserver/object-store.js';
+export type { RateLimit } from './apis/podresources/server.js';
+export type { CpuManagerPolicy } from './cm/cpumanager/cpu-manager.js';
+export type { MemoryManagerPolicy, MemoryBlock, MemoryResource } from './cm/memorymanager/memory-manager.js';
+export type { HugepageResource } from './machine/node-shape.js';
 export type {
   AdmissionDecision,
   AdmissionStep,
@@ -24,7 +24,11 @@ export type {
   HintView,
   ProviderHintsView,
   TopologyOverride,
-} from './admission.js';
-export type { TopologyManagerPolicy, TopologyManagerScope, HintProvider } from './topology-manager.js';
-export { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './topology-manager.js';
-export { isExtendedResourceName } from './resource-names.js';
+} from './cm/topologymanager/scope.js';
+export type {
+  TopologyManagerPolicy,
+  TopologyManagerScope,
+  HintProvider,
+} from './cm/topologymanager/topology-manager.js';
+export { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './cm/topologymanager/topology-manager.js';
+export { isExtendedResourceName } from './util/resource-names.js';

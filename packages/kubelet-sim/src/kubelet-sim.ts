@@ -7,19 +7,27 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { TopologyAdmission, type AdmissionDecision, type TopologyOverride } from './admission.js';
-import { ApiServer } from './api-server.js';
-import { CpuManager, type CpuManagerPolicy } from './cpu-manager.js';
+import {
+  TopologyAdmission,
+  type AdmissionDecision,
+  type TopologyOverride,
+} from './cm/topologymanager/scope.js';
+import { ApiServer } from './apiserver/server.js';
+import { CpuManager, type CpuManagerPolicy } from './cm/cpumanager/cpu-manager.js';
 import {
   DeviceManager,
   DEFAULT_GRACE_PERIOD_MS,
   type PluginOptions,
   type ResourceView,
   type DeviceView,
-} from './device-manager.js';
+} from './cm/devicemanager/manager.js';
 import { KubeletSimError } from './errors.js';
-import { EventRecorder } from './events.js';
-import { MemoryManager, type MemoryBlock, type MemoryManagerPolicy } from './memory-manager.js';
+import { EventRecorder } from './apiserver/events.js';
+import {
+  MemoryManager,
+  type MemoryBlock,
+  type MemoryManagerPolicy,
+} from './cm/memorymanager/memory-manager.js';
 import {
   buildNodeShape,
   totalCpus,
@@ -27,23 +35,23 @@ import {
   totalMemoryBytes,
   type HugepageResource,
   type NodeShape,
-} from './node-shape.js';
-import { renderNode } from './node-object.js';
-import { ObjectStore, ResourceVersionClock, type KubeObject } from './object-store.js';
-import { PluginWatcher } from './plugin-watcher.js';
+} from './machine/node-shape.js';
+import { renderNode } from './apiserver/node-object.js';
+import { ObjectStore, ResourceVersionClock, type KubeObject } from './apiserver/object-store.js';
+import { PluginWatcher } from './pluginmanager/plugin-watcher.js';
 import {
   DEFAULT_POD_RESOURCES_RATE_LIMIT,
   PodResourcesServer,
   type RateLimit,
-} from './pod-resources-server.js';
-import type { PodSpecInput } from './pod-spec.js';
-import { DEFAULT_BACKOFF, PodManager, type AdmittedPod, type BackoffOptions } from './pods.js';
-import { writeSysfs } from './sysfs.js';
+} from './apis/podresources/server.js';
+import type { PodSpecInput } from './pods/pod-spec.js';
+import { DEFAULT_BACKOFF, PodManager, type AdmittedPod, type BackoffOptions } from './pods/pod-manager.js';
+import { writeSysfs } from './machine/sysfs.js';
 import {
   MAX_ALIGNABLE_NUMA_NODES,
   type TopologyManagerPolicy,
   type TopologyManagerScope,
-} from './topology-manager.js';
+} from './cm/topologymanager/topology-manager.js';
 
 export interface KubeletSimOptions {
   devicePluginDir: string;

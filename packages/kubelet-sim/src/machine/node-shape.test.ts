@@ -3,14 +3,19 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseInteger, parseMilliCpu, parseQuantity } from './quantity.js';
-import { isExtendedResourceName } from './resource-names.js';
-import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
-import { TokenBucket } from './pod-resources-server.js';
-import { formatDuration } from './pods.js';
-import { ObjectStore, ResourceVersionClock, type KubeObject, type WatchEvent } from './object-store.js';
+import { parseInteger, parseMilliCpu, parseQuantity } from '../util/quantity.js';
+import { isExtendedResourceName } from '../util/resource-names.js';
+import { parseFieldSelector, parseLabelSelector, SelectorError } from '../apiserver/selectors.js';
+import { TokenBucket } from '../apis/podresources/server.js';
+import { formatDuration } from '../pods/pod-manager.js';
+import {
+  ObjectStore,
+  ResourceVersionClock,
+  type KubeObject,
+  type WatchEvent,
+} from '../apiserver/object-store.js';
 import { buildNodeShape, formatCpuList, parseCpuList } from './node-shape.js';
-import { parseCliConfig } from './config.js';
+import { parseCliConfig } from '../config.js';
 
 test('quantities', () => {
   const cases: [string, number | undefined][] = [

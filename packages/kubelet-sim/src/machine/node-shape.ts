@@ -3,7 +3,7 @@
 // Managers allocate from it, PodResources reports it and sysfs.ts writes it out the way Linux
 // exposes it under /sys, so a node agent can learn CPU↔NUMA mapping as on a real node.
 
-import { KubeletSimError } from './errors.js';
+import { KubeletSimError } from '../errors.js';
 
 /** Hugepage resources the kubelet knows on x86-64, with their page size in bytes. */
 export const HUGEPAGE_SIZES = { 'hugepages-2Mi': 2 * 2 ** 20, 'hugepages-1Gi': 2 ** 30 } as const;

@@ -3,9 +3,9 @@
 // 0 once a gone plugin's grace period expired), conditions, addresses and nodeInfo.
 
 import { release } from 'node:os';
-import { kubeTime } from './kube-time.js';
+import { kubeTime } from '../util/kube-time.js';
 import type { KubeObject } from './object-store.js';
-import { totalCpus, totalHugepages, totalMemoryBytes, type NodeShape } from './node-shape.js';
+import { totalCpus, totalHugepages, totalMemoryBytes, type NodeShape } from '../machine/node-shape.js';
 
 /** The kubelet version whose device-manager behaviour the simulator follows. */
 export const SIMULATED_KUBELET_VERSION = 'v1.33.0';

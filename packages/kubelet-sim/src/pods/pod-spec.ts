@@ -4,9 +4,9 @@
 
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { KubeletSimError } from './errors.js';
-import { parseInteger, parseMilliCpu, parseQuantity } from './quantity.js';
-import { isExtendedResourceName, isNativeResourceName } from './resource-names.js';
+import { KubeletSimError } from '../errors.js';
+import { parseInteger, parseMilliCpu, parseQuantity } from '../util/quantity.js';
+import { isExtendedResourceName, isNativeResourceName } from '../util/resource-names.js';
 
 const quantity = z.union([z.string(), z.number()]);
 const resourceList = z.record(z.string(), quantity);

@@ -6,12 +6,17 @@
 // recorded in an AdmissionDecision, which the control API serves so a dashboard can say why a
 // pod landed where it did (or why it was refused).
 
-import type { CpuManager, CpuManagerPolicy } from './cpu-manager.js';
-import type { DeviceManager } from './device-manager.js';
-import { NODE_WITHOUT_TOPOLOGY } from './device-manager.js';
-import type { MemoryBlock, MemoryManager, MemoryManagerPolicy, MemoryResource } from './memory-manager.js';
-import type { ContainerSpec, PodSpec, QosClass } from './pod-spec.js';
-import { KubeletSimError } from './errors.js';
+import type { CpuManager, CpuManagerPolicy } from '../cpumanager/cpu-manager.js';
+import type { DeviceManager } from '../devicemanager/manager.js';
+import { NODE_WITHOUT_TOPOLOGY } from '../devicemanager/manager.js';
+import type {
+  MemoryBlock,
+  MemoryManager,
+  MemoryManagerPolicy,
+  MemoryResource,
+} from '../memorymanager/memory-manager.js';
+import type { ContainerSpec, PodSpec, QosClass } from '../../pods/pod-spec.js';
+import { KubeletSimError } from '../../errors.js';
 import {
   applyPolicy,
   bitsOf,

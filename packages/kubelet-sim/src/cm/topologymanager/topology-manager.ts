@@ -6,7 +6,7 @@
 // then the narrowest mask, non-preferred hints gravitate to the widest minimal need) and the four
 // policies' admit decisions. Pure functions; admission.ts drives them.
 
-import { KubeletSimError } from './errors.js';
+import { KubeletSimError } from '../../errors.js';
 
 export type TopologyManagerPolicy = 'none' | 'best-effort' | 'restricted' | 'single-numa-node';
 export type TopologyManagerScope = 'container' | 'pod';

@@ -6,9 +6,9 @@
 // affinity first and packs them by topology: whole NUMA nodes, then whole physical cores (SMT
 // siblings together), then single threads from cores that are already partly used.
 
-import { KubeletSimError } from './errors.js';
-import type { NodeShape } from './node-shape.js';
-import { generateHints, isSet, type Mask, type TopologyHint } from './topology-manager.js';
+import { KubeletSimError } from '../../errors.js';
+import type { NodeShape } from '../../machine/node-shape.js';
+import { generateHints, isSet, type Mask, type TopologyHint } from '../topologymanager/topology-manager.js';
 
 export type CpuManagerPolicy = 'none' | 'static';
 

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { DEVICE_PLUGIN_TYPE, KUBELET_SOCKET_NAME, pluginregistration } from '@plugboard/proto';
-import type { DeviceManager } from './device-manager.js';
-import { goGrpcErrorText } from './grpc-errors.js';
+import type { DeviceManager } from '../cm/devicemanager/manager.js';
+import { goGrpcErrorText } from '../util/grpc-errors.js';
 
 export interface PluginWatcherOptions {
   dir: string;

@@ -7,12 +7,12 @@ import { rmSync } from 'node:fs';
 import { Server, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { bindUnixServer, closeUnixServer, podresources } from '@plugboard/proto';
-import type { CpuManager } from './cpu-manager.js';
-import { NODE_WITHOUT_TOPOLOGY, type DeviceManager } from './device-manager.js';
-import { unknownStatus } from './grpc-errors.js';
-import type { MemoryManager } from './memory-manager.js';
-import type { PodManager } from './pods.js';
-import type { ContainerSpec, PodSpec } from './pod-spec.js';
+import type { CpuManager } from '../../cm/cpumanager/cpu-manager.js';
+import { NODE_WITHOUT_TOPOLOGY, type DeviceManager } from '../../cm/devicemanager/manager.js';
+import { unknownStatus } from '../../util/grpc-errors.js';
+import type { MemoryManager } from '../../cm/memorymanager/memory-manager.js';
+import type { PodManager } from '../../pods/pod-manager.js';
+import type { ContainerSpec, PodSpec } from '../../pods/pod-spec.js';
 
 export interface RateLimit {
   qps: number;

@@ -26,11 +26,16 @@ import {
   KUBELET_SOCKET_NAME,
   type DeviceHealth,
 } from '@plugboard/proto';
-import { readCheckpoint, writeCheckpoint, CHECKPOINT_FILE, type CheckpointData } from './checkpoint.js';
-import { KubeletSimError } from './errors.js';
-import { goGrpcErrorText, unknownStatus } from './grpc-errors.js';
-import { isExtendedResourceName } from './resource-names.js';
-import { generateHints, isSet, type Mask, type TopologyHint } from './topology-manager.js';
+import {
+  readCheckpoint,
+  writeCheckpoint,
+  CHECKPOINT_FILE,
+  type CheckpointData,
+} from './checkpoint/checkpoint.js';
+import { KubeletSimError } from '../../errors.js';
+import { goGrpcErrorText, unknownStatus } from '../../util/grpc-errors.js';
+import { isExtendedResourceName } from '../../util/resource-names.js';
+import { generateHints, isSet, type Mask, type TopologyHint } from '../topologymanager/topology-manager.js';
 
 /** The kubelet's endpointStopGracePeriod. */
 export const DEFAULT_GRACE_PERIOD_MS = 5 * 60 * 1000;

@@ -4,7 +4,7 @@
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { KubeObject, ObjectStore } from './object-store.js';
-import { kubeTime } from './kube-time.js';
+import { kubeTime } from '../util/kube-time.js';
 
 export type EventType = 'Normal' | 'Warning';
 

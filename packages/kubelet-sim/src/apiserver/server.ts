@@ -14,13 +14,16 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { connect, type AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { KubeletSimError, type KubeletSimErrorCode } from './errors.js';
-import { kubeTime } from './kube-time.js';
+import { KubeletSimError, type KubeletSimErrorCode } from '../errors.js';
+import { kubeTime } from '../util/kube-time.js';
 import type { KubeObject, ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
 import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { SIMULATED_KUBELET_VERSION } from './node-object.js';
-import type { TopologyOverride } from './admission.js';
-import { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './topology-manager.js';
+import type { TopologyOverride } from '../cm/topologymanager/scope.js';
+import {
+  TOPOLOGY_MANAGER_POLICIES,
+  TOPOLOGY_MANAGER_SCOPES,
+} from '../cm/topologymanager/topology-manager.js';
 
 export interface ApiBackend {
   nodes: ObjectStore;

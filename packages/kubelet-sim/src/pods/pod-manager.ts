@@ -6,14 +6,14 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AdmissionDecision, TopologyAdmission, TopologyOverride } from './admission.js';
-import type { CpuManager } from './cpu-manager.js';
-import type { DeviceManager } from './device-manager.js';
-import { KubeletSimError } from './errors.js';
-import type { EventRecorder, EventType } from './events.js';
-import type { MemoryManager } from './memory-manager.js';
-import { kubeTime } from './kube-time.js';
-import type { KubeObject, ObjectStore } from './object-store.js';
+import type { AdmissionDecision, TopologyAdmission, TopologyOverride } from '../cm/topologymanager/scope.js';
+import type { CpuManager } from '../cm/cpumanager/cpu-manager.js';
+import type { DeviceManager } from '../cm/devicemanager/manager.js';
+import { KubeletSimError } from '../errors.js';
+import type { EventRecorder, EventType } from '../apiserver/events.js';
+import type { MemoryManager } from '../cm/memorymanager/memory-manager.js';
+import { kubeTime } from '../util/kube-time.js';
+import type { KubeObject, ObjectStore } from '../apiserver/object-store.js';
 import {
   effectiveRequests,
   parsePodSpec,

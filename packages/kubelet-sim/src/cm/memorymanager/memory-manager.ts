@@ -6,7 +6,7 @@
 // used by that same group. Its allocation follows the merged affinity, or its own narrowest
 // preferred hint when the Topology Manager gave none, and widens an affinity that is too small.
 
-import type { HugepageResource, NodeShape } from './node-shape.js';
+import type { HugepageResource, NodeShape } from '../../machine/node-shape.js';
 import {
   bitsOf,
   generateHints,
@@ -14,7 +14,7 @@ import {
   maskOf,
   type Mask,
   type TopologyHint,
-} from './topology-manager.js';
+} from '../topologymanager/topology-manager.js';
 
 export type MemoryManagerPolicy = 'None' | 'Static';
 export type MemoryResource = 'memory' | HugepageResource;
