@@ -1,6 +1,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';
@@ -110,4 +110,53 @@ test('polls, reports only changes, keeps unchanged pods as the same objects, goe
   assert.equal(data.length, seen, 'same answer after recovery: nothing new to report');
   await poller.stop();
   await new Promise<void>((r) => server.tryShutdown(() => r()));
+});
+
+/** Connections the kubelet side has accepted on `socket` and still holds (Linux /proc/net/unix). */
+function acceptedConnections(socket: string): number {
+  return readFileSync('/proc/net/unix', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((c) => c[7] === socket && c[3] !== '00010000').length;
+}
+
+test('a kubelet that died leaving its socket behind, then came back: one connection, none left reconnecting on its own', async () => {
+  const socket = join(dir, 'restarts.sock');
+  const state = { pods: [pod('a', ['g0'])], ids: ['g0'], calls: 0 };
+  const errors: string[] = [];
+  let status = '';
+  const poller = new PodResourcesPoller({
+    socket,
+    intervalMs: 20,
+    timeoutMs: 500,
+    maxBackoffMs: 40,
+    onData: () => undefined,
+    onState: (s) => (status = s.status),
+    onError: (method) => errors.push(method),
+  });
+  let server = await serve(socket, state);
+  poller.start();
+  after(() => poller.stop());
+  await waitFor('ok', () => status === 'ok');
+  // The kubelet dies without removing its socket (the server unlinks it on close: keep the file
+  // aside meanwhile): the path is there, nobody listens, calls fail with ECONNREFUSED.
+  renameSync(socket, `${socket}.kept`);
+  await new Promise<void>((r) => server.tryShutdown(() => r()));
+  renameSync(`${socket}.kept`, socket);
+  await waitFor('stale', () => status === 'stale');
+  const failed = errors.length;
+  await waitFor('more failed polls', () => errors.length >= failed + 3);
+  // The new kubelet replaces the socket.
+  rmSync(socket, { force: true });
+  server = await serve(socket, state);
+  await waitFor('ok again', () => status === 'ok');
+  // A gRPC channel closed while backing off reconnects when its backoff timer fires (grpc-js'
+  // default: a second) and keeps that connection, owned by nobody. Nothing signals that it did
+  // not happen: watch through 1.5 s of polls.
+  const calls = state.calls;
+  await waitFor('1.5 s of polls', () => state.calls >= calls + 1500 / 20, 10_000);
+  assert.equal(acceptedConnections(socket), 1, 'only the poller channel is connected');
+  await poller.stop();
+  server.forceShutdown();
 });

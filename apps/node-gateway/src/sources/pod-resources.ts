@@ -1,8 +1,14 @@
 // PodResources v1 poller. The API has no watch, so the gateway polls `List` and
 // `GetAllocatableResources` on an interval (and soon after every Allocate), and only reports answers
 // that differ from the previous ones. A missing socket or a kubelet restart keeps the last answer,
-// marked stale, and retries with exponential backoff; each retry dials the path anew because a
-// restarted kubelet creates a new socket inode (the directory is mounted, not the file).
+// marked stale, and retries with exponential backoff.
+//
+// One gRPC channel serves the poller's whole life. It dials the path on every (re)connect, so a
+// restarted kubelet's new socket inode is found without a new channel. Closing the channel after a
+// failure and opening another (as this poller once did) leaves connections behind across kubelet
+// restarts with @grpc/grpc-js 1.14: a subchannel whose last reference goes while it is in
+// TRANSIENT_FAILURE keeps its backoff timer, reconnects when it fires and holds that connection,
+// owned by nobody, until the kubelet closes it.
 import { stat } from 'node:fs/promises';
 import { Metadata, credentials, status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { podresources } from '@plugboard/proto';
@@ -63,6 +69,17 @@ export class PodResourcesPoller {
 
   start(): void {
     this.stopped = false;
+    // The channel's own reconnect backoff follows the poller's, so a returning kubelet is seen
+    // within maxBackoffMs (grpc-js defaults to 1 s growing to 120 s).
+    this.client ??= new podresources.PodResourcesListerClient(
+      `unix://${this.options.socket}`,
+      credentials.createInsecure(),
+      {
+        'grpc.max_receive_message_length': 64 << 20,
+        'grpc.initial_reconnect_backoff_ms': Math.min(this.options.intervalMs, this.options.maxBackoffMs),
+        'grpc.max_reconnect_backoff_ms': this.options.maxBackoffMs,
+      },
+    );
     this.setState({ status: 'connecting', lastSuccess: null, reason: `dialling ${this.options.socket}` });
     void this.pollNow();
   }
@@ -164,16 +181,11 @@ export class PodResourcesPoller {
           },
         );
       }
-      this.client ??= new podresources.PodResourcesListerClient(
-        `unix://${this.options.socket}`,
-        credentials.createInsecure(),
-        {
-          'grpc.max_receive_message_length': 64 << 20,
-        },
-      );
+      const client = this.client;
+      if (client === null) return; // stopped
       method = 'List';
       const list = await call<podresources.ListPodResourcesRequest, podresources.ListPodResourcesResponse>(
-        this.client,
+        client,
         'list',
         {},
         this.options.timeoutMs,
@@ -182,7 +194,7 @@ export class PodResourcesPoller {
       const allocatable = await call<
         podresources.AllocatableResourcesRequest,
         podresources.AllocatableResourcesResponse
-      >(this.client, 'getAllocatableResources', {}, this.options.timeoutMs);
+      >(client, 'getAllocatableResources', {}, this.options.timeoutMs);
       this.options.onPoll?.(Number(process.hrtime.bigint() - started) / 1e9);
       this.failures = 0;
       const { data, changed } = this.stabilize(list.podResources, allocatable);
@@ -196,8 +208,6 @@ export class PodResourcesPoller {
       const code =
         e.grpcCode ?? (typeof e.code === 'number' ? (grpcStatus[e.code] ?? String(e.code)) : 'UNKNOWN');
       this.options.onError?.(method, code, e.details || e.message);
-      // A fresh channel next time: the kubelet may have replaced the socket file.
-      this.closeClient();
       const why = `${method} failed (${code}): ${e.details || e.message}; retrying with backoff`;
       this.setState({
         status: this.hasData ? 'stale' : 'connecting',
