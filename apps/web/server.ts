@@ -10,6 +10,7 @@ import next from 'next';
 import { pino } from 'pino';
 import { loadWebConfig, type WebConfig } from './server/config';
 import { createApiServer } from './server/api-server';
+import { provideClusterSnapshot } from './server/cluster-snapshot';
 import { kubernetesDirectory, staticDirectory, type GatewayDirectory } from './server/gateway-directory';
 
 /** apps/web: this file's directory, or its parent when running as the compiled dist/server.js. */
@@ -28,6 +29,8 @@ export async function startWebServer(cfg: WebConfig): Promise<WebServer> {
       ? staticDirectory(cfg.discovery.source, cfg.discovery.gateways)
       : await kubernetesDirectory(cfg.discovery, logger);
   const api = createApiServer(cfg, directory, logger);
+  // The overview page renders its first summary from the hub (app/page.tsx).
+  provideClusterSnapshot((maxWaitMs) => api.clusterSnapshot(maxWaitMs));
   const app = next({ dev: cfg.dev, dir: WEB_DIR, quiet: !cfg.dev });
   await app.prepare();
   const handle = app.getRequestHandler();
@@ -63,6 +66,7 @@ export async function startWebServer(cfg: WebConfig): Promise<WebServer> {
   return {
     url,
     async stop() {
+      provideClusterSnapshot(null);
       await api.stop();
       await directory.stop();
       server.closeAllConnections();

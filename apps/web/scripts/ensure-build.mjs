@@ -27,6 +27,8 @@ const sources = [
   'app',
   'components',
   'lib',
+  // Pages import server/cluster-snapshot.ts (the hub's document for the overview's first render).
+  'server',
   'next.config.ts',
   'package.json',
   'tsconfig.json',

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import type { WebConfig } from './config';
 import { ClusterHub } from './cluster-hub';
+import type { ClusterSnapshot } from './cluster-snapshot';
 import { sendProblem, WebError } from './errors';
 import type { GatewayDirectory } from './gateway-directory';
 import { createRestProxy, originAllowed } from './rest-proxy';
@@ -20,6 +21,8 @@ export interface ApiServer {
   handleRequest(req: IncomingMessage, res: ServerResponse): boolean;
   /** Handles upgrades of the dashboard's streams; returns false for anything else. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** The cluster hub's document for server-rendered pages (starts the hub like /api/cluster). */
+  clusterSnapshot(maxWaitMs: number): Promise<ClusterSnapshot>;
   stop(): Promise<void>;
 }
 
@@ -86,6 +89,9 @@ export function createApiServer(cfg: WebConfig, directory: GatewayDirectory, log
       if (node) proxyStream(req, socket, head, decodeURIComponent(node[1]!), url.searchParams);
       else wss.handleUpgrade(req, socket, head, (ws) => hub.subscribe(ws));
       return true;
+    },
+    clusterSnapshot(maxWaitMs) {
+      return hub.current(maxWaitMs);
     },
     async stop() {
       await hub.stop();

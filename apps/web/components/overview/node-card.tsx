@@ -3,7 +3,7 @@
 import { memo } from 'react';
 import Link from 'next/link';
 import type { ClusterNode } from '../../lib/cluster-types';
-import { formatTime } from '../../lib/format';
+import { LocalTime } from '../local-time';
 import { ResourceSummary } from '../resource-summary';
 import { NodeSparklines } from '../history/node-sparklines';
 
@@ -14,7 +14,11 @@ function LinkBadge({ node }: { node: ClusterNode }) {
     case 'connecting':
       return <span className="badge info">◌ Connecting</span>;
     case 'reconnecting':
-      return <span className="badge warn">◌ Stale since {formatTime(node.since)}</span>;
+      return (
+        <span className="badge warn">
+          ◌ Stale since <LocalTime iso={node.since} />
+        </span>
+      );
     case 'unreachable':
       return <span className="badge bad">■ Gateway unreachable</span>;
   }
@@ -69,7 +73,7 @@ export const NodeCard = memo(function NodeCard({
           )}
           {sourceIssues.map(([label, st]) => (
             <span key={label} className="badge warn" title={st.reason ?? undefined}>
-              {label} stale since {formatTime(st.lastSuccess)}
+              {label} stale since <LocalTime iso={st.lastSuccess} />
             </span>
           ))}
         </p>
