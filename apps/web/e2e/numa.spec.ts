@@ -2,11 +2,62 @@
 // best-effort): "try to place" previews a pod that cannot be aligned, admits it, and the NUMA map
 // then marks it as misaligned; selecting it highlights its devices, CPUs and memory and "why
 // here?" shows the hints each manager gave and the merged result.
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { GPU, NIC } from './fixture-spec';
 import { expectNoSeriousA11yViolations, fixture, gatewaySnapshot, saveScreenshot, webUrl } from './helpers';
 
 const POD = 'default/spread-1';
+const SPREAD_BADGE = '! pod spread over NUMA nodes';
+
+interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** How far `inner` sticks out of `outer` on each side (px), or null when it lies inside. */
+function overflow(inner: Box, outer: Box): string | null {
+  const out = {
+    left: outer.x - inner.x,
+    right: inner.x + inner.width - (outer.x + outer.width),
+    top: outer.y - inner.y,
+    bottom: inner.y + inner.height - (outer.y + outer.height),
+  };
+  const sides = Object.entries(out).filter(([, px]) => px > 0.5);
+  return sides.length ? sides.map(([side, px]) => `${side} ${px.toFixed(1)}px`).join(', ') : null;
+}
+
+/**
+ * Every misaligned tile's spread badge lies inside the tile: its box, and its text (a badge that
+ * does not wrap keeps its box at the tile's width and lets the text spill out of both).
+ */
+async function spreadBadgesOutsideTheirTiles(page: Page): Promise<string[]> {
+  const problems: string[] = [];
+  for (const tile of await page.locator('li.tile.misaligned').all()) {
+    const id = await tile.getAttribute('data-device');
+    const badge = tile.locator('.badge', { hasText: SPREAD_BADGE });
+    // Tiles off screen skip layout (content-visibility: auto): measure them on screen.
+    await badge.scrollIntoViewIfNeeded();
+    const tileBox = await tile.boundingBox();
+    const badgeBox = await badge.boundingBox();
+    const textBox = await badge.evaluate((el): Box => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const r = range.getBoundingClientRect();
+      return { x: r.x, y: r.y, width: r.width, height: r.height };
+    });
+    if (!tileBox || !badgeBox) {
+      problems.push(`${id}: tile or badge not rendered`);
+      continue;
+    }
+    const box = overflow(badgeBox, tileBox);
+    if (box) problems.push(`${id}: badge outside its tile (${box})`);
+    const text = overflow(textBox, tileBox);
+    if (text) problems.push(`${id}: badge text outside its tile (${text})`);
+  }
+  return problems;
+}
 
 async function deletePod(): Promise<void> {
   const sim = fixture().sims.find((s) => s.name === 'gpu-node-a')!;
@@ -52,6 +103,16 @@ test('a pod spread over both NUMA nodes is marked on the NUMA map, with its foot
     await expect(misaligned).toContainText(POD);
     await expect(misaligned).toContainText('spread over 2 NUMA nodes');
     await expect(page.locator('li.tile.misaligned')).toHaveCount(want);
+    await expect(page.locator('li.tile.misaligned').first()).toContainText(SPREAD_BADGE);
+    // The badge stays inside its tile at the widths the tile grid takes (150px tiles and up),
+    // from a wide screen to a phone.
+    for (const width of [1440, 1280, 1024, 800, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(await spreadBadgesOutsideTheirTiles(page), `viewport ${width}px`).toEqual([]);
+      if (width === 390) await saveScreenshot(page, 'numa-misaligned-tiles-narrow');
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.getByRole('heading', { level: 1 }).scrollIntoViewIfNeeded();
     const truth = await gatewaySnapshot('gpu-node-a');
     const pod = truth.pods[POD]!;
     expect(pod.numaAlignment.verdict).toBe('spread');
