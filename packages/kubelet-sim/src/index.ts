@@ -11,7 +11,7 @@ export { KubeletSimError } from './errors.js';
 export type { KubeletSimErrorCode } from './errors.js';
 export type { PodSpecInput } from './pods/pod-spec.js';
 export type { AdmittedPod, BackoffOptions } from './pods/pod-manager.js';
-export type { ResourceView, DeviceView, PluginOptions, RegisteredVia } from './cm/devicemanager/manager.js';
+export type { ResourceView, DeviceView, PluginOptions, RegisteredVia } from './cm/devicemanager/types.js';
 export type { KubeObject } from './apiserver/object-store.js';
 export type { RateLimit } from './apis/podresources/server.js';
 export type { CpuManagerPolicy } from './cm/cpumanager/cpu-manager.js';

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pino, type Logger } from 'pino';
+import { DEVICE_PLUGIN_TYPE } from '@plugboard/proto';
 import {
   TopologyAdmission,
   type AdmissionDecision,
@@ -14,13 +15,13 @@ import {
 } from './cm/topologymanager/scope.js';
 import { ApiServer } from './apiserver/server.js';
 import { CpuManager, type CpuManagerPolicy } from './cm/cpumanager/cpu-manager.js';
+import { DeviceManager } from './cm/devicemanager/manager.js';
 import {
-  DeviceManager,
   DEFAULT_GRACE_PERIOD_MS,
   type PluginOptions,
   type ResourceView,
   type DeviceView,
-} from './cm/devicemanager/manager.js';
+} from './cm/devicemanager/types.js';
 import { KubeletSimError } from './errors.js';
 import { EventRecorder } from './apiserver/events.js';
 import {
@@ -300,7 +301,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   const pluginWatcher = opts.pluginsRegistryDir
     ? new PluginWatcher({
         dir: resolve(opts.pluginsRegistryDir),
-        deviceManager,
+        handlers: new Map([[DEVICE_PLUGIN_TYPE, deviceManager.getWatcherHandler()]]),
         timeoutMs: opts.dialTimeoutMs ?? 10_000,
         logger,
         onRejected: (e) => emitter.emit('registration-rejected', e),

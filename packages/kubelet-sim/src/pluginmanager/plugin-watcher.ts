@@ -1,25 +1,36 @@
-// The kubelet's plugin watcher (pkg/kubelet/pluginmanager) for device plugins: sockets appearing
-// in the plugins_registry directory are asked GetInfo (pluginregistration v1); a `DevicePlugin`
-// is validated and registered with the device manager at the endpoint it names, and the outcome
-// is reported back with NotifyRegistrationStatus. A socket that disappears deregisters the plugin.
+// The kubelet's plugin manager (pkg/kubelet/pluginmanager, release-1.33) in one piece: the
+// plugin watcher (pluginwatcher/plugin_watcher.go) sees sockets appear in the plugins_registry
+// directory, and the reconciler and operation executor (reconciler/, operationexecutor/) ask each
+// one GetInfo (pluginregistration v1), hand it to the handler registered for its type
+// (ValidatePlugin, then RegisterPlugin) and report the outcome with NotifyRegistrationStatus. A
+// socket that disappears is deregistered (DeRegisterPlugin).
 
 import { watch, lstatSync, mkdirSync, readdirSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { DEVICE_PLUGIN_TYPE, KUBELET_SOCKET_NAME, pluginregistration } from '@plugboard/proto';
-import type { DeviceManager } from '../cm/devicemanager/manager.js';
+import { KUBELET_SOCKET_NAME, pluginregistration } from '@plugboard/proto';
 import { goGrpcErrorText } from '../util/grpc-errors.js';
+
+/** pluginmanager/cache.PluginHandler: what a plugin type's owner (the device manager) implements. */
+export interface PluginHandler {
+  /** Throws when the plugin is not acceptable (the kubelet's error text). */
+  validatePlugin(name: string, endpoint: string, versions: string[]): void;
+  registerPlugin(name: string, endpoint: string, versions: string[]): Promise<void>;
+  deRegisterPlugin(name: string, endpoint: string): void;
+}
 
 export interface PluginWatcherOptions {
   dir: string;
-  deviceManager: DeviceManager;
+  /** Handlers by PluginInfo.type (the kubelet registers the device manager's for `DevicePlugin`). */
+  handlers: ReadonlyMap<string, PluginHandler>;
   timeoutMs: number;
   logger: Logger;
   onRejected: (e: { resource: string; endpoint: string; error: string }) => void;
 }
 
 interface Registered {
+  handler: PluginHandler;
   name: string;
   endpoint: string;
 }
@@ -76,7 +87,7 @@ export class PluginWatcher {
     } else if (!isSocket && this.known.has(path)) {
       const registered = this.known.get(path);
       this.known.delete(path);
-      if (registered) this.o.deviceManager.deregisterFromWatcher(registered.name, registered.endpoint);
+      if (registered) registered.handler.deRegisterPlugin(registered.name, registered.endpoint);
     }
   }
 
@@ -110,7 +121,8 @@ export class PluginWatcher {
         );
         return;
       }
-      if (info.type !== DEVICE_PLUGIN_TYPE) {
+      const handler = this.o.handlers.get(info.type);
+      if (!handler) {
         await notify({
           pluginRegistered: false,
           error: `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`,
@@ -118,23 +130,28 @@ export class PluginWatcher {
         return;
       }
       const endpoint = info.endpoint || socket;
-      try {
-        await this.o.deviceManager.registerFromWatcher(info.name, endpoint, info.supportedVersions);
-      } catch (err) {
+      const refuse = async (what: string, err: unknown) => {
         const message = err instanceof Error ? err.message : String(err);
-        const error = /^(manager version|invalid name)/.test(message)
-          ? `RegisterPlugin error -- plugin validation failed with err: ${message}`
-          : `RegisterPlugin error -- plugin registration failed with err: ${message}`;
+        const error = `RegisterPlugin error -- plugin ${what} failed with err: ${message}`;
         this.o.onRejected({ resource: info.name, endpoint, error });
         await notify({ pluginRegistered: false, error });
-        return;
+      };
+      try {
+        handler.validatePlugin(info.name, endpoint, info.supportedVersions);
+      } catch (err) {
+        return await refuse('validation', err);
+      }
+      try {
+        await handler.registerPlugin(info.name, endpoint, info.supportedVersions);
+      } catch (err) {
+        return await refuse('registration', err);
       }
       if (!this.known.has(socket)) {
         // The registration socket went away while we were registering it.
-        this.o.deviceManager.deregisterFromWatcher(info.name, endpoint);
+        handler.deRegisterPlugin(info.name, endpoint);
         return;
       }
-      this.known.set(socket, { name: info.name, endpoint });
+      this.known.set(socket, { handler, name: info.name, endpoint });
       await notify({ pluginRegistered: true, error: '' });
     } finally {
       client.close();

@@ -8,7 +8,8 @@ import { Server, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/
 import type { Logger } from 'pino';
 import { bindUnixServer, closeUnixServer, podresources } from '@plugboard/proto';
 import type { CpuManager } from '../../cm/cpumanager/cpu-manager.js';
-import { NODE_WITHOUT_TOPOLOGY, type DeviceManager } from '../../cm/devicemanager/manager.js';
+import type { DeviceManager } from '../../cm/devicemanager/manager.js';
+import { NODE_WITHOUT_TOPOLOGY } from '../../cm/devicemanager/types.js';
 import { unknownStatus } from '../../util/grpc-errors.js';
 import type { MemoryManager } from '../../cm/memorymanager/memory-manager.js';
 import type { PodManager } from '../../pods/pod-manager.js';

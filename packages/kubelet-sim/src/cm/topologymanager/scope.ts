@@ -8,7 +8,7 @@
 
 import type { CpuManager, CpuManagerPolicy } from '../cpumanager/cpu-manager.js';
 import type { DeviceManager } from '../devicemanager/manager.js';
-import { NODE_WITHOUT_TOPOLOGY } from '../devicemanager/manager.js';
+import { NODE_WITHOUT_TOPOLOGY } from '../devicemanager/types.js';
 import type {
   MemoryBlock,
   MemoryManager,

@@ -1,6 +1,7 @@
-// The device manager's checkpoint, `kubelet_internal_checkpoint` in the device-plugin directory,
-// laid out like the kubelet's v2 checkpoint (PodDeviceEntries with device IDs per NUMA node and
-// the Allocate response, RegisteredDevices). It is the only state a restart keeps.
+// The device manager's checkpoint (pkg/kubelet/cm/devicemanager/checkpoint, release-1.33):
+// `kubelet_internal_checkpoint` in the device-plugin directory, laid out like the kubelet's v2
+// checkpoint (PodDeviceEntries with device IDs per NUMA node and the Allocate response,
+// RegisteredDevices). It is the only state a restart keeps.
 
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
