@@ -10,6 +10,7 @@ export default tseslint.config(
       'packages/proto/src/gen/**',
       '**/*.mjs',
       '**/*.js',
+      '**/*.cjs',
       'apps/web/next-env.d.ts',
     ],
   },

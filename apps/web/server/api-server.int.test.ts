@@ -157,7 +157,7 @@ describe('REST proxy', () => {
 
     const put = await call('/api/nodes/int-node/faults', { method: 'PUT' });
     assert.equal(put.status, 405);
-    assert.equal(put.headers.get('allow'), 'GET, POST');
+    assert.equal(put.headers.get('allow'), 'GET, POST, DELETE');
 
     const text = await call('/api/nodes/int-node/faults', {
       method: 'POST',

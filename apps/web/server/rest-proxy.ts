@@ -19,7 +19,7 @@ const ROUTES: readonly Route[] = [
   { pattern: /^node$/, methods: ['GET'] },
   { pattern: /^summary$/, methods: ['GET'] },
   { pattern: /^history$/, methods: ['GET'] },
-  { pattern: /^faults$/, methods: ['GET', 'POST'] },
+  { pattern: /^faults$/, methods: ['GET', 'POST', 'DELETE'] },
   { pattern: /^faults\/[^/]+$/, methods: ['GET', 'DELETE'] },
   { pattern: /^scenarios$/, methods: ['GET', 'POST', 'DELETE'] },
   { pattern: /^scenarios\/[^/]+$/, methods: ['GET', 'DELETE'] },
