@@ -41,7 +41,7 @@ function rssOf(pid: number): { rss: number; anon: number } {
 const mb = (b: number) => (b / 1048576).toFixed(1);
 /** Bucket upper bounds at which a Prometheus histogram reaches the 50th and 99th percentile. */
 function histogram(text: string, name: string): { p50: number; p99: number; count: number } {
-  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)$`, 'gm'))].map(
+  const buckets = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"[^}]*\\} (\\d+)$`, 'gm'))].map(
     (m) => ({
       le: m[1] === '+Inf' ? Infinity : Number(m[1]),
       n: Number(m[2]),

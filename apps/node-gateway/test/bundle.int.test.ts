@@ -116,14 +116,17 @@ test('the bundled gateway registers its plugin, reads PodResources and the API s
   await stream.close();
 
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  assert.match(metrics, /^plugboard_gateway_faults_injected_total\{resource="plugboard\.example\/gpu"\} 1$/m);
+  assert.match(
+    metrics,
+    /^plugboard_gateway_faults_injected_total\{resource="plugboard\.example\/gpu",node="bundle-node"\} 1$/m,
+  );
 });
 
 test('the chart heap cap is in force, and SIGTERM stops the bundle cleanly (plugin socket removed)', async () => {
   const metrics = await (await fetch(`${url}/metrics`)).text();
   const limitMb = Number(/--max-old-space-size=(\d+)/.exec(chartGatewayEnv().NODE_OPTIONS)![1]);
   // V8's limit is the old-space cap plus the young generation: without the cap it would be GBs.
-  const limit = Number(/^plugboard_gateway_heap_limit_bytes (\S+)$/m.exec(metrics)![1]);
+  const limit = Number(/^plugboard_gateway_heap_limit_bytes\{node="bundle-node"\} (\S+)$/m.exec(metrics)![1]);
   assert.ok(
     limit >= limitMb * 2 ** 20 && limit < (limitMb + 16) * 2 ** 20,
     `heap limit ${limit} B follows --max-old-space-size=${limitMb}`,

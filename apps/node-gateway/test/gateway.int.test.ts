@@ -249,11 +249,11 @@ test('faults and health transitions are Kubernetes Events on the Node; metrics s
   );
   assert.match(
     metrics,
-    /plugboard_device_plugin_allocate_duration_seconds_count\{resource="plugboard\.example\/gpu",result="success"\} [1-9]/,
+    /plugboard_device_plugin_allocate_duration_seconds_count\{node="int-node",resource="plugboard\.example\/gpu",result="success"\} [1-9]/,
   );
   assert.match(
     metrics,
-    /plugboard_device_plugin_registrations_total\{resource="plugboard\.example\/gpu"\} [1-9]/,
+    /plugboard_device_plugin_registrations_total\{resource="plugboard\.example\/gpu",node="int-node"\} [1-9]/,
   );
   assert.match(
     metrics,
@@ -261,7 +261,7 @@ test('faults and health transitions are Kubernetes Events on the Node; metrics s
   );
   assert.match(
     metrics,
-    /plugboard_gateway_faults_injected_total\{resource="plugboard\.example\/gpu"\} [1-9]/,
+    /plugboard_gateway_faults_injected_total\{resource="plugboard\.example\/gpu",node="int-node"\} [1-9]/,
   );
 });
 
@@ -350,7 +350,7 @@ test('a slow stream client is cut off with 4008 while a fast one keeps receiving
   (slow.ws as unknown as { _socket: import('node:net').Socket })._socket.pause();
   // Failing and healing a NUMA node of 256 NICs makes patches of hundreds of KB.
   const dropped = async () =>
-    /plugboard_gateway_stream_dropped_clients_total\{view="full",reason="slow"\} [1-9]/.test(
+    /plugboard_gateway_stream_dropped_clients_total\{view="full",reason="slow",node="int-node"\} [1-9]/.test(
       await (await fetch(`${gw.url}/metrics`)).text(),
     );
   await waitFor(

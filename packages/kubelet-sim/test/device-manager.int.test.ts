@@ -3,7 +3,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { status, type ServiceError } from '@grpc/grpc-js';
@@ -235,5 +235,46 @@ describe('Kubelet restart', () => {
     assert.equal(ok.metadata.name, 'fits');
     assert.equal(got.length, 1);
     assert.ok(!allocated.includes(got[0]!));
+  });
+});
+
+describe('Checkpoint', () => {
+  let f: SimFixture;
+  let plugin: TestPlugin;
+  let stop: () => Promise<void>;
+  before(async () => {
+    ({ f, plugin, stop } = await startWithPlugin(
+      {},
+      { resourceName: GPU, devices: [{ id: 'g0' }, { id: 'g1' }, { id: 'g2' }, { id: 'g3' }] },
+    ));
+  });
+  after(() => stop());
+
+  test('after a burst of ListAndWatch updates the last device state is on disk, and a restart keeps it', async () => {
+    const file = join(f.dir, KUBELET_CHECKPOINT_FILE);
+    const registered = () =>
+      (
+        JSON.parse(readFileSync(file, 'utf8')) as { Data: { RegisteredDevices: Record<string, string[]> } }
+      ).Data.RegisteredDevices[GPU]?.sort();
+    // 200 messages on the plugin's stream; g1 ends Unhealthy, the others Healthy.
+    for (let i = 0; i < 200; i++) {
+      plugin.setHealth(`g${i % 4}`, 'Unhealthy');
+      plugin.setHealth(`g${i % 4}`, 'Healthy');
+    }
+    plugin.setHealth('g1', 'Unhealthy');
+    await waitFor(
+      () =>
+        f.sim.state().resources[GPU]?.devices.every((d) => (d.id === 'g1') === (d.health === 'Unhealthy')),
+      'the last ListAndWatch message',
+    );
+    await waitFor(() => registered()?.join() === 'g0,g2,g3', 'the last state in the checkpoint');
+
+    await f.sim.restart();
+    assert.deepEqual(registered(), ['g0', 'g2', 'g3'], 'a restart keeps it');
+    assert.equal(
+      f.sim.state().resources[GPU]?.capacity,
+      0,
+      'restored without devices until the plugin returns',
+    );
   });
 });

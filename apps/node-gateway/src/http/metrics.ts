@@ -2,15 +2,54 @@
 // `plugboard_` prefix, base units in the name (`_seconds`, `_total` for counters), `namespace` /
 // `pod` / `container` labels for workload attribution. Per-device and per-pod gauges are computed
 // from the current snapshot at scrape time, so a flapping device costs nothing between scrapes.
+//
+// Two rules make the metrics usable in a real Prometheus:
+// - every series carries `node` (a registry default label), so node identity needs no relabeling,
+//   whichever way Prometheus scrapes the gateway (ServiceMonitor, PodMonitor, pod annotations);
+// - every label set known in advance exists at 0 before its first event (per served resource, per
+//   stream view and reason, per PodResources method and status code). A counter that appears at its
+//   first increment has no earlier sample, so `increase()` and `rate()` never count that increment.
 import { getHeapStatistics } from 'node:v8';
+import { status as grpcStatus } from '@grpc/grpc-js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { NodeSnapshot } from '../model/types.js';
+import type { StreamView } from './stream.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
+/**
+ * prom-client defaults left out: gauges named `_total`, which the Prometheus naming rules reserve for
+ * counters (`promtool check metrics` fails on them). `sum(nodejs_active_handles)` etc. give the same.
+ */
+const NON_COUNTER_TOTALS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
+const STREAM_VIEWS: readonly StreamView[] = ['full', 'summary'];
+const STREAM_DROP_REASONS = ['slow', 'dead', 'protocol'] as const;
+const ALLOCATE_RESULTS = ['success', 'error'] as const;
+/**
+ * What PodResourcesPoller reports: a missing socket (`stat`, `ENOENT`: the kubelet is down) and any
+ * gRPC status of its two calls. Other `stat` errors (not a socket, EACCES) appear when they happen.
+ */
+const POD_RESOURCES_ERRORS: readonly { method: string; code: string }[] = [
+  { method: 'stat', code: 'ENOENT' },
+  ...['List', 'GetAllocatableResources'].flatMap((method) =>
+    Object.keys(grpcStatus)
+      .filter((code) => Number.isNaN(Number(code)) && code !== 'OK')
+      .map((code) => ({ method, code })),
+  ),
+];
+/** The operations sources/kube.ts reports errors for. */
+const KUBE_API_OPERATIONS = ['watch nodes', 'watch pods', 'post event'];
+
 export function createMetrics(snapshot: () => NodeSnapshot) {
   const registry = new Registry();
+  registry.setDefaultLabels({ node: snapshot().nodeName });
   collectDefaultMetrics({ register: registry });
+  for (const name of NON_COUNTER_TOTALS) registry.removeSingleMetric(name);
 
   // Fixed for the life of the process: set once.
   new Gauge({
@@ -39,8 +78,9 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
     collect() {
       this.reset();
       const s = snapshot();
-      for (const d of Object.values(s.devices))
-        if (d.faulted) this.set({ node: s.nodeName, resource: d.resource, device: d.id }, 1);
+      for (const d of Object.values(s.devices)) {
+        this.set({ node: s.nodeName, resource: d.resource, device: d.id }, d.faulted ? 1 : 0);
+      }
     },
   });
   new Gauge({
@@ -107,93 +147,189 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
   );
   new Gauge({
     name: 'plugboard_gateway_faults_active',
-    help: 'Active simulated faults.',
+    help: 'Active simulated faults, per resource.',
+    labelNames: ['resource'] as const,
     registers: [registry],
     collect() {
-      this.set(Object.keys(snapshot().faults).length);
+      this.reset();
+      const s = snapshot();
+      for (const name of Object.keys(s.resources)) this.set({ resource: name }, 0);
+      for (const f of Object.values(s.faults)) this.inc({ resource: f.resource });
     },
   });
 
+  // --- per-resource counters and histograms, zero-initialised once per resource
+  const allocateDuration = new Histogram({
+    name: 'plugboard_device_plugin_allocate_duration_seconds',
+    help: 'Duration of Allocate calls served by the plugins.',
+    labelNames: ['resource', 'result'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+    collect: () => initServedResources(),
+  });
+  const preferredAllocationDuration = new Histogram({
+    name: 'plugboard_device_plugin_preferred_allocation_duration_seconds',
+    help: 'Duration of GetPreferredAllocation decisions made by the plugins.',
+    labelNames: ['resource'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+    collect: () => initServedResources(),
+  });
+  const registrations = new Counter({
+    name: 'plugboard_device_plugin_registrations_total',
+    help: 'Successful registrations with the kubelet.',
+    labelNames: ['resource'] as const,
+    registers: [registry],
+    collect: () => initServedResources(),
+  });
+  const registrationErrors = new Counter({
+    name: 'plugboard_device_plugin_registration_errors_total',
+    help: 'Failed registration attempts.',
+    labelNames: ['resource'] as const,
+    registers: [registry],
+    collect: () => initServedResources(),
+  });
+  const pluginKubeletRestarts = new Counter({
+    name: 'plugboard_device_plugin_kubelet_restarts_total',
+    help: "Kubelet restarts detected by the resource's plugin.",
+    labelNames: ['resource'] as const,
+    registers: [registry],
+    collect: () => initServedResources(),
+  });
+  const faultsInjected = new Counter({
+    name: 'plugboard_gateway_faults_injected_total',
+    help: 'Simulated faults injected.',
+    labelNames: ['resource'] as const,
+    registers: [registry],
+    collect: () => initServedResources(),
+  });
+  const initialised = new Set<string>();
+  /**
+   * Creates the resource's series at 0, once. Runs at every scrape for the resources the gateway
+   * serves and before every recording, so a histogram's `zero()` never wipes an observation.
+   */
+  const initResource = (resource: string): void => {
+    if (initialised.has(resource)) return;
+    initialised.add(resource);
+    for (const result of ALLOCATE_RESULTS) allocateDuration.zero({ resource, result });
+    preferredAllocationDuration.zero({ resource });
+    for (const counter of [registrations, registrationErrors, pluginKubeletRestarts, faultsInjected]) {
+      counter.inc({ resource }, 0);
+    }
+  };
+  const initServedResources = (): void => {
+    for (const resource of Object.keys(snapshot().resources)) initResource(resource);
+  };
+
+  // One kubelet per node: every plugin sees each of its restarts, so the node's count is the
+  // highest count any one resource has seen (a resource that misses one does not add a restart).
+  const kubeletRestarts = new Counter({
+    name: 'plugboard_kubelet_restarts_total',
+    help: 'Kubelet restarts on this node, detected by the plugins (counted once per restart).',
+    registers: [registry],
+  });
+  const restartsSeen = new Map<string, number>();
+  let nodeRestarts = 0;
+
+  // --- label sets known in advance
+  const streamClients = new Gauge({
+    name: 'plugboard_gateway_stream_clients',
+    help: 'Connected WebSocket stream clients.',
+    labelNames: ['view'] as const,
+    registers: [registry],
+  });
+  const streamDropped = new Counter({
+    name: 'plugboard_gateway_stream_dropped_clients_total',
+    help: 'Stream clients closed by the gateway (slow = send queue over the limit).',
+    labelNames: ['view', 'reason'] as const,
+    registers: [registry],
+  });
+  const streamPatches = new Counter({
+    name: 'plugboard_gateway_stream_patches_total',
+    help: 'Patches broadcast on the stream.',
+    labelNames: ['view'] as const,
+    registers: [registry],
+  });
+  for (const view of STREAM_VIEWS) {
+    streamClients.set({ view }, 0);
+    streamPatches.inc({ view }, 0);
+    for (const reason of STREAM_DROP_REASONS) streamDropped.inc({ view, reason }, 0);
+  }
+  const podResourcesErrors = new Counter({
+    name: 'plugboard_pod_resources_poll_errors_total',
+    help: 'Failed PodResources calls, by gRPC method and status code.',
+    labelNames: ['method', 'code'] as const,
+    registers: [registry],
+  });
+  for (const labels of POD_RESOURCES_ERRORS) podResourcesErrors.inc(labels, 0);
+  const kubeErrors = new Counter({
+    name: 'plugboard_kube_api_errors_total',
+    help: 'Errors talking to the Kubernetes API, by operation.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+  for (const operation of KUBE_API_OPERATIONS) kubeErrors.inc({ operation }, 0);
+
   return {
     registry,
-    allocateDuration: new Histogram({
-      name: 'plugboard_device_plugin_allocate_duration_seconds',
-      help: 'Duration of Allocate calls served by the plugins.',
-      labelNames: ['resource', 'result'] as const,
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
-    preferredAllocationDuration: new Histogram({
-      name: 'plugboard_device_plugin_preferred_allocation_duration_seconds',
-      help: 'Duration of GetPreferredAllocation decisions made by the plugins.',
-      labelNames: ['resource'] as const,
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
-    registrations: new Counter({
-      name: 'plugboard_device_plugin_registrations_total',
-      help: 'Successful registrations with the kubelet.',
-      labelNames: ['resource'] as const,
-      registers: [registry],
-    }),
-    registrationErrors: new Counter({
-      name: 'plugboard_device_plugin_registration_errors_total',
-      help: 'Failed registration attempts.',
-      labelNames: ['resource'] as const,
-      registers: [registry],
-    }),
-    kubeletRestarts: new Counter({
-      name: 'plugboard_kubelet_restarts_total',
-      help: 'Kubelet restarts detected by the plugins.',
-      labelNames: ['resource'] as const,
-      registers: [registry],
-    }),
-    streamClients: new Gauge({
-      name: 'plugboard_gateway_stream_clients',
-      help: 'Connected WebSocket stream clients.',
-      labelNames: ['view'] as const,
-      registers: [registry],
-    }),
-    streamDropped: new Counter({
-      name: 'plugboard_gateway_stream_dropped_clients_total',
-      help: 'Stream clients closed by the gateway (slow = send queue over the limit).',
-      labelNames: ['view', 'reason'] as const,
-      registers: [registry],
-    }),
-    streamPatches: new Counter({
-      name: 'plugboard_gateway_stream_patches_total',
-      help: 'Patches broadcast on the stream.',
-      labelNames: ['view'] as const,
-      registers: [registry],
-    }),
-    podResourcesErrors: new Counter({
-      name: 'plugboard_pod_resources_poll_errors_total',
-      help: 'Failed PodResources calls, by gRPC method and status code.',
-      labelNames: ['method', 'code'] as const,
-      registers: [registry],
-    }),
+    allocateDuration: {
+      observe(labels: { resource: string; result: (typeof ALLOCATE_RESULTS)[number] }, seconds: number) {
+        initResource(labels.resource);
+        allocateDuration.observe(labels, seconds);
+      },
+    },
+    preferredAllocationDuration: {
+      observe(labels: { resource: string }, seconds: number) {
+        initResource(labels.resource);
+        preferredAllocationDuration.observe(labels, seconds);
+      },
+    },
+    registrations: {
+      inc(labels: { resource: string }) {
+        initResource(labels.resource);
+        registrations.inc(labels);
+      },
+    },
+    registrationErrors: {
+      inc(labels: { resource: string }) {
+        initResource(labels.resource);
+        registrationErrors.inc(labels);
+      },
+    },
+    /** A plugin saw a kubelet restart: counted per resource, and once per restart for the node. */
+    kubeletRestarts: {
+      inc(labels: { resource: string }) {
+        initResource(labels.resource);
+        pluginKubeletRestarts.inc(labels);
+        const seen = (restartsSeen.get(labels.resource) ?? 0) + 1;
+        restartsSeen.set(labels.resource, seen);
+        if (seen > nodeRestarts) {
+          kubeletRestarts.inc(seen - nodeRestarts);
+          nodeRestarts = seen;
+        }
+      },
+    },
+    faultsInjected: {
+      inc(labels: { resource: string }) {
+        initResource(labels.resource);
+        faultsInjected.inc(labels);
+      },
+    },
+    streamClients,
+    streamDropped,
+    streamPatches,
+    podResourcesErrors,
     podResourcesDuration: new Histogram({
       name: 'plugboard_pod_resources_poll_duration_seconds',
       help: 'Duration of one PodResources poll (List + GetAllocatableResources).',
       buckets: LATENCY_BUCKETS,
       registers: [registry],
     }),
-    kubeErrors: new Counter({
-      name: 'plugboard_kube_api_errors_total',
-      help: 'Errors talking to the Kubernetes API, by operation.',
-      labelNames: ['operation'] as const,
-      registers: [registry],
-    }),
+    kubeErrors,
     modelUpdateDuration: new Histogram({
       name: 'plugboard_gateway_model_update_duration_seconds',
       help: 'Time to rebuild the node model, diff it and hand the patch to every stream client.',
       buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    }),
-    faultsInjected: new Counter({
-      name: 'plugboard_gateway_faults_injected_total',
-      help: 'Simulated faults injected.',
-      labelNames: ['resource'] as const,
       registers: [registry],
     }),
   };

@@ -196,7 +196,10 @@ test(`WebSocket: ${CLIENTS} clients on one gateway, ${SLOW} never read: slow one
   rssPeak = Math.max(rssPeak, rssOf(child.pid));
 
   const text = await (await fetch(`${url}/metrics`)).text();
-  assert.match(text, /plugboard_gateway_stream_dropped_clients_total\{view="full",reason="slow"\} 10\b/);
+  assert.match(
+    text,
+    /plugboard_gateway_stream_dropped_clients_total\{view="full",reason="slow",node="ws-node"\} 10\b/,
+  );
   assert.equal(await metric('plugboard_gateway_stream_clients'), CLIENTS - SLOW);
   // The slow sockets were closed by the gateway (4008 sent, then terminated after the grace period).
   for (const s of slow) s.resume();

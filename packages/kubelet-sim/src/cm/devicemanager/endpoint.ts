@@ -7,7 +7,7 @@
 import { Metadata, type ClientReadableStream } from '@grpc/grpc-js';
 import type { deviceplugin } from '@plugboard/proto';
 import { goGrpcErrorText } from '../../util/grpc-errors.js';
-import type { PluginOptions, RegisteredVia } from './types.js';
+import type { PluginOptions, RegisteredVia, ResourceView } from './types.js';
 
 export interface EndpointConnection {
   socketPath: string;
@@ -132,4 +132,29 @@ export class Endpoint {
   private deadline(): { deadline: number } {
     return { deadline: Date.now() + this.rpcTimeoutMs };
   }
+}
+
+/** The endpoint's part of a resource's view (a resource without an endpoint has none of it). */
+export function endpointView(
+  ep: Endpoint | undefined,
+  gracePeriodMs: number,
+): Pick<
+  ResourceView,
+  | 'registered'
+  | 'endpoint'
+  | 'options'
+  | 'registeredAt'
+  | 'registeredVia'
+  | 'disconnectedAt'
+  | 'graceExpiresAt'
+> {
+  return {
+    registered: ep?.connected ?? false,
+    endpoint: ep?.socketPath ?? null,
+    options: ep?.options ? { ...ep.options } : null,
+    registeredAt: ep?.registeredAt?.toISOString() ?? null,
+    registeredVia: ep?.registeredVia ?? null,
+    disconnectedAt: ep?.stoppedAt?.toISOString() ?? null,
+    graceExpiresAt: ep?.stoppedAt ? new Date(ep.stoppedAt.getTime() + gracePeriodMs).toISOString() : null,
+  };
 }

@@ -11,8 +11,15 @@ import { HEALTHY, type deviceplugin, type DeviceHealth } from '@plugboard/proto'
 import { goGrpcErrorText } from '../../util/grpc-errors.js';
 import type { Mask, TopologyHint } from '../topologymanager/topology-manager.js';
 import { allocateContainerResources } from './allocation.js';
-import { readCheckpoint, writeCheckpoint, type CheckpointData } from './checkpoint/checkpoint.js';
-import { Endpoint, type EndpointConnection } from './endpoint.js';
+import { newCheckpointManager } from '../../checkpointmanager/checkpoint-manager.js';
+import { CoalescedCheckpointWriter } from '../../checkpointmanager/coalesced-writer.js';
+import {
+  CHECKPOINT_FILE,
+  marshalCheckpoint,
+  readCheckpoint,
+  type CheckpointData,
+} from './checkpoint/checkpoint.js';
+import { Endpoint, endpointView, type EndpointConnection } from './endpoint.js';
 import { connectPlugin, runListAndWatch } from './plugin/v1beta1/client.js';
 import { DevicePluginHandler } from './plugin/v1beta1/handler.js';
 import { RegistrationServer, type ClientHandler } from './plugin/v1beta1/server.js';
@@ -23,29 +30,12 @@ import {
   DEFAULT_GRACE_PERIOD_MS,
   DEFAULT_RPC_TIMEOUT_MS,
   type ContainerAllocation,
+  type DeviceManagerEvents,
+  type DeviceManagerOptions,
   type DeviceView,
-  type PluginOptions,
   type RegisteredVia,
   type ResourceView,
 } from './types.js';
-
-export interface DeviceManagerOptions {
-  devicePluginDir: string;
-  gracePeriodMs?: number;
-  dialTimeoutMs?: number;
-  rpcTimeoutMs?: number;
-  logger: Logger;
-}
-
-export interface DeviceManagerEvents {
-  registered: [{ resource: string; endpoint: string; options: PluginOptions }];
-  'registration-rejected': [{ resource: string; endpoint: string; error: string }];
-  devices: [{ resource: string; devices: DeviceView[] }];
-  disconnected: [{ resource: string }];
-  'resource-removed': [{ resource: string }];
-  /** Anything that changes node capacity/allocatable or device health. */
-  changed: [];
-}
 
 export class DeviceManager extends EventEmitter<DeviceManagerEvents> implements ClientHandler {
   readonly devicePluginDir: string;
@@ -55,6 +45,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> implements 
   private readonly rpcTimeoutMs: number;
   private readonly log: Logger;
   private readonly server: RegistrationServer;
+  private readonly checkpoint: CoalescedCheckpointWriter;
 
   private endpoints = new Map<string, Endpoint>();
   /** Latest ListAndWatch answer per resource, in the plugin's order. */
@@ -79,15 +70,21 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> implements 
       log: this.log,
     });
     this.socketPath = this.server.socketPath;
+    this.checkpoint = new CoalescedCheckpointWriter(
+      opts.checkpointManager ?? newCheckpointManager(this.devicePluginDir),
+      CHECKPOINT_FILE,
+      () => this.checkpointData(),
+      (err) => this.log.error({ err: String(err) }, 'failed to write checkpoint file'),
+    );
   }
 
   /** Reads the checkpoint, then the server deletes every socket in the directory and serves. */
   async start(): Promise<void> {
-    this.readCheckpoint();
+    this.restoreCheckpoint(await readCheckpoint(this.checkpoint, this.log));
     await this.server.start();
   }
 
-  /** Stops serving and disconnects every plugin; the checkpoint stays on disk. */
+  /** Stops serving and disconnects every plugin; returns once the checkpoint is on disk. */
   async stop(): Promise<void> {
     for (const ep of this.endpoints.values()) {
       ep.close();
@@ -95,6 +92,7 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> implements 
     }
     await this.server.stop();
     this.writeCheckpoint();
+    await this.checkpoint.flush();
   }
 
   /**
@@ -103,13 +101,15 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> implements 
    */
   async restart(): Promise<void> {
     await this.stop();
+    const data = await readCheckpoint(this.checkpoint, this.log);
     this.endpoints = new Map();
     this.allDevices = new Map();
     this.healthy = new Map();
     this.unhealthy = new Map();
     // `removed` survives: the Node object (kept by the API server) still reports those at 0.
     this.podDevices = new PodDevices();
-    await this.start();
+    this.restoreCheckpoint(data);
+    await this.server.start();
     this.emit('changed');
   }
 
@@ -196,8 +196,11 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> implements 
     this.emit('changed');
   }
 
-  /** genericDeviceUpdateCallback: each ListAndWatch message is the full device list (not a delta). */
-  private pluginListAndWatchReceiver(resource: string, msg: deviceplugin.ListAndWatchResponse): void {
+  /**
+   * PluginListAndWatchReceiver (genericDeviceUpdateCallback): each ListAndWatch message is the
+   * full device list, not a delta. The checkpoint (RegisteredDevices) follows off this path.
+   */
+  pluginListAndWatchReceiver(resource: string, msg: deviceplugin.ListAndWatchResponse): void {
     const all = new Map<string, DeviceView>();
     const healthy = new Set<string>();
     const unhealthy = new Set<string>();
@@ -230,22 +233,12 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> implements 
   }
 
   private resourceView(name: string): ResourceView {
-    const ep = this.endpoints.get(name);
     const healthy = this.healthy.get(name)?.size ?? 0;
-    const unhealthy = this.unhealthy.get(name)?.size ?? 0;
     return {
       name,
-      capacity: healthy + unhealthy,
+      capacity: healthy + (this.unhealthy.get(name)?.size ?? 0),
       allocatable: healthy,
-      registered: ep?.connected ?? false,
-      endpoint: ep?.socketPath ?? null,
-      options: ep?.options ? { ...ep.options } : null,
-      registeredAt: ep?.registeredAt?.toISOString() ?? null,
-      registeredVia: ep?.registeredVia ?? null,
-      disconnectedAt: ep?.stoppedAt?.toISOString() ?? null,
-      graceExpiresAt: ep?.stoppedAt
-        ? new Date(ep.stoppedAt.getTime() + this.gracePeriodMs).toISOString()
-        : null,
+      ...endpointView(this.endpoints.get(name), this.gracePeriodMs),
       removed: this.removed.has(name),
       devices: [...(this.allDevices.get(name)?.values() ?? [])].map((d) => ({
         ...d,
@@ -382,20 +375,30 @@ export class DeviceManager extends EventEmitter<DeviceManagerEvents> implements 
 
   // --- Checkpoint ---------------------------------------------------------------------------
 
-  /** Pod devices and the healthy devices of every registered resource (RegisteredDevices). */
+  /**
+   * writeCheckpoint, where the kubelet calls it (ListAndWatch updates, allocations, resources
+   * dropped after their grace period) and where the sim also changes what it holds (freed pods,
+   * stop). Coalesced and asynchronous: the state is taken when the write runs.
+   */
   private writeCheckpoint(): void {
-    const data: CheckpointData = { podDevices: this.podDevices.toCheckpointData(), registeredDevices: {} };
-    for (const [resource, ids] of this.healthy) data.registeredDevices[resource] = [...ids];
-    try {
-      writeCheckpoint(this.devicePluginDir, data);
-    } catch (err) {
-      this.log.error({ err: String(err) }, 'failed to write checkpoint file');
-    }
+    this.checkpoint.request();
+  }
+
+  /** Resolves once every checkpoint write requested so far is on disk. */
+  flushCheckpoint(): Promise<void> {
+    return this.checkpoint.flush();
+  }
+
+  /** Pod devices and the healthy devices of every registered resource (RegisteredDevices). */
+  private checkpointData(): string {
+    const registeredDevices = Object.fromEntries(
+      [...this.healthy].map(([resource, ids]) => [resource, [...ids]]),
+    );
+    return marshalCheckpoint({ podDevices: this.podDevices.toCheckpointData(), registeredDevices });
   }
 
   /** Allocations come back; registered resources restart at zero devices until plugins return. */
-  private readCheckpoint(): void {
-    const data = readCheckpoint(this.devicePluginDir, this.log);
+  private restoreCheckpoint(data: CheckpointData | null): void {
     if (!data) return;
     this.podDevices.fromCheckpointData(data.podDevices);
     const now = new Date();

@@ -3,7 +3,9 @@
 // the last ListAndWatch message described them, one resource's view for state(), and what
 // Allocate returned for a container.
 
+import type { Logger } from 'pino';
 import type { deviceplugin, DeviceHealth } from '@plugboard/proto';
+import type { CheckpointManager } from '../../checkpointmanager/checkpoint-manager.js';
 
 /** The kubelet's endpointStopGracePeriod. */
 export const DEFAULT_GRACE_PERIOD_MS = 5 * 60 * 1000;
@@ -63,4 +65,24 @@ export interface ContainerAllocation {
   response: deviceplugin.ContainerAllocateResponse;
   /** The plugin's GetPreferredAllocation answer that shaped the pick; null when it was not asked. */
   preferred: string[] | null;
+}
+
+export interface DeviceManagerOptions {
+  devicePluginDir: string;
+  gracePeriodMs?: number;
+  dialTimeoutMs?: number;
+  rpcTimeoutMs?: number;
+  /** Where the checkpoint lives; files in the device-plugin directory by default. */
+  checkpointManager?: CheckpointManager;
+  logger: Logger;
+}
+
+export interface DeviceManagerEvents {
+  registered: [{ resource: string; endpoint: string; options: PluginOptions }];
+  'registration-rejected': [{ resource: string; endpoint: string; error: string }];
+  devices: [{ resource: string; devices: DeviceView[] }];
+  disconnected: [{ resource: string }];
+  'resource-removed': [{ resource: string }];
+  /** Anything that changes node capacity/allocatable or device health. */
+  changed: [];
 }

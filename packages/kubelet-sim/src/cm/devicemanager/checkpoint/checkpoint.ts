@@ -3,8 +3,6 @@
 // checkpoint (PodDeviceEntries with device IDs per NUMA node and the Allocate response,
 // RegisteredDevices). It is the only state a restart keeps.
 
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { deviceplugin, KUBELET_CHECKPOINT_FILE } from '@plugboard/proto';
 
@@ -48,7 +46,8 @@ function checksum(text: string): number {
   return h;
 }
 
-export function writeCheckpoint(dir: string, data: CheckpointData): void {
+/** MarshalCheckpoint: the file's content, with its checksum. */
+export function marshalCheckpoint(data: CheckpointData): string {
   const Data: CheckpointFile['Data'] = {
     PodDeviceEntries: data.podDevices.map((e) => ({
       PodUID: e.podUid,
@@ -62,25 +61,18 @@ export function writeCheckpoint(dir: string, data: CheckpointData): void {
     RegisteredDevices: data.registeredDevices,
   };
   const file: CheckpointFile = { Data, Checksum: checksum(JSON.stringify(Data)) };
-  const path = join(dir, CHECKPOINT_FILE);
-  writeFileSync(`${path}.tmp`, JSON.stringify(file), { mode: 0o600 });
-  renameSync(`${path}.tmp`, path);
+  return JSON.stringify(file);
 }
 
-/** Missing or corrupt checkpoints are logged and ignored, as the kubelet continues without one. */
-export function readCheckpoint(dir: string, log: Logger): CheckpointData | null {
-  const path = join(dir, CHECKPOINT_FILE);
-  let file: CheckpointFile;
-  try {
-    file = JSON.parse(readFileSync(path, 'utf8')) as CheckpointFile;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-      log.error({ path, err: String(err) }, 'failed to read checkpoint file');
-    return null;
-  }
+export class CorruptCheckpointError extends Error {
+  override readonly name = 'CorruptCheckpointError';
+}
+
+/** UnmarshalCheckpoint + VerifyChecksum; throws CorruptCheckpointError on a checksum mismatch. */
+export function unmarshalCheckpoint(text: string): CheckpointData {
+  const file = JSON.parse(text) as CheckpointFile;
   if (!file?.Data || checksum(JSON.stringify(file.Data)) !== file.Checksum) {
-    log.error({ path }, 'checkpoint is corrupted; continuing without device allocation info');
-    return null;
+    throw new CorruptCheckpointError('checkpoint is corrupted');
   }
   return {
     podDevices: (file.Data.PodDeviceEntries ?? []).map((e) => ({
@@ -92,4 +84,23 @@ export function readCheckpoint(dir: string, log: Logger): CheckpointData | null 
     })),
     registeredDevices: file.Data.RegisteredDevices ?? {},
   };
+}
+
+/** readCheckpoint: a missing or corrupt checkpoint is logged and ignored; the kubelet goes on without one. */
+export async function readCheckpoint(
+  source: { read(): Promise<string | null> },
+  log: Logger,
+): Promise<CheckpointData | null> {
+  try {
+    const text = await source.read();
+    return text === null ? null : unmarshalCheckpoint(text);
+  } catch (err) {
+    if (err instanceof CorruptCheckpointError)
+      log.error(
+        { checkpoint: CHECKPOINT_FILE },
+        'checkpoint is corrupted; continuing without device allocation info',
+      );
+    else log.error({ checkpoint: CHECKPOINT_FILE, err: String(err) }, 'failed to read checkpoint file');
+    return null;
+  }
 }
