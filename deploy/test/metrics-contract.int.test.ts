@@ -14,6 +14,8 @@ import { metricNames } from './promql.js';
 const dir = mkdtempSync(join(tmpdir(), 'plugboard-metrics-'));
 let gateway: Gateway;
 let exported: Set<string>;
+/** The gateway's /metrics answer. */
+let text: string;
 const types = new Map<string, string>();
 /** Label names of the exported series, per metric (only metrics with at least one labelled series). */
 const sampleLabels = new Map<string, string[]>();
@@ -48,7 +50,7 @@ before(async () => {
   assert.equal(fault.status, 201);
   const res = await fetch(`${gateway.url}/metrics`);
   assert.equal(res.status, 200);
-  const text = await res.text();
+  text = await res.text();
   exported = new Set();
   for (const match of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
     const [, name = '', type = ''] = match;
@@ -140,6 +142,18 @@ describe('a running gateway honours the chart', () => {
         assert.deepEqual(row.labels, labels, `${name} labels`);
       }
     }
-    assert.ok(labelled >= 12, `labels compared for ${labelled} metrics`);
+    // Every series carries at least `node`, so every row's labels are compared, except for the
+    // allocations: no pod holds a device here.
+    assert.deepEqual(
+      [...rows.keys()].filter((name) => !sampleLabels.has(name)),
+      ['plugboard_container_device_allocations'],
+      `labels compared for ${labelled} metrics`,
+    );
+  });
+
+  it('labels every series, defaults included, with the node it describes', () => {
+    const series = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    assert.ok(series.length > 50, `${series.length} series`);
+    for (const line of series) assert.match(line, /\{(?:[^}]*,)?node="node-a"[,}]/, line);
   });
 });

@@ -84,6 +84,25 @@ describe('Prometheus Operator objects', () => {
     assert.equal(at(pm, 'spec', 'podMetricsEndpoints', 0, 'interval'), '15s');
   });
 
+  it('leave node identity to the gateway: no relabeling, the scraped labels honoured', () => {
+    // The gateway labels every series with its node, so every scrape path (ServiceMonitor,
+    // PodMonitor, pod annotations) yields the same series; deploy/test/prometheus.int.test.ts
+    // checks the alerts and panels on them.
+    const objects = render({
+      values: { metrics: { serviceMonitor: { enabled: true }, podMonitor: { enabled: true } } },
+      apiVersions: [MONITORING_API],
+    });
+    const endpoints = [
+      at(only(objects, 'ServiceMonitor'), 'spec', 'endpoints', 0),
+      at(only(objects, 'PodMonitor'), 'spec', 'podMetricsEndpoints', 0),
+    ];
+    for (const endpoint of endpoints) {
+      assert.equal(at(endpoint, 'honorLabels'), true);
+      assert.equal(at(endpoint, 'relabelings'), undefined);
+      assert.equal(at(endpoint, 'metricRelabelings'), undefined);
+    }
+  });
+
   it('keeps the plain prometheus.io scrape annotations for Prometheus without the operator', () => {
     const ds = only(render(), 'DaemonSet', '-gateway');
     const annotations = at(ds, 'spec', 'template', 'metadata', 'annotations') as Record<string, string>;
@@ -148,7 +167,7 @@ describe('Prometheus Operator objects', () => {
       /< 0\.5 \* plugboard_resource_capacity_devices/,
     );
     assert.equal(byName.get('PlugboardAllocatableLow')!.for, '1h');
-    assert.match(byName.get('PlugboardKubeletRestartsFlapping')!.expr, /\[1h\]\) >= 5$/);
+    assert.match(byName.get('PlugboardKubeletRestartsFlapping')!.expr, /\[1h\]\)\) >= 5$/);
     for (const rule of rules) assert.equal(rule.labels.team, 'gpu-platform', rule.alert);
     assert.equal(rules[0]!.annotations.runbook_url, undefined, 'no base URL, no runbook_url');
 
@@ -211,6 +230,22 @@ describe('Grafana dashboard', () => {
     // Grafana variables are not PromQL: substitute what Grafana would.
     const substitute = (e: string) => e.replaceAll('$__rate_interval', '1m').replace(/\$(\w+)/g, '.*');
     for (const expr of exprs) assert.deepEqual(promqlErrors(substitute(expr)), [], expr);
+  });
+
+  it('filters every panel query by the node variable, and never hides missing data behind 0', () => {
+    const dashboard: unknown = JSON.parse(readFileSync(join(chartDir, 'dashboards/plugboard.json'), 'utf8'));
+    const exprs = asArray(at(dashboard, 'panels')).flatMap((p) =>
+      asArray(at(p, 'targets')).map((t) => String(at(t, 'expr'))),
+    );
+    for (const expr of exprs) {
+      const selectors = [...expr.matchAll(/\bplugboard_\w+(\{[^}]*\})?/g)];
+      assert.ok(selectors.length > 0, expr);
+      for (const [selector, matchers] of selectors) {
+        assert.match(matchers ?? '', /node=~"\$node"/, `${selector} in ${expr}`);
+      }
+      // `or vector(0)` shows 0 when the selection matches nothing (an unscraped node, a typo).
+      assert.doesNotMatch(expr, /vector\(/, expr);
+    }
   });
 
   it('is shipped in the chart as a ConfigMap with the Grafana sidecar label', () => {
