@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { CpuManager } from './cpu-manager.js';
 import { MemoryManager } from '../memorymanager/memory-manager.js';
 import { buildNodeShape } from '../../machine/node-shape.js';
-import { bitsOf, maskOf } from '../topologymanager/topology-manager.js';
+import { bitsOf, maskOf } from '../topologymanager/bitmask.js';
 
 // 2 NUMA nodes × 8 CPUs, 2 threads per core: node 0 = cores {0,1} {2,3} {4,5} {6,7}, node 1 = {8,9} … {14,15}.
 const shape = () => buildNodeShape({ cpus: 16, numaNodes: 2, memoryPerNumaBytes: 8 * 2 ** 30 });

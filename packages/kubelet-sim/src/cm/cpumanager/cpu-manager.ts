@@ -8,7 +8,8 @@
 
 import { KubeletSimError } from '../../errors.js';
 import type { NodeShape } from '../../machine/node-shape.js';
-import { generateHints, isSet, type Mask, type TopologyHint } from '../topologymanager/topology-manager.js';
+import { isSet, type Mask } from '../topologymanager/bitmask.js';
+import { generateHints, type TopologyHint } from '../topologymanager/topology-manager.js';
 
 export type CpuManagerPolicy = 'none' | 'static';
 

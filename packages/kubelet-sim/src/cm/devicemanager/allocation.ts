@@ -7,7 +7,7 @@
 
 import type { Logger } from 'pino';
 import type { deviceplugin } from '@plugboard/proto';
-import { isSet, type Mask } from '../topologymanager/topology-manager.js';
+import { isSet, type Mask } from '../topologymanager/bitmask.js';
 import type { Endpoint } from './endpoint.js';
 import { deviceHasTopologyAlignment } from './topology-hints.js';
 import { NODE_WITHOUT_TOPOLOGY, type ContainerAllocation, type DeviceView } from './types.js';

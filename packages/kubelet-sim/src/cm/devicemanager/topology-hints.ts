@@ -2,7 +2,8 @@
 // topology_hints.go, release-1.33): deviceHasTopologyAlignment and the hints for one resource
 // request (GetTopologyHints → generateDeviceTopologyHints).
 
-import { generateHints, isSet, type Mask, type TopologyHint } from '../topologymanager/topology-manager.js';
+import { isSet, type Mask } from '../topologymanager/bitmask.js';
+import { generateHints, type TopologyHint } from '../topologymanager/topology-manager.js';
 import type { DeviceView } from './types.js';
 
 /** deviceHasTopologyAlignment: any device of the resource reports NUMA nodes. */

@@ -7,14 +7,8 @@
 // preferred hint when the Topology Manager gave none, and widens an affinity that is too small.
 
 import type { HugepageResource, NodeShape } from '../../machine/node-shape.js';
-import {
-  bitsOf,
-  generateHints,
-  isNarrower,
-  maskOf,
-  type Mask,
-  type TopologyHint,
-} from '../topologymanager/topology-manager.js';
+import { bitsOf, isNarrower, maskOf, type Mask } from '../topologymanager/bitmask.js';
+import { generateHints, type TopologyHint } from '../topologymanager/topology-manager.js';
 
 export type MemoryManagerPolicy = 'None' | 'Static';
 export type MemoryResource = 'memory' | HugepageResource;

@@ -1,10 +1,11 @@
-// Resource admission as the kubelet's Topology Manager admit handler runs it (scope_container.go,
-// scope_pod.go): per container (scope `container`) or once for the whole pod (scope `pod`) it asks
-// the hint providers — device manager, CPU Manager, Memory Manager, in the kubelet's order — for
-// NUMA hints, merges them under the policy, rejects with TopologyAffinityError when the policy
-// says so, and otherwise lets each provider allocate inside the merged affinity. Every step is
-// recorded in an AdmissionDecision, which the control API serves so a dashboard can say why a
-// pod landed where it did (or why it was refused).
+// The Topology Manager's admit handler (pkg/kubelet/cm/topologymanager scope.go,
+// scope_container.go, scope_pod.go; release-1.33): per container (scope `container`) or once for
+// the whole pod (scope `pod`) it asks the hint providers — device manager, CPU Manager, Memory
+// Manager, in the kubelet's order — for NUMA hints, merges them under the policy (policy.ts),
+// rejects with TopologyAffinityError when the policy says so, and otherwise lets each provider
+// allocate inside the merged affinity (allocateAlignedResources). Every step is recorded in an
+// AdmissionDecision, which the control API serves so a dashboard can say why a pod landed where it
+// did (or why it was refused).
 
 import type { CpuManager, CpuManagerPolicy } from '../cpumanager/cpu-manager.js';
 import type { DeviceManager } from '../devicemanager/manager.js';
@@ -17,13 +18,11 @@ import type {
 } from '../memorymanager/memory-manager.js';
 import type { ContainerSpec, PodSpec, QosClass } from '../../pods/pod-spec.js';
 import { KubeletSimError } from '../../errors.js';
+import { bitsOf, type Mask } from './bitmask.js';
+import { applyPolicy, topologyAffinityError } from './policy.js';
 import {
-  applyPolicy,
-  bitsOf,
   MAX_ALIGNABLE_NUMA_NODES,
-  topologyAffinityError,
   type HintProvider,
-  type Mask,
   type ResourceHints,
   type TopologyHint,
   type TopologyManagerPolicy,

@@ -4,13 +4,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { allMasks, bitsOf, isNarrower, maskOf } from './bitmask.js';
+import { applyPolicy } from './policy.js';
 import {
-  allMasks,
-  applyPolicy,
-  bitsOf,
   generateHints,
-  isNarrower,
-  maskOf,
   type ResourceHints,
   type TopologyHint,
   type TopologyManagerPolicy,
