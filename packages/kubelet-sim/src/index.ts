@@ -13,7 +13,7 @@ export type { PodSpecInput } from './pods/pod-spec.js';
 export type { AdmittedPod, BackoffOptions } from './pods/pod-manager.js';
 export type { ResourceView, DeviceView, PluginOptions, RegisteredVia } from './cm/devicemanager/types.js';
 export type { KubeObject } from './apiserver/object-store.js';
-export type { RateLimit } from './apis/podresources/server.js';
+export type { RateLimit } from './apis/podresources/grpc/ratelimit.js';
 export type { CpuManagerPolicy } from './cm/cpumanager/cpu-manager.js';
 export type { MemoryManagerPolicy, MemoryBlock, MemoryResource } from './cm/memorymanager/memory-manager.js';
 export type { HugepageResource } from './machine/node-shape.js';

@@ -40,11 +40,8 @@ import {
 import { renderNode } from './apiserver/node-object.js';
 import { ObjectStore, ResourceVersionClock, type KubeObject } from './apiserver/object-store.js';
 import { PluginWatcher } from './pluginmanager/plugin-watcher.js';
-import {
-  DEFAULT_POD_RESOURCES_RATE_LIMIT,
-  PodResourcesServer,
-  type RateLimit,
-} from './apis/podresources/server.js';
+import { DEFAULT_POD_RESOURCES_RATE_LIMIT, type RateLimit } from './apis/podresources/grpc/ratelimit.js';
+import { PodResourcesServer } from './apis/podresources/server.js';
 import type { PodSpecInput } from './pods/pod-spec.js';
 import { DEFAULT_BACKOFF, PodManager, type AdmittedPod, type BackoffOptions } from './pods/pod-manager.js';
 import { writeSysfs } from './machine/sysfs.js';

@@ -1,7 +1,9 @@
-// PodResources v1 (`v1.PodResourcesLister`) on a Unix socket: List (active pods with devices per
-// NUMA node, exclusive CPUs, pinned memory), GetAllocatableResources (healthy devices only, node
-// CPUs and memory), Get (the kubelet's "pod X in namespace Y not found"), behind the kubelet's
-// token-bucket rate limit (100 qps, burst 10; RESOURCE_EXHAUSTED "rejected by rate limit").
+// The kubelet's PodResources v1 server (pkg/kubelet/apis/podresources server_v1.go and
+// server.go's serving on a Unix socket, release-1.33): `v1.PodResourcesLister` with List (active
+// pods with devices per NUMA node, exclusive CPUs, pinned memory), GetAllocatableResources
+// (healthy devices only, node CPUs and memory) and Get (the kubelet's "pod X in namespace Y not
+// found"), behind the token-bucket rate limit of grpc/ratelimit.ts (100 qps, burst 10;
+// RESOURCE_EXHAUSTED "rejected by rate limit").
 
 import { rmSync } from 'node:fs';
 import { Server, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
@@ -14,37 +16,7 @@ import { unknownStatus } from '../../util/grpc-errors.js';
 import type { MemoryManager } from '../../cm/memorymanager/memory-manager.js';
 import type { PodManager } from '../../pods/pod-manager.js';
 import type { ContainerSpec, PodSpec } from '../../pods/pod-spec.js';
-
-export interface RateLimit {
-  qps: number;
-  burst: number;
-}
-
-/** The kubelet's defaults (pkg/kubelet/apis/podresources/grpc: DefaultQPS, DefaultBurstTokens). */
-export const DEFAULT_POD_RESOURCES_RATE_LIMIT: RateLimit = { qps: 100, burst: 10 };
-
-/** golang.org/x/time/rate's Limiter.Allow: a token bucket refilled continuously. */
-export class TokenBucket {
-  private tokens: number;
-  private last: number;
-
-  constructor(
-    private readonly limit: RateLimit,
-    private readonly now: () => number = () => performance.now(),
-  ) {
-    this.tokens = limit.burst;
-    this.last = this.now();
-  }
-
-  allow(): boolean {
-    const t = this.now();
-    this.tokens = Math.min(this.limit.burst, this.tokens + ((t - this.last) / 1000) * this.limit.qps);
-    this.last = t;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
-}
+import { TokenBucket, type RateLimit } from './grpc/ratelimit.js';
 
 export interface PodResourcesServerOptions {
   socketPath: string;
