@@ -26,7 +26,7 @@ function snapshot(): NodeSnapshot {
       [`${NIC}/nic-0`]: { resource: NIC, id: 'nic-0', health: 'Healthy', faulted: false },
     },
     pods: {},
-    faults: { f1: { resource: GPU, deviceId: 'gpu-0' } },
+    faults: { f1: { resource: GPU, deviceId: 'gpu-0', state: 'active' } },
   } as unknown as NodeSnapshot;
 }
 
@@ -99,8 +99,11 @@ describe('gateway metrics', () => {
       0,
     );
     // Gauges: faults per resource (0 where there are none), faulted 0 or 1 for every device.
-    assert.equal(s.get(`plugboard_gateway_faults_active{node="node-a",resource="${GPU}"}`), 1);
-    assert.equal(s.get(`plugboard_gateway_faults_active{node="node-a",resource="${NIC}"}`), 0);
+    const faults = (resource: string, state: string) =>
+      s.get(`plugboard_gateway_faults_active{node="node-a",resource="${resource}",state="${state}"}`);
+    assert.equal(faults(GPU, 'active'), 1);
+    for (const state of ['pending', 'device-absent', 'failed']) assert.equal(faults(GPU, state), 0, state);
+    for (const state of ['active', 'pending', 'device-absent', 'failed']) assert.equal(faults(NIC, state), 0);
     assert.equal(s.get(`plugboard_device_faulted{device="gpu-0",node="node-a",resource="${GPU}"}`), 1);
     assert.equal(s.get(`plugboard_device_faulted{device="gpu-1",node="node-a",resource="${GPU}"}`), 0);
   });

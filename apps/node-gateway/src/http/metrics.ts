@@ -12,7 +12,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { NodeSnapshot } from '../model/types.js';
+import type { FaultPhase, NodeSnapshot } from '../model/types.js';
 import type { StreamView } from './stream.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -30,6 +30,7 @@ const NON_COUNTER_TOTALS = [
 const STREAM_VIEWS: readonly StreamView[] = ['full', 'summary'];
 const STREAM_DROP_REASONS = ['slow', 'dead', 'protocol'] as const;
 const ALLOCATE_RESULTS = ['success', 'error'] as const;
+const FAULT_PHASES: readonly FaultPhase[] = ['active', 'pending', 'device-absent', 'failed'];
 /**
  * What PodResourcesPoller reports: a missing socket (`stat`, `ENOENT`: the kubelet is down) and any
  * gRPC status of its two calls. Other `stat` errors (not a socket, EACCES) appear when they happen.
@@ -147,14 +148,15 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
   );
   new Gauge({
     name: 'plugboard_gateway_faults_active',
-    help: 'Active simulated faults, per resource.',
-    labelNames: ['resource'] as const,
+    help: 'Simulated faults the gateway holds, per resource and state (active: the kubelet was told Unhealthy; pending; device-absent; failed).',
+    labelNames: ['resource', 'state'] as const,
     registers: [registry],
     collect() {
       this.reset();
       const s = snapshot();
-      for (const name of Object.keys(s.resources)) this.set({ resource: name }, 0);
-      for (const f of Object.values(s.faults)) this.inc({ resource: f.resource });
+      for (const name of Object.keys(s.resources))
+        for (const state of FAULT_PHASES) this.set({ resource: name, state }, 0);
+      for (const f of Object.values(s.faults)) this.inc({ resource: f.resource, state: f.state });
     },
   });
 
