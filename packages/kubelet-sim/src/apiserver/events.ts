@@ -1,6 +1,7 @@
 // core/v1 Events the simulated kubelet records about its pods (Started, BackOff, admission
-// rejections, …), aggregated like client-go's recorder: a repeat of the same reason and message
-// for the same object bumps `count` and `lastTimestamp` instead of creating a new Event.
+// rejections, …), aggregated like client-go's recorder (k8s.io/client-go/tools/record, as the
+// kubelet of release-1.33 uses it): a repeat of the same reason and message for the same object
+// bumps `count` and `lastTimestamp` instead of creating a new Event.
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { KubeObject, ObjectStore } from './object-store.js';

@@ -1,6 +1,7 @@
-// The Node object the simulated kubelet keeps up to date: capacity and allocatable with the
-// extended resources from the device manager (capacity = all devices, allocatable = healthy,
-// 0 once a gone plugin's grace period expired), conditions, addresses and nodeInfo.
+// The Node object the simulated kubelet keeps up to date (what pkg/kubelet/nodestatus setters.go
+// of release-1.33 report, stored as the API server would): capacity and allocatable with the
+// extended resources from the device manager (capacity = all devices, allocatable = healthy, 0
+// once a gone plugin's grace period expired), conditions, addresses and nodeInfo.
 
 import { release } from 'node:os';
 import { kubeTime } from '../util/kube-time.js';

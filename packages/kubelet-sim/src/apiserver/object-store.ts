@@ -1,7 +1,8 @@
-// In-memory object store with the API server's list/watch semantics: one resourceVersion clock
-// shared by all kinds (like etcd's revision), a bounded per-kind event history, watches that
-// replay from a resourceVersion or expire with 410 when it was compacted away, selector
-// transitions (an object leaving a selector is a DELETED event for that watch) and bookmarks.
+// In-memory object store with the API server's list/watch semantics (k8s.io/apiserver's storage
+// and watch cache, Kubernetes 1.33): one resourceVersion clock shared by all kinds (like etcd's
+// revision), a bounded per-kind event history, watches that replay from a resourceVersion or expire
+// with 410 when it was compacted away, selector transitions (an object leaving a selector is a
+// DELETED event for that watch) and bookmarks.
 
 export interface ObjectMeta {
   name: string;

@@ -1,4 +1,5 @@
-// Label and field selectors as the API server parses them for list and watch requests.
+// Label and field selectors as the API server parses them for list and watch requests
+// (k8s.io/apimachinery labels and fields, and each kind's field labels; Kubernetes 1.33).
 
 import type { KubeObject, ObjectFilter } from './object-store.js';
 

@@ -1,7 +1,9 @@
-// The simulated machine: NUMA nodes with their logical CPUs (grouped into physical cores of SMT
-// siblings), memory and pre-allocated hugepages per NUMA node. The CPU, Memory and Topology
-// Managers allocate from it, PodResources reports it and sysfs.ts writes it out the way Linux
-// exposes it under /sys, so a node agent can learn CPU↔NUMA mapping as on a real node.
+// The simulated machine, standing in for what the kubelet learns from cAdvisor's MachineInfo
+// (pkg/kubelet/cadvisor) and the CPU Manager's topology discovery (cm/cpumanager/topology):
+// NUMA nodes with their logical CPUs (grouped into physical cores of SMT siblings), memory and
+// pre-allocated hugepages per NUMA node. The CPU, Memory and Topology Managers allocate from it,
+// PodResources reports it and sysfs.ts writes it out the way Linux exposes it under /sys, so a
+// node agent can learn the CPU↔NUMA mapping as on a real node.
 
 import { KubeletSimError } from '../errors.js';
 

@@ -1,6 +1,8 @@
 // Pod input for the simulator: a Kubernetes Pod object (or the subset that matters here), parsed
-// once with zod and validated the way the API server would before a kubelet ever sees it:
-// extended resources are integers with requests equal to limits, requests default to limits.
+// once with zod and validated and defaulted the way the API server would (pkg/apis/core/validation
+// and the v1 defaults, Kubernetes 1.33) before a kubelet ever sees it: extended resources are
+// integers with requests equal to limits, requests default to limits; QoS class as
+// pkg/apis/core/v1/helper/qos computes it.
 
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';

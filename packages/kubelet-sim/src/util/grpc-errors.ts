@@ -1,6 +1,6 @@
-// How the kubelet (Go) prints and returns gRPC errors, so messages read like a real kubelet's:
-// a plugin's failure shows up as `rpc error: code = Unknown desc = …`, and a Go error returned
-// from a kubelet handler reaches the caller as status UNKNOWN carrying the error text.
+// How the kubelet (Go, grpc-go's status package) prints and returns gRPC errors, so messages read
+// like a real kubelet's: a plugin's failure shows up as `rpc error: code = Unknown desc = …`, and a
+// Go error returned from a kubelet handler reaches the caller as status UNKNOWN with its text.
 
 import { status, type ServiceError } from '@grpc/grpc-js';
 

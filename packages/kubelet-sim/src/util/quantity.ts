@@ -1,5 +1,6 @@
-// Kubernetes resource.Quantity parsing, limited to what pod specs and node shapes need:
-// decimal and binary suffixes, milli-units and exponents. Values are exact up to 2^53.
+// Kubernetes resource.Quantity parsing (k8s.io/apimachinery/pkg/api/resource), limited to what
+// pod specs and node shapes need: decimal and binary suffixes, milli-units and exponents. Values
+// are exact up to 2^53.
 
 const BINARY: Record<string, number> = {
   Ki: 2 ** 10,

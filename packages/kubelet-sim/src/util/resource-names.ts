@@ -1,6 +1,7 @@
-// Extended resource name rules, as the kubelet's v1helper.IsExtendedResourceName applies them
-// to Register requests: `domain/name`, not in the kubernetes.io domains, not `requests.`-prefixed,
-// and `requests.` + name must be a valid qualified name.
+// Extended resource name rules, as the kubelet's v1helper.IsExtendedResourceName
+// (pkg/apis/core/v1/helper, release-1.33) applies them to Register requests: `domain/name`, not in
+// the kubernetes.io domains, not `requests.`-prefixed, and `requests.` + name must be a valid
+// qualified name.
 
 const QUALIFIED_NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

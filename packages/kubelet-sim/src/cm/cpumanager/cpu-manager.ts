@@ -1,10 +1,11 @@
-// The CPU Manager (pkg/kubelet/cm/cpumanager) with its `none` and `static` policies. Under
-// `static`, a container of a Guaranteed pod with a whole number of CPUs gets exclusive CPUs;
-// everything else runs on the shared pool (all CPUs minus exclusive ones; reservedSystemCPUs
-// stay shared and are never handed out exclusively). As a Topology Manager hint provider it
-// offers NUMA affinities for that request; its allocation takes the CPUs inside the merged
-// affinity first and packs them by topology: whole NUMA nodes, then whole physical cores (SMT
-// siblings together), then single threads from cores that are already partly used.
+// The CPU Manager (pkg/kubelet/cm/cpumanager, release-1.33: cpu_manager.go, policy_none.go,
+// policy_static.go, cpu_assignment.go) with its `none` and `static` policies. Under `static`, a
+// container of a Guaranteed pod with a whole number of CPUs gets exclusive CPUs; everything else
+// runs on the shared pool (all CPUs minus exclusive ones; reservedSystemCPUs stay shared and are
+// never handed out exclusively). As a Topology Manager hint provider it offers NUMA affinities for
+// that request; its allocation takes the CPUs inside the merged affinity first and packs them by
+// topology (takeByTopology): whole NUMA nodes, then whole physical cores (SMT siblings together),
+// then single threads from cores that are already partly used.
 
 import { KubeletSimError } from '../../errors.js';
 import type { NodeShape } from '../../machine/node-shape.js';

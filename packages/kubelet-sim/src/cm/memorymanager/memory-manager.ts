@@ -1,10 +1,11 @@
-// The Memory Manager (pkg/kubelet/cm/memorymanager) with its `None` and `Static` policies. Under
-// `Static`, containers of Guaranteed pods get their memory and hugepages from a set of NUMA nodes
-// (a "group"), accounted per NUMA node. As a hint provider it offers the NUMA combinations whose
-// free memory covers the request, with the Static policy's group rules: a NUMA node already used
-// by a single-node allocation cannot join a multi-node group, and a node in a group can only be
-// used by that same group. Its allocation follows the merged affinity, or its own narrowest
-// preferred hint when the Topology Manager gave none, and widens an affinity that is too small.
+// The Memory Manager (pkg/kubelet/cm/memorymanager, release-1.33: memory_manager.go,
+// policy_none.go, policy_static.go) with its `None` and `Static` policies. Under `Static`,
+// containers of Guaranteed pods get their memory and hugepages from a set of NUMA nodes (a
+// "group"), accounted per NUMA node. As a hint provider it offers the NUMA combinations whose free
+// memory covers the request, with the Static policy's group rules: a NUMA node already used by a
+// single-node allocation cannot join a multi-node group, and a node in a group can only be used by
+// that same group. Its allocation follows the merged affinity, or its own narrowest preferred hint
+// when the Topology Manager gave none, and widens an affinity that is too small.
 
 import type { HugepageResource, NodeShape } from '../../machine/node-shape.js';
 import { bitsOf, isNarrower, maskOf, type Mask } from '../topologymanager/bitmask.js';
