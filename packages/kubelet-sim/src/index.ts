@@ -10,7 +10,7 @@ export type {
 export { KubeletSimError } from './errors.js';
 export type { KubeletSimErrorCode } from './errors.js';
 export type { PodSpecInput } from './pods/pod-spec.js';
-export type { AdmittedPod, BackoffOptions } from './pods/pod-manager.js';
+export type { AdmittedPod, BackoffOptions } from './pods/runtime.js';
 export type { ResourceView, DeviceView, PluginOptions, RegisteredVia } from './cm/devicemanager/types.js';
 export type { KubeObject } from './apiserver/object-store.js';
 export type { RateLimit } from './apis/podresources/grpc/ratelimit.js';

@@ -43,7 +43,8 @@ import { PluginWatcher } from './pluginmanager/plugin-watcher.js';
 import { DEFAULT_POD_RESOURCES_RATE_LIMIT, type RateLimit } from './apis/podresources/grpc/ratelimit.js';
 import { PodResourcesServer } from './apis/podresources/server.js';
 import type { PodSpecInput } from './pods/pod-spec.js';
-import { DEFAULT_BACKOFF, PodManager, type AdmittedPod, type BackoffOptions } from './pods/pod-manager.js';
+import { PodManager } from './pods/pod-manager.js';
+import { DEFAULT_BACKOFF, type AdmittedPod, type BackoffOptions } from './pods/runtime.js';
 import { writeSysfs } from './machine/sysfs.js';
 import {
   MAX_ALIGNABLE_NUMA_NODES,

@@ -2,7 +2,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatDuration } from './pod-manager.js';
+import { formatDuration } from './pod-workers.js';
 
 test('back-off durations print like Go', () => {
   assert.equal(formatDuration(10_000), '10s');
