@@ -17,7 +17,10 @@ describe('RestartWatcher', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function setup(fsWatch: boolean): Promise<EventEmitter<{ signal: [RestartSignal] }>> {
+  async function setup(
+    fsWatch: boolean,
+    pollIntervalMs = 30,
+  ): Promise<EventEmitter<{ signal: [RestartSignal] }>> {
     dir = await mkdtemp(join(tmpdir(), 'pb-watch-'));
     await writeFile(join(dir, 'own.sock'), '');
     await writeFile(join(dir, 'kubelet.sock'), '');
@@ -25,7 +28,7 @@ describe('RestartWatcher', () => {
     watcher = new RestartWatcher({
       ownSockets: () => [join(dir, 'own.sock')],
       kubeletSocket: join(dir, 'kubelet.sock'),
-      pollIntervalMs: 30,
+      pollIntervalMs,
       fsWatch,
       onSignal: (s) => events.emit('signal', s),
     });
@@ -50,6 +53,16 @@ describe('RestartWatcher', () => {
       await rename(join(dir, 'kubelet.sock.new'), join(dir, 'kubelet.sock'));
       assert.deepEqual(await signal, ['kubelet-sock-recreated']);
     });
+
+    it(`${mode}: kubelet.sock removed → kubelet-sock-removed, then back → kubelet-sock-appeared`, async () => {
+      const events = await setup(fsWatch);
+      const removed = once(events, 'signal');
+      await unlink(join(dir, 'kubelet.sock'));
+      assert.deepEqual(await removed, ['kubelet-sock-removed']);
+      const appeared = once(events, 'signal');
+      await writeFile(join(dir, 'kubelet.sock'), '');
+      assert.deepEqual(await appeared, ['kubelet-sock-appeared']);
+    });
   }
 
   it('notices kubelet.sock deleted and created again even when the inode number is reused', async () => {
@@ -58,6 +71,20 @@ describe('RestartWatcher', () => {
     await unlink(join(dir, 'kubelet.sock'));
     await writeFile(join(dir, 'kubelet.sock'), '');
     assert.deepEqual(await signal, ['kubelet-sock-recreated']);
+  });
+
+  it('a kubelet.sock remembered before registering is not a new kubelet', async () => {
+    // Only the explicit checks below look (no fs.watch, no poll in between).
+    const events = await setup(false, 60_000);
+    const seen: RestartSignal[] = [];
+    events.on('signal', (s) => seen.push(s));
+    await unlink(join(dir, 'kubelet.sock'));
+    await watcher!.check();
+    // The new kubelet's socket, registered with before this watcher looked again.
+    await writeFile(join(dir, 'kubelet.sock'), '');
+    await watcher!.rememberKubeletSocket();
+    await watcher!.check();
+    assert.deepEqual(seen, ['kubelet-sock-removed']);
   });
 
   it('is silent while paused (our own re-bind) and after rememberOwnSockets', async () => {

@@ -1,11 +1,13 @@
 // Notices a kubelet restart from the filesystem: the kubelet deletes every socket in the
-// device-plugin directory when it starts, then creates a new kubelet.sock. fs.watch gives a fast
-// signal; a polling fallback covers hostPath mounts where inotify misses events.
+// device-plugin directory when it starts, then creates a new kubelet.sock. Also notices kubelet.sock
+// going away (a kubelet stopping). fs.watch gives a fast signal; a polling fallback covers hostPath
+// mounts where inotify misses events.
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-export type RestartSignal = 'socket-deleted' | 'kubelet-sock-recreated' | 'kubelet-sock-appeared';
+export type RestartSignal =
+  'socket-deleted' | 'kubelet-sock-recreated' | 'kubelet-sock-appeared' | 'kubelet-sock-removed';
 
 export interface RestartWatcherOptions {
   /** Our own sockets: any of them missing or replaced means the kubelet cleaned the directory. */
@@ -78,6 +80,16 @@ export class RestartWatcher {
     }
   }
 
+  /**
+   * Call before registering: the kubelet behind the kubelet.sock there now is the one registered
+   * with, so only a later change of it is a new kubelet. Without this, a watcher whose last look
+   * fell between the old socket's removal and the new one's creation would report the new socket
+   * as appearing once the plugin had already registered with it: a second restart that is not one.
+   */
+  async rememberKubeletSocket(): Promise<void> {
+    if (this.#options.kubeletSocket) this.#kubeletId = await identity(this.#options.kubeletSocket);
+  }
+
   /** While paused (we are re-binding our own sockets) changes are not signals. */
   pause(): void {
     this.#paused++;
@@ -118,6 +130,8 @@ export class RestartWatcher {
       this.#kubeletId = now;
       if (signal === null && now !== null && now !== before) {
         signal = before === null ? 'kubelet-sock-appeared' : 'kubelet-sock-recreated';
+      } else if (signal === null && now === null && before !== null) {
+        signal = 'kubelet-sock-removed';
       }
     }
     if (signal !== null && this.#paused === 0) this.#options.onSignal(signal);
