@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { KubeletSimError } from './errors.js';
-import type { KubeletSimOptions } from './kubelet-sim.js';
+import type { KubeletSimOptions } from './types.js';
 import { parseCpuList } from './machine/node-shape.js';
 import { parseQuantity } from './util/quantity.js';
 import { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './cm/topologymanager/topology-manager.js';

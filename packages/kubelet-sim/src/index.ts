@@ -6,7 +6,7 @@ export type {
   KubeletSimEvents,
   DeviceManagerState,
   PodState,
-} from './kubelet-sim.js';
+} from './types.js';
 export { KubeletSimError } from './errors.js';
 export type { KubeletSimErrorCode } from './errors.js';
 export type { PodSpecInput } from './pods/pod-spec.js';
