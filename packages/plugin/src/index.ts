@@ -45,4 +45,5 @@ export type {
   RegistrationMode,
   ResourcePluginEvents,
   RestartDetectedBy,
+  NotHeldCause,
 } from './types.js';

@@ -4,7 +4,7 @@
 //  - 'plugin-watcher': serve pluginregistration.Registration in the plugins_registry directory;
 //    the kubelet finds the socket, calls GetInfo, then NotifyRegistrationStatus.
 import { access } from 'node:fs/promises';
-import { credentials, Metadata, type Server, type ServiceError } from '@grpc/grpc-js';
+import { credentials, Metadata, status, type Server, type ServiceError } from '@grpc/grpc-js';
 import {
   DEVICE_PLUGIN_API_VERSION,
   DEVICE_PLUGIN_TYPE,
@@ -49,6 +49,15 @@ export async function registerWithKubelet(
   } finally {
     client.close();
   }
+}
+
+/**
+ * Whether a `registerWithKubelet` failure means that no kubelet answered (nothing listening on a
+ * stale kubelet.sock, a kubelet going away mid-call) rather than a kubelet refusing the request.
+ */
+export function kubeletUnreachable(err: unknown): boolean {
+  const cause = err instanceof PluginError ? err.cause : err;
+  return (cause as Partial<ServiceError> | null | undefined)?.code === status.UNAVAILABLE;
 }
 
 export function registerRequest(

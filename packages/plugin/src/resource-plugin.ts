@@ -1,7 +1,8 @@
 // One resource = one DevicePlugin server on its own socket with its own registration. Owns the
-// lifecycle in the kubelet's order (serve, then register with retry), kubelet-restart recovery
-// (re-serve + re-register in-process, never two servers at once), the fault overlay, CDI sync and
-// the events the gateway and dashboard consume.
+// lifecycle in the kubelet's order (serve, then register with retry), whether the kubelet still
+// holds the registration (its ListAndWatch stream), kubelet-restart recovery (re-serve + re-register
+// in-process, never two servers at once), the fault overlay, CDI sync and the events the gateway
+// and dashboard consume.
 import { EventEmitter } from 'node:events';
 import { basename, join } from 'node:path';
 import { stat } from 'node:fs/promises';
@@ -16,7 +17,13 @@ import {
 } from '@plugboard/proto';
 import { DeviceState } from './device-state.js';
 import { PluginError } from './errors.js';
-import { pluginWatcherServer, registerRequest, registerWithKubelet, socketExists } from './registration.js';
+import {
+  kubeletUnreachable,
+  pluginWatcherServer,
+  registerRequest,
+  registerWithKubelet,
+  socketExists,
+} from './registration.js';
 import { RestartWatcher, type RestartSignal } from './restart-watch.js';
 import { devicePluginServer, ListAndWatchStreams } from './server.js';
 import {
@@ -28,6 +35,7 @@ import { DEFAULT_CDI_SPEC_DIR, writeCdiSpec } from './cdi.js';
 import { assertResourceName } from './resource-name.js';
 import type {
   DeviceSource,
+  NotHeldCause,
   PluginDevice,
   PreferredAllocationDecision,
   RegistrationMode,
@@ -38,6 +46,12 @@ import type {
 
 /** How long a closed ListAndWatch stream waits for filesystem restart signals before acting. */
 const STREAM_CLOSED_GRACE_MS = 1000;
+/**
+ * How long the kubelet may take to open ListAndWatch after a registration before the plugin counts
+ * as not held: the kubelet's own dial timeout for a registering plugin, so a slow but working
+ * kubelet never makes the phase flap.
+ */
+const STREAM_OPEN_GRACE_MS = 10_000;
 
 export interface ResourcePluginOptions {
   /** Extended resource name, e.g. "example.com/gpu". */
@@ -67,6 +81,11 @@ export interface ResourcePluginOptions {
   restartPollIntervalMs?: number;
   /** Register retry backoff (default 100 ms doubling up to 5000 ms). */
   registrationRetry?: { initialMs?: number; maxMs?: number };
+  /**
+   * After a registration, how long the kubelet may take to open ListAndWatch before the plugin
+   * counts as not held and (kubelet mode) registers again (default 10000 ms).
+   */
+  streamOpenGraceMs?: number;
   /** Preferred-allocation decisions kept for the dashboard (default 100). */
   preferredAllocationLogSize?: number;
 }
@@ -102,6 +121,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   #registration: RegistrationState = {
     phase: 'starting',
     registeredAt: null,
+    waitingSince: null,
     kubeletRestartsSeen: 0,
     lastListAndWatchSend: null,
     error: null,
@@ -115,6 +135,11 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   #stopping = false;
   #started = false;
   #lastStreamRestart = 0;
+  /** Generation of the last successful registration and of the last stream the kubelet opened. */
+  #registeredGeneration = -1;
+  #openedGeneration = -1;
+  /** Runs after a registration until the kubelet opens ListAndWatch. */
+  #streamOpenTimer: NodeJS.Timeout | null = null;
   /** A restart was counted and no registration has succeeded since: further signals are the same restart. */
   #recovering = false;
   #cdiWrite: Promise<void> = Promise.resolve();
@@ -163,6 +188,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
         if (remaining === 0) this.emit('reported', { at: new Date().toISOString(), devices: null });
         this.#onStreamClosed(generation, remaining, durationMs);
       },
+      (generation) => this.#onStreamOpened(generation),
     );
     this.#state.on('devices', (devices) => {
       this.#streams.schedule();
@@ -277,6 +303,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#stopping = true;
     this.#loopId++;
     this.#wake?.();
+    this.#clearStreamOpenTimer();
     this.#watcher.stop();
     await this.#restartChain;
     this.#streams.endAll();
@@ -357,17 +384,91 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   #setRegistered(attempt: number): void {
     const at = new Date().toISOString();
     this.#recovering = false;
-    this.#registration = { ...this.#registration, phase: 'registered', registeredAt: at, error: null };
+    this.#registeredGeneration = this.#generation;
+    this.#registration = {
+      ...this.#registration,
+      phase: 'registered',
+      registeredAt: at,
+      waitingSince: null,
+      error: null,
+    };
     this.#logger.info({ attempt }, 'registered with kubelet');
+    // The kubelet opens ListAndWatch while handling the registration or right after it.
+    if (this.#openedGeneration < this.#generation || this.#streams.size === 0) this.#startStreamOpenTimer();
     this.emit('registered', { at, attempt });
   }
 
-  #registrationFailed(error: string, attempt: number, phase: 'registering' | 'failed'): void {
+  /** After a first registration, a kubelet that cannot be reached is waited for, not a failure. */
+  #registrationFailed(
+    error: string,
+    attempt: number,
+    phase: 'registering' | 'waiting-for-kubelet' | 'failed',
+  ): void {
     // Retries while the kubelet is down repeat the same error: log a change once, repeats at debug.
     const repeated = this.#registration.error === error;
-    this.#registration = { ...this.#registration, phase, error };
+    const waitingSince =
+      phase === 'waiting-for-kubelet'
+        ? (this.#registration.waitingSince ?? new Date().toISOString())
+        : this.#registration.waitingSince;
+    this.#registration = { ...this.#registration, phase, waitingSince, error };
     this.#logger[repeated ? 'debug' : 'warn']({ attempt, err: error }, 'registration failed');
     this.emit('registration-error', { error, attempt });
+  }
+
+  /**
+   * The kubelet let go of a registered plugin: its registration is void until the kubelet takes it
+   * back (a kubelet also drops a plugin whose stream ended, after a grace period).
+   */
+  #notHeld(cause: NotHeldCause, reason: string): void {
+    this.#clearStreamOpenTimer();
+    const at = new Date().toISOString();
+    this.#registration = {
+      ...this.#registration,
+      phase: 'waiting-for-kubelet',
+      waitingSince: at,
+      error: reason,
+    };
+    this.#logger.warn({ cause, reason }, 'no longer held by the kubelet: waiting for it');
+    this.emit('waiting-for-kubelet', { at, cause, reason });
+  }
+
+  #startStreamOpenTimer(): void {
+    this.#clearStreamOpenTimer();
+    const generation = this.#generation;
+    const ms = this.#options.streamOpenGraceMs ?? STREAM_OPEN_GRACE_MS;
+    this.#streamOpenTimer = setTimeout(() => {
+      this.#streamOpenTimer = null;
+      if (this.#stopping || this.#restarting || generation !== this.#generation) return;
+      if (this.#registration.phase !== 'registered') return;
+      this.#notHeld(
+        'no-stream',
+        `the kubelet accepted the registration but opened no ListAndWatch stream within ${ms} ms`,
+      );
+      // kubelet mode: its dial-back failed, and registering again is how a plugin retries. A
+      // plugin watcher comes back through the registration socket on its own.
+      if (this.registrationSocketPath === null) this.#registerLoop();
+    }, ms);
+    this.#streamOpenTimer.unref();
+  }
+
+  #clearStreamOpenTimer(): void {
+    if (this.#streamOpenTimer) clearTimeout(this.#streamOpenTimer);
+    this.#streamOpenTimer = null;
+  }
+
+  #onStreamOpened(generation: number): void {
+    this.#openedGeneration = Math.max(this.#openedGeneration, generation);
+    if (generation < this.#generation) return;
+    this.#clearStreamOpenTimer();
+    // The stream of the registration in force, later than the grace: the kubelet holds it after all.
+    if (
+      this.#registration.phase === 'waiting-for-kubelet' &&
+      generation === this.#registeredGeneration &&
+      !this.#stopping &&
+      !this.#restarting
+    ) {
+      this.#setRegistered(generation);
+    }
   }
 
   #onWatcherStatus(registered: boolean, error: string): void {
@@ -382,23 +483,34 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     const max = this.#options.registrationRetry?.maxMs ?? 5000;
     const request = registerRequest(basename(this.socketPath), this.resourceName, this.#pluginOptions);
     const current = (): boolean => !this.#stopping && loopId === this.#loopId;
+    // Once registered, an absent or unreachable kubelet is one to wait for.
+    const wasRegistered = this.#registration.registeredAt !== null;
     this.#registration.phase = 'registering';
     void (async () => {
       let delay = initial;
       for (let attempt = 1; current(); attempt++) {
         if (!(await socketExists(this.#kubeletSocket))) {
           if (!current()) return;
-          this.#registrationFailed(`kubelet socket ${this.#kubeletSocket} not found`, attempt, 'registering');
+          this.#registrationFailed(
+            `kubelet socket ${this.#kubeletSocket} not found`,
+            attempt,
+            wasRegistered ? 'waiting-for-kubelet' : 'registering',
+          );
         } else {
           this.#generation++;
           try {
+            await this.#watcher.rememberKubeletSocket();
             await registerWithKubelet(this.#kubeletSocket, request);
             if (!current()) return;
             this.#setRegistered(attempt);
             return;
           } catch (err) {
             if (!current()) return;
-            this.#registrationFailed(PluginError.from(err).message, attempt, 'failed');
+            this.#registrationFailed(
+              PluginError.from(err).message,
+              attempt,
+              wasRegistered && kubeletUnreachable(err) ? 'waiting-for-kubelet' : 'failed',
+            );
           }
         }
         await this.#sleep(delay);
@@ -426,11 +538,17 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
 
   #onRestartSignal(signal: RestartSignal): void {
     if (this.#stopping || this.#restarting) return;
-    const registered = this.#registration.phase === 'registered';
+    const phase = this.#registration.phase;
     if (signal === 'socket-deleted') {
       // Only a (re)starting kubelet deletes our socket, whatever our registration phase.
       this.#restart('socket-deleted');
-    } else if (registered) {
+    } else if (signal === 'kubelet-sock-removed') {
+      // A kubelet going away: it takes no registrations and holds none.
+      if (phase === 'registered') {
+        this.#notHeld('kubelet-sock-removed', `kubelet socket ${this.#kubeletSocket} was removed`);
+      }
+    } else if (phase === 'registered' || phase === 'waiting-for-kubelet') {
+      // A new kubelet.sock: a kubelet that knows nothing of us.
       this.#restart('kubelet-sock-recreated');
     } else {
       // Not registered yet: the kubelet socket showing up only means "try now".
@@ -441,7 +559,11 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   #onStreamClosed(generation: number, remaining: number, durationMs: number): void {
     this.#logger.info({ rpc: 'ListAndWatch', durationMs, streams: remaining }, 'stream closed');
     if (this.#stopping || this.#restarting || remaining > 0 || generation < this.#generation) return;
-    if (this.#registration.phase !== 'registered' || this.registrationSocketPath !== null) return;
+    if (this.#registration.phase !== 'registered') return;
+    // A registration stands only while the kubelet holds its stream.
+    this.#notHeld('stream-closed', 'the kubelet closed the ListAndWatch stream');
+    // A plugin watcher finds the registration socket again by itself.
+    if (this.registrationSocketPath !== null) return;
     // Give the filesystem signals (a restart that deletes sockets) time to win; then re-register
     // if the kubelet simply dropped the stream. With kubelet.sock gone the kubelet is down: its
     // return (the socket re-created) is the signal to act on, not this. If the kubelet died and
@@ -451,7 +573,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       void this.#watcher.check().then(async () => {
         if (!(await socketExists(this.#kubeletSocket))) return;
         if (this.#stopping || this.#restarting || this.#streams.size > 0) return;
-        if (this.#registration.phase !== 'registered' || generation < this.#generation) return;
+        if (this.#registration.phase !== 'waiting-for-kubelet' || generation < this.#generation) return;
         if (Date.now() - this.#lastStreamRestart < 1000) return;
         this.#lastStreamRestart = Date.now();
         this.#restart('stream-closed');
@@ -467,17 +589,21 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       .then(async () => {
         if (this.#stopping) return;
         const at = new Date().toISOString();
+        // A restarted kubelet holds nothing of a registration made with the one before.
+        const waitingSince =
+          this.#registration.waitingSince ?? (this.#registration.registeredAt === null ? null : at);
         if (!this.#recovering) {
           this.#recovering = true;
           this.#registration = {
             ...this.#registration,
             phase: 'registering',
+            waitingSince,
             kubeletRestartsSeen: this.#registration.kubeletRestartsSeen + 1,
           };
           this.#logger.warn({ detectedBy }, 'kubelet restart detected');
           this.emit('kubelet-restart', { at, detectedBy });
         } else {
-          this.#registration = { ...this.#registration, phase: 'registering' };
+          this.#registration = { ...this.#registration, phase: 'registering', waitingSince };
           this.#logger.info({ detectedBy }, 'further restart signal while recovering');
         }
         const socketGone = (await inodeOf(this.socketPath)) === null;

@@ -52,6 +52,7 @@ export class ListAndWatchStreams {
   readonly #streams = new Set<Stream>();
   readonly #onSend: () => void;
   readonly #onClosed: (generation: number, remaining: number, durationMs: number) => void;
+  readonly #onOpened: (generation: number) => void;
   #encoded: { version: number; bytes: Buffer } | null = null;
   #scheduled = false;
   #reported: readonly PluginDevice[] | null = null;
@@ -60,10 +61,12 @@ export class ListAndWatchStreams {
     state: DeviceState,
     onSend: () => void,
     onClosed: (generation: number, remaining: number, durationMs: number) => void,
+    onOpened: (generation: number) => void,
   ) {
     this.#state = state;
     this.#onSend = onSend;
     this.#onClosed = onClosed;
+    this.#onOpened = onOpened;
   }
 
   get size(): number {
@@ -94,6 +97,7 @@ export class ListAndWatchStreams {
     call.on('close', remove);
     call.on('error', remove);
     if (this.#write(stream)) this.#sent();
+    this.#onOpened(generation);
   }
 
   /** Sends the current list to every stream when this synchronous block ends (one list per block). */

@@ -53,11 +53,23 @@ export interface PreferredAllocationDecision {
   reason: string;
 }
 
-export type RegistrationPhase = 'starting' | 'registering' | 'registered' | 'failed' | 'stopped';
+/**
+ * `registered` holds only while the kubelet holds the plugin's ListAndWatch stream (or is about to
+ * open it after Register). `waiting-for-kubelet`: the plugin was registered, then the kubelet let go
+ * of it (stream closed, kubelet.sock removed, or no stream after Register); it re-registers when
+ * the kubelet is back.
+ */
+export type RegistrationPhase =
+  'starting' | 'registering' | 'registered' | 'waiting-for-kubelet' | 'failed' | 'stopped';
 
 export interface RegistrationState {
   phase: RegistrationPhase;
   registeredAt: string | null;
+  /**
+   * When the kubelet stopped holding the plugin after it was registered; kept while it
+   * re-registers, null once it is registered again (and before the first registration).
+   */
+  waitingSince: string | null;
   kubeletRestartsSeen: number;
   lastListAndWatchSend: string | null;
   error: string | null;
@@ -66,6 +78,9 @@ export interface RegistrationState {
 export type RegistrationMode = 'kubelet' | 'plugin-watcher';
 
 export type RestartDetectedBy = 'socket-deleted' | 'kubelet-sock-recreated' | 'stream-closed';
+
+/** Why a registered plugin is no longer held by the kubelet. */
+export type NotHeldCause = 'stream-closed' | 'kubelet-sock-removed' | 'no-stream';
 
 /** Events of a ResourcePlugin, as `on(name, listener)` arguments. */
 export interface ResourcePluginEvents {
@@ -76,6 +91,8 @@ export interface ResourcePluginEvents {
   allocate: [event: { deviceIds: string[][]; durationMs: number; ok: boolean; error?: string }];
   'preferred-allocation': [decision: PreferredAllocationDecision];
   'registration-error': [event: { error: string; attempt: number }];
+  /** The kubelet let go of a registered plugin (phase `waiting-for-kubelet`); `reason` says how. */
+  'waiting-for-kubelet': [event: { at: string; cause: NotHeldCause; reason: string }];
   /** A device list went out on ListAndWatch (`devices`), or the last stream closed (`devices: null`). */
   reported: [event: { at: string; devices: readonly PluginDevice[] | null }];
 }

@@ -47,7 +47,10 @@ describe('plugin-watcher registration', () => {
     await rm(registryDir, { recursive: true, force: true });
   });
 
-  async function discover(): Promise<pluginregistration.PluginInfo> {
+  /** GetInfo, dial, ListAndWatch, NotifyRegistrationStatus; `keepStream` leaves the stream open. */
+  async function discover(
+    how: { keepStream?: (stream: { cancel(): void }) => void } = {},
+  ): Promise<pluginregistration.PluginInfo> {
     const [socket] = await readdir(registryDir);
     assert.ok(socket, 'a registration socket in the registry directory');
     const client = new pluginregistration.RegistrationClient(
@@ -68,8 +71,17 @@ describe('plugin-watcher registration', () => {
         first.devices.map((d) => d.ID),
         ['vf-0', 'vf-1'],
       );
-      stream.cancel();
-      dp.close();
+      if (how.keepStream) {
+        how.keepStream({
+          cancel: () => {
+            stream.cancel();
+            dp.close();
+          },
+        });
+      } else {
+        stream.cancel();
+        dp.close();
+      }
       await unary((cb) => client.notifyRegistrationStatus({ pluginRegistered: true, error: '' }, cb));
       return info;
     } finally {
@@ -127,5 +139,24 @@ describe('plugin-watcher registration', () => {
     const registered = once(nic, 'registered');
     await discover();
     await registered;
+  });
+
+  it('the kubelet dropping the stream: waiting-for-kubelet until it discovers the plugin again', async () => {
+    const nic = runtime.resources.get(NIC)!;
+    let stream: { cancel(): void } | undefined;
+    const registered = once(nic, 'registered');
+    await discover({ keepStream: (s) => (stream = s) });
+    await registered;
+    assert.equal(nic.listAndWatchStreams, 1);
+    const waiting = once(nic, 'waiting-for-kubelet');
+    stream!.cancel();
+    const [event] = (await waiting) as ResourcePluginEvents['waiting-for-kubelet'];
+    assert.equal(event.cause, 'stream-closed');
+    assert.equal(nic.registration().phase, 'waiting-for-kubelet');
+    // The registration socket is still served: a kubelet coming back finds it.
+    const again = once(nic, 'registered');
+    await discover();
+    await again;
+    assert.equal(nic.registration().waitingSince, null);
   });
 });

@@ -47,6 +47,12 @@ export class TestKubelet extends EventEmitter<TestKubeletEvents> {
   #server: Server | null = null;
   /** Set to make Register fail with this message (like a kubelet rejecting the request). */
   rejectWith: string | null = null;
+  /** false: accept Register but never open ListAndWatch (a kubelet whose dial-back failed). */
+  openStreams = true;
+  /** Open ListAndWatch this long after answering Register (0: while handling it). */
+  streamDelayMs = 0;
+  /** Clients of registrations that got no stream. */
+  readonly #idle = new Set<deviceplugin.DevicePluginClient>();
 
   private constructor(dir: string) {
     super();
@@ -100,14 +106,24 @@ export class TestKubelet extends EventEmitter<TestKubeletEvents> {
     this.#closeEndpoint(request.resourceName);
     const registration: Registration = { request, options, socketExistedAtRegister, at: Date.now() };
     this.registrations.push(registration);
-    const stream = client.listAndWatch({});
-    const endpoint: Endpoint = { resourceName: request.resourceName, client, stream, updates: [] };
-    stream.on('data', (msg: deviceplugin.ListAndWatchResponse) => {
-      endpoint.updates.push(msg.devices);
-      this.emit('update', request.resourceName, msg.devices);
-    });
-    stream.on('error', () => undefined);
-    this.endpoints.set(request.resourceName, endpoint);
+    if (!this.openStreams) {
+      this.#idle.add(client);
+      this.emit('register', registration);
+      return;
+    }
+    const open = (): void => {
+      if (this.#server === null) return client.close();
+      const stream = client.listAndWatch({});
+      const endpoint: Endpoint = { resourceName: request.resourceName, client, stream, updates: [] };
+      stream.on('data', (msg: deviceplugin.ListAndWatchResponse) => {
+        endpoint.updates.push(msg.devices);
+        this.emit('update', request.resourceName, msg.devices);
+      });
+      stream.on('error', () => undefined);
+      this.endpoints.set(request.resourceName, endpoint);
+    };
+    if (this.streamDelayMs > 0) setTimeout(open, this.streamDelayMs);
+    else open();
     this.emit('register', registration);
   }
 
@@ -194,6 +210,8 @@ export class TestKubelet extends EventEmitter<TestKubeletEvents> {
 
   async stop(options: { keepDir?: boolean } = {}): Promise<void> {
     for (const name of [...this.endpoints.keys()]) this.#closeEndpoint(name);
+    for (const client of this.#idle) client.close();
+    this.#idle.clear();
     this.#server?.forceShutdown();
     this.#server = null;
     await unlink(this.socket).catch(() => undefined);
