@@ -9,6 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { GatewayConfig } from './config.js';
 import { GatewayError } from './errors.js';
 import { NodeModel } from './model/node-model.js';
+import { readiness } from './model/readiness.js';
 import type { FaultRecord, GatewayInfo, NodeEvent, SourceState, SourcesState } from './model/types.js';
 import { FaultStore, type FaultClearCause } from './faults/fault-store.js';
 import { ScenarioRunner } from './faults/scenarios.js';
@@ -255,6 +256,8 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       runtime = started;
     }
     let poller: PodResourcesPoller | null = null;
+    /** Resources the kubelet let go of, until they register again. */
+    const waitingForKubelet = new Set<string>();
     const detach = attachPlugins(runtime, model, {
       health: (resource, e) => {
         const message = `${resource}/${e.deviceId} is ${e.health}${e.reason ? `: ${e.reason}` : ''}`;
@@ -310,13 +313,19 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       },
       registered: (resource, e) => {
         metrics.registrations.inc({ resource });
-        addEvent({
-          kind: 'registration',
-          resource,
-          message: `${resource} registered with the kubelet (attempt ${e.attempt})`,
-          at: e.at,
-        });
+        const back = waitingForKubelet.delete(resource);
+        const message = `${resource} registered with the kubelet${back ? ' again' : ''} (attempt ${e.attempt})`;
+        addEvent({ kind: 'registration', resource, message, at: e.at });
+        // Pairs the Warning below, so the Node's events show when the kubelet took the plugin back.
+        if (back) nodeEvent('Normal', 'DevicePluginRegistered', message);
         logger.info({ resource }, 'plugin registered');
+      },
+      waitingForKubelet: (resource, e) => {
+        waitingForKubelet.add(resource);
+        const message = `${resource} is no longer held by the kubelet (${e.reason}); it registers again when the kubelet is back`;
+        addEvent({ kind: 'registration', resource, message, at: e.at });
+        nodeEvent('Warning', 'DevicePluginWaitingForKubelet', message);
+        logger.warn({ resource, cause: e.cause, reason: e.reason }, 'plugin waiting for the kubelet');
       },
       kubeletRestart: (resource, e) => {
         metrics.kubeletRestarts.inc({ resource });
@@ -453,17 +462,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       logger,
       placement: kubeletControl,
       history: history?.store ?? null,
-      readiness: () => {
-        const waiting = Object.values(model.snapshot().resources).filter(
-          (r) => r.registration.phase !== 'registered',
-        );
-        return waiting.length === 0
-          ? { ready: true, detail: 'all plugins registered with the kubelet' }
-          : {
-              ready: false,
-              detail: `not registered yet: ${waiting.map((r) => `${r.name} (${r.registration.phase}${r.registration.error ? `: ${r.registration.error}` : ''})`).join(', ')}`,
-            };
-      },
+      readiness: () => readiness(Object.values(model.snapshot().resources)),
     });
     const server: Server = createServer(
       { requestTimeout: 30_000, headersTimeout: 10_000 },

@@ -157,7 +157,7 @@ test('the snapshot matches the kubelet: admissions, allocations, capacity from b
     healthy: 8,
     unhealthy: 0,
   });
-  assert.deepEqual(s.resources[GPU]!.apiServer, { capacity: 8, allocatable: 8 });
+  assert.deepEqual(s.resources[GPU]!.apiServer, { capacity: 8, allocatable: 8, staleSince: null });
   assert.equal(s.resources[GPU]!.registration.phase, 'registered');
   assert.deepEqual(
     s.pods['ml/train']!.containers[0]!.devices[GPU]!.sort(),

@@ -97,10 +97,11 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
       healthy: deviceKeys.length,
       unhealthy: 0,
     },
-    apiServer: { capacity: deviceKeys.length, allocatable: deviceKeys.length },
+    apiServer: { capacity: deviceKeys.length, allocatable: deviceKeys.length, staleSince: null },
     registration: {
       phase: 'registered',
       registeredAt: T0,
+      waitingSince: null,
       kubeletRestartsSeen: 0,
       lastListAndWatchSend: T0,
       error: null,

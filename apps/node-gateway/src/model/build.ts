@@ -369,6 +369,7 @@ function buildResources(
         ? {
             capacity: parseCount(node.status?.capacity?.[r.name]),
             allocatable: parseCount(node.status?.allocatable?.[r.name]),
+            staleSince: r.registration.waitingSince,
           }
         : null,
       registration: { ...r.registration },

@@ -4,6 +4,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { BuildCache, buildSnapshot, type ModelInputs, type ResourceInput } from './build.js';
 import { diffDocuments, diffEventRing } from './diff.js';
 import { NodeModel } from './node-model.js';
+import { summarize } from './summary.js';
 import type { NodeEvent } from './types.js';
 
 const { applyPatch } = fastJsonPatch;
@@ -11,6 +12,7 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const reg = {
   phase: 'registered' as const,
   registeredAt: T0,
+  waitingSince: null,
   kubeletRestartsSeen: 0,
   lastListAndWatchSend: T0,
   error: null,
@@ -51,6 +53,27 @@ const base: ModelInputs = {
 };
 
 const topo = (n: number) => ({ nodes: [{ ID: n }] });
+
+test('a plugin waiting for its kubelet: the API-server numbers are marked stale since then', () => {
+  const T1 = '2026-01-01T00:05:00.000Z';
+  const node = {
+    metadata: { name: 'n1' },
+    status: { capacity: { 'plugboard.example/gpu': '4' }, allocatable: { 'plugboard.example/gpu': '4' } },
+  };
+  const waiting = {
+    ...gpu(4),
+    registration: { ...reg, phase: 'waiting-for-kubelet' as const, waitingSince: T1, error: 'stream closed' },
+  };
+  const s = buildSnapshot({ ...base, resources: [waiting], kube: { node, pods: [] } });
+  const r = s.resources['plugboard.example/gpu']!;
+  assert.deepEqual(r.apiServer, { capacity: 4, allocatable: 4, staleSince: T1 });
+  const summary = summarize(s).resources['plugboard.example/gpu']!;
+  assert.equal(summary.registered, false);
+  assert.equal(summary.registration, 'waiting-for-kubelet');
+  assert.equal(summary.apiServer?.staleSince, T1);
+  const current = buildSnapshot({ ...base, resources: [gpu(4)], kube: { node, pods: [] } });
+  assert.equal(current.resources['plugboard.example/gpu']!.apiServer?.staleSince, null);
+});
 
 test('snapshot joins plugin devices, PodResources allocations, allocatable and API-server counts', () => {
   const s = buildSnapshot({
@@ -140,7 +163,7 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
     healthy: 3,
     unhealthy: 1,
   });
-  assert.deepEqual(r.apiServer, { capacity: 4, allocatable: 3 });
+  assert.deepEqual(r.apiServer, { capacity: 4, allocatable: 3, staleSince: null });
   assert.deepEqual(s.devices['plugboard.example/gpu/gpu-3']!.allocation, {
     namespace: 'ml',
     pod: 'train',

@@ -9,6 +9,7 @@ export function summarize(s: NodeSnapshot): NodeSummary {
       ...r.kubelet,
       apiServer: r.apiServer,
       registered: r.registration.phase === 'registered',
+      registration: r.registration.phase,
     };
     unhealthyDevices += r.kubelet.unhealthy;
   }

@@ -60,7 +60,7 @@ export interface ResourceState {
   /** As the kubelet sees it: plugin ListAndWatch + PodResources. */
   kubelet: ResourceCounts;
   /** As the API server's Node object reports it (null when the Kubernetes API is disabled or unseen). */
-  apiServer: { capacity: number; allocatable: number } | null;
+  apiServer: ApiServerView | null;
   registration: RegistrationState;
   /** Replicas per physical device when the resource is shared (1 when not). */
   replicas: number;
@@ -68,11 +68,32 @@ export interface ResourceState {
   deviceKeys: string[];
 }
 
-export type RegistrationPhase = 'starting' | 'registering' | 'registered' | 'failed' | 'stopped';
+/** A resource in the API server's Node `status`. */
+export interface ApiServerView {
+  capacity: number;
+  allocatable: number;
+  /**
+   * Since when the kubelet that reported these numbers no longer holds the plugin (the registration's
+   * `waitingSince`): the API server keeps a Node's last status (until the node goes NotReady, and
+   * the numbers even then), so they are the last report, not the present. null while current.
+   */
+  staleSince: Timestamp | null;
+}
+
+/**
+ * `registered` holds only while the kubelet holds the plugin's ListAndWatch stream (or is about to
+ * open it after Register); `waiting-for-kubelet`: it was registered, then the kubelet let go of it
+ * (stream closed, kubelet.sock removed, no stream after Register), and it re-registers when the
+ * kubelet is back.
+ */
+export type RegistrationPhase =
+  'starting' | 'registering' | 'registered' | 'waiting-for-kubelet' | 'failed' | 'stopped';
 
 export interface RegistrationState {
   phase: RegistrationPhase;
   registeredAt: Timestamp | null;
+  /** When the kubelet stopped holding the registered plugin; null once registered again. */
+  waitingSince: Timestamp | null;
   kubeletRestartsSeen: number;
   lastListAndWatchSend: Timestamp | null;
   /** Human-readable error of the last failed attempt. */
@@ -359,7 +380,12 @@ export interface NodeSummary {
   updatedAt: Timestamp;
   resources: Record<
     string,
-    ResourceCounts & { apiServer: { capacity: number; allocatable: number } | null; registered: boolean }
+    ResourceCounts & {
+      apiServer: ApiServerView | null;
+      registered: boolean;
+      /** The registration phase (`registered` is `phase === 'registered'`). */
+      registration: RegistrationPhase;
+    }
   >;
   unhealthyDevices: number;
   activeFaults: number;

@@ -18,6 +18,7 @@ export interface PluginHooks {
   registered?: (resource: string, event: ResourcePluginEvents['registered'][0]) => void;
   kubeletRestart?: (resource: string, event: ResourcePluginEvents['kubelet-restart'][0]) => void;
   registrationError?: (resource: string, event: ResourcePluginEvents['registration-error'][0]) => void;
+  waitingForKubelet?: (resource: string, event: ResourcePluginEvents['waiting-for-kubelet'][0]) => void;
 }
 
 function push(model: NodeModel, plugin: ResourcePlugin): void {
@@ -58,6 +59,7 @@ export function attachPlugins(
     on('registered', (e) => hooks.registered?.(name, e));
     on('kubelet-restart', (e) => hooks.kubeletRestart?.(name, e));
     on('registration-error', (e) => hooks.registrationError?.(name, e));
+    on('waiting-for-kubelet', (e) => hooks.waitingForKubelet?.(name, e));
     push(model, plugin);
   }
   // lastListAndWatchSend changes without an event; pick it up at a modest pace, and only rebuild the

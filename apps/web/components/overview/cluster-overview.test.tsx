@@ -24,6 +24,7 @@ function summary(
       unhealthy: capacity - allocatable,
       apiServer: null,
       registered: true,
+      registration: 'registered',
     };
   }
   const ok = { status: 'ok' as const, lastSuccess: 'x', reason: null };

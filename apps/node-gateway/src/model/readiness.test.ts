@@ -1,0 +1,77 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readiness } from './readiness.js';
+import type { RegistrationState, ResourceState } from './types.js';
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const T1 = '2026-01-01T00:05:00.000Z';
+
+function resource(name: string, registration: Partial<RegistrationState>): ResourceState {
+  return {
+    name,
+    kubelet: { capacity: 1, allocatable: 1, allocated: 0, free: 1, healthy: 1, unhealthy: 0 },
+    apiServer: null,
+    registration: {
+      phase: 'registered',
+      registeredAt: T0,
+      waitingSince: null,
+      kubeletRestartsSeen: 0,
+      lastListAndWatchSend: T0,
+      error: null,
+      ...registration,
+    },
+    replicas: 1,
+    deviceKeys: [],
+  };
+}
+
+const never = { registeredAt: null, lastListAndWatchSend: null };
+const waiting = {
+  phase: 'waiting-for-kubelet' as const,
+  waitingSince: T1,
+  error: 'the kubelet closed the ListAndWatch stream',
+};
+
+for (const [what, resources, ready, detail] of [
+  [
+    'every plugin registered',
+    [resource('a/gpu', {}), resource('a/nic', {})],
+    true,
+    /^all plugins registered/,
+  ],
+  ['no plugins at all', [], true, /^all plugins registered/],
+  [
+    'a plugin not registered since start',
+    [
+      resource('a/gpu', {}),
+      resource('a/nic', { ...never, phase: 'registering', error: 'kubelet socket x not found' }),
+    ],
+    false,
+    /^not registered with the kubelet: a\/nic \(registering: kubelet socket x not found\)$/,
+  ],
+  [
+    'a plugin the kubelet let go of: still ready, named with since when and why',
+    [resource('a/gpu', waiting), resource('a/nic', {})],
+    true,
+    /^ready; not held by the kubelet right now, .*: a\/gpu \(waiting-for-kubelet since 2026-01-01T00:05:00.000Z: the kubelet closed the ListAndWatch stream\)$/,
+  ],
+  [
+    'registering again after a kubelet restart: still ready',
+    [resource('a/gpu', { phase: 'registering', waitingSince: T1 })],
+    true,
+    /^ready; .*a\/gpu \(registering\)$/,
+  ],
+  [
+    'a kubelet refusing a plugin that was registered before',
+    [resource('a/gpu', { phase: 'failed', error: 'Register failed: resource name conflict' })],
+    false,
+    /a\/gpu \(failed: Register failed: resource name conflict\)/,
+  ],
+  ['stopped', [resource('a/gpu', { phase: 'stopped' })], false, /a\/gpu \(stopped\)/],
+] as const) {
+  test(`readiness: ${what}`, () => {
+    const r = readiness(resources);
+    assert.equal(r.ready, ready);
+    assert.match(r.detail, detail);
+  });
+}

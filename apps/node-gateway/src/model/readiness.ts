@@ -1,0 +1,42 @@
+// What GET /readyz answers, from the resources' registration state (docs/API.md#readiness-get-readyz).
+//
+// Ready once every plugin has registered with the kubelet since the gateway started, and none has
+// failed or stopped. A plugin the kubelet let go of (`waiting-for-kubelet`, or registering again after
+// a kubelet restart) does not make the gateway unready: the kubelet runs the readiness probe, so
+// while it is down nobody probes, and once it is back the plugin re-registers within milliseconds;
+// failing then would only flap the pod's Ready condition (DaemonSet rollouts count it unavailable,
+// `kubectl get pods` points at the gateway rather than the kubelet) while the gateway is serving
+// exactly the view an operator needs. The detail names such plugins, and
+// plugboard_device_plugin_registered (alert PlugboardDevicePluginNotRegistered) reports them.
+import type { ResourceState } from './types.js';
+
+export interface Readiness {
+  ready: boolean;
+  detail: string;
+}
+
+function describe(r: ResourceState): string {
+  const reg = r.registration;
+  const since = reg.phase === 'waiting-for-kubelet' && reg.waitingSince ? ` since ${reg.waitingSince}` : '';
+  return `${r.name} (${reg.phase}${since}${reg.error ? `: ${reg.error}` : ''})`;
+}
+
+export function readiness(resources: readonly ResourceState[]): Readiness {
+  const notReady = resources.filter(
+    (r) =>
+      r.registration.registeredAt === null ||
+      r.registration.phase === 'failed' ||
+      r.registration.phase === 'stopped',
+  );
+  if (notReady.length > 0) {
+    return { ready: false, detail: `not registered with the kubelet: ${notReady.map(describe).join(', ')}` };
+  }
+  const away = resources.filter((r) => r.registration.phase !== 'registered');
+  if (away.length > 0) {
+    return {
+      ready: true,
+      detail: `ready; not held by the kubelet right now, re-registering when it is back: ${away.map(describe).join(', ')}`,
+    };
+  }
+  return { ready: true, detail: 'all plugins registered with the kubelet' };
+}
