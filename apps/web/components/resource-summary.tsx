@@ -1,14 +1,14 @@
 // One extended resource's numbers as text (capacity, allocatable, allocated, free, unhealthy) and
 // a bar. The text carries everything; the bar is a picture of the same numbers.
 import { memo } from 'react';
-import type { ResourceCounts } from '@plugboard/node-gateway/model';
-import { shortResource } from '../lib/format';
+import type { ApiServerView, RegistrationPhase, ResourceCounts } from '@plugboard/node-gateway/model';
+import { formatTime, shortResource } from '../lib/format';
 
 export interface ResourceSummaryProps {
   name: string;
   counts: ResourceCounts;
-  apiServer?: { capacity: number; allocatable: number } | null;
-  registered?: boolean;
+  apiServer?: ApiServerView | null;
+  registration?: RegistrationPhase;
   headingLevel?: 3 | 4;
 }
 
@@ -16,15 +16,18 @@ export const ResourceSummary = memo(function ResourceSummary({
   name,
   counts,
   apiServer,
-  registered,
+  registration,
   headingLevel = 3,
 }: ResourceSummaryProps) {
   const total = Math.max(counts.capacity, 1);
   const pct = (n: number) => `${(Math.max(0, n) / total) * 100}%`;
   const Heading = `h${headingLevel}` as const;
-  const apiDiffers =
+  // Shown when it differs from the kubelet's numbers, or when it is only the kubelet's last report.
+  const showApiServer =
     apiServer != null &&
-    (apiServer.capacity !== counts.capacity || apiServer.allocatable !== counts.allocatable);
+    (apiServer.staleSince !== null ||
+      apiServer.capacity !== counts.capacity ||
+      apiServer.allocatable !== counts.allocatable);
   return (
     <section
       className="resource"
@@ -33,21 +36,35 @@ export const ResourceSummary = memo(function ResourceSummary({
       <Heading className="name" style={{ margin: 0, fontSize: '1em' }} title={name}>
         <span className="mono">{name}</span>{' '}
         {counts.unhealthy > 0 && <span className="badge bad">{counts.unhealthy} unhealthy</span>}
-        {registered === false && <span className="badge warn">plugin not registered</span>}
+        {registration === 'waiting-for-kubelet' ? (
+          <span className="badge warn">plugin waiting for the kubelet</span>
+        ) : (
+          registration !== undefined &&
+          registration !== 'registered' && <span className="badge warn">plugin not registered</span>
+        )}
       </Heading>
       <div className="numbers">
         <span>capacity {counts.capacity}</span>
         <span>allocatable {counts.allocatable}</span>
         <span>allocated {counts.allocated}</span>
         <span>free {counts.free}</span>
-        {apiDiffers && (
-          <span
-            className="muted"
-            title="The API server's Node object lags the kubelet until the next node status update"
-          >
-            API server: capacity {apiServer.capacity}, allocatable {apiServer.allocatable}
-          </span>
-        )}
+        {showApiServer &&
+          (apiServer.staleSince !== null ? (
+            <span
+              className="muted"
+              title="The kubelet is gone: the API server keeps the Node's last status (until the node goes NotReady, and the numbers even then)"
+            >
+              API server (the kubelet's last report, stale since {formatTime(apiServer.staleSince)}): capacity{' '}
+              {apiServer.capacity}, allocatable {apiServer.allocatable}
+            </span>
+          ) : (
+            <span
+              className="muted"
+              title="The API server's Node object lags the kubelet until the next node status update"
+            >
+              API server: capacity {apiServer.capacity}, allocatable {apiServer.allocatable}
+            </span>
+          ))}
       </div>
       <div
         className="bar"

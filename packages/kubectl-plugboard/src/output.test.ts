@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CliError, EXIT_CODES } from './errors.js';
-import { age, parseDurationSeconds, renderTable, until } from './output.js';
+import { age, parseDurationSeconds, registeredText, renderTable, until } from './output.js';
 
 describe('renderTable', () => {
   it('pads columns three spaces apart, upper-cases headers, shows <none> for empty cells', () => {
@@ -21,6 +21,17 @@ describe('renderTable', () => {
       text,
       ['NODE     COUNT   NOTE', 'node-a   4       <none>', 'n        12      two words', ''].join('\n'),
     );
+  });
+});
+
+describe('registeredText', () => {
+  it('yes, or the phase that says why not; a gateway without the phase field says no', () => {
+    assert.equal(registeredText({ registered: true, registration: 'registered' }), 'yes');
+    assert.equal(
+      registeredText({ registered: false, registration: 'waiting-for-kubelet' }),
+      'waiting-for-kubelet',
+    );
+    assert.equal(registeredText({ registered: false }), 'no');
   });
 });
 

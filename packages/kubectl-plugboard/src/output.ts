@@ -31,6 +31,16 @@ export function renderDocument(value: unknown, format: 'json' | 'yaml'): string 
 }
 
 /** Age of a timestamp as kubectl prints it: 45s, 12m, 3h, 2d. */
+/**
+ * The REGISTERED column: `yes`, else the phase that says why not (e.g. `waiting-for-kubelet` while
+ * the kubelet is away) as one word, so the columns stay splittable. A gateway older than the
+ * `registration` field gives `no`.
+ */
+export function registeredText(r: { registered: boolean; registration?: string }): string {
+  if (r.registered) return 'yes';
+  return r.registration ?? 'no';
+}
+
 export function age(from: string | null, now: number): string {
   if (!from) return '';
   const s = Math.max(0, Math.floor((now - Date.parse(from)) / 1000));

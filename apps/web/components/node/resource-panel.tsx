@@ -1,27 +1,40 @@
 // Capacity vs allocatable per resource with the "why": which devices are unhealthy, since when,
 // why, whether a simulated fault holds them and which pods still hold them; plus registration.
 import { memo, useMemo } from 'react';
-import type { NodeSnapshot, ResourceState } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot, RegistrationPhase, ResourceState } from '@plugboard/node-gateway/model';
 import { explainAllocatable } from '../../lib/node-view';
 import { formatAgo, formatTime } from '../../lib/format';
 import { ResourceSummary } from '../resource-summary';
 import { SimulatedBadge } from '../health-badge';
 
+function registrationTone(phase: RegistrationPhase): 'ok' | 'warn' | 'bad' {
+  switch (phase) {
+    case 'registered':
+      return 'ok';
+    case 'starting':
+    case 'registering':
+    case 'waiting-for-kubelet':
+      return 'warn';
+    case 'failed':
+    case 'stopped':
+      return 'bad';
+  }
+}
+
 function Registration({ r }: { r: ResourceState }) {
   const reg = r.registration;
-  const cls =
-    reg.phase === 'registered' ? 'ok' : reg.phase === 'failed' || reg.phase === 'stopped' ? 'bad' : 'warn';
   return (
     <p className="row" style={{ margin: '0.3rem 0', fontSize: '0.92em' }}>
-      <span className={`badge ${cls}`}>
+      <span className={`badge ${registrationTone(reg.phase)}`}>
         {reg.phase === 'registered' ? '✓' : '!'} {reg.phase}
       </span>
+      {reg.waitingSince && <span>not held by the kubelet since {formatTime(reg.waitingSince)}</span>}
       <span>registered {reg.registeredAt ? formatTime(reg.registeredAt) : 'never'}</span>
       <span>kubelet restarts seen {reg.kubeletRestartsSeen}</span>
       <span>
         last ListAndWatch update {reg.lastListAndWatchSend ? formatAgo(reg.lastListAndWatchSend) : 'never'}
       </span>
-      {reg.error && <span className="badge bad">{reg.error}</span>}
+      {reg.error && <span className={`badge ${registrationTone(reg.phase)}`}>{reg.error}</span>}
     </p>
   );
 }
@@ -34,7 +47,7 @@ function ResourceCard({ node, r }: { node: NodeSnapshot; r: ResourceState }) {
         name={r.name}
         counts={r.kubelet}
         apiServer={r.apiServer}
-        registered={r.registration.phase === 'registered'}
+        registration={r.registration.phase}
       />
       {r.replicas > 1 && <p className="muted">Shared: {r.replicas} replicas per physical device.</p>}
       <Registration r={r} />

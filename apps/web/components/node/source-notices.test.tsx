@@ -35,6 +35,35 @@ describe('empty and error states say why', () => {
     );
   });
 
+  it('a plugin waiting for its kubelet: named with why; the API server numbers marked as its last report', () => {
+    const node = makeSnapshot({ devices: 2, numaNodes: 1, pods: 0 });
+    const since = '2026-01-01T10:00:00Z';
+    const r = node.resources[R]!;
+    r.registration = {
+      ...r.registration,
+      phase: 'waiting-for-kubelet',
+      waitingSince: since,
+      error: 'the kubelet closed the ListAndWatch stream',
+    };
+    r.apiServer = { capacity: 2, allocatable: 2, staleSince: since };
+    render(
+      <>
+        <SourceNotices node={node} />
+        <ResourcePanel node={node} />
+      </>,
+    );
+    assert.ok(
+      screen.getByText(
+        /is waiting for the kubelet \(since .*\): the kubelet closed the ListAndWatch stream\. It registers again/,
+      ),
+    );
+    assert.ok(screen.getByText('plugin waiting for the kubelet'));
+    assert.ok(
+      screen.getByText(/API server \(the kubelet's last report, stale since .*\): capacity 2, allocatable 2/),
+    );
+    assert.ok(screen.getByText(/! waiting-for-kubelet/));
+  });
+
   it('no resources and no pods are explained, not shown as zeros', () => {
     const node = makeSnapshot({ devices: 0, numaNodes: 1, pods: 0 });
     node.resources = {};

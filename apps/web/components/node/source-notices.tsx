@@ -1,5 +1,5 @@
 // Why data may be missing or old: PodResources / Kubernetes API stale or disabled, plugins not
-// registered. Shown above the node view so a 0 is never silent.
+// registered or waiting for their kubelet. Shown above the node view so a 0 is never silent.
 import type { NodeSnapshot, SourceState } from '@plugboard/node-gateway/model';
 import { formatTime } from '../../lib/format';
 
@@ -32,13 +32,22 @@ export function SourceNotices({ node }: { node: NodeSnapshot }) {
           {n.text}
         </p>
       ))}
-      {unregistered.map((r) => (
-        <p key={r.name} className={`notice ${r.registration.phase === 'failed' ? 'bad' : 'warn'}`}>
-          Plugin for <span className="mono">{r.name}</span> is not registered with the kubelet (
-          {r.registration.phase}){r.registration.error ? `: ${r.registration.error}` : ''}. The kubelet
-          advertises none of its devices until it registers.
-        </p>
-      ))}
+      {unregistered.map((r) =>
+        r.registration.phase === 'waiting-for-kubelet' ? (
+          <p key={r.name} className="notice warn">
+            Plugin for <span className="mono">{r.name}</span> is waiting for the kubelet (since{' '}
+            {formatTime(r.registration.waitingSince)})
+            {r.registration.error ? `: ${r.registration.error}` : ''}. It registers again when the kubelet is
+            back; until then the API server shows the kubelet&apos;s last report.
+          </p>
+        ) : (
+          <p key={r.name} className={`notice ${r.registration.phase === 'failed' ? 'bad' : 'warn'}`}>
+            Plugin for <span className="mono">{r.name}</span> is not registered with the kubelet (
+            {r.registration.phase}){r.registration.error ? `: ${r.registration.error}` : ''}. The kubelet
+            advertises none of its devices until it registers.
+          </p>
+        ),
+      )}
     </>
   );
 }

@@ -92,7 +92,7 @@ export const NodeCard = memo(function NodeCard({
           name={name}
           counts={r}
           apiServer={r.apiServer}
-          registered={r.registered}
+          registration={r.registration}
         />
       ))}
       {showHistory && s && resources.length > 0 && (

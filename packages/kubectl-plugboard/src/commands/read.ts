@@ -2,7 +2,7 @@
 // NUMA and holder) and `pods` (pod → devices with their NUMA nodes and the NUMA alignment verdict).
 import type { DeviceState, NodeSnapshot, NodeSummary } from '@plugboard/node-gateway/model';
 import { CliError } from '../errors.js';
-import { age } from '../output.js';
+import { age, registeredText } from '../output.js';
 import { fanOut, printList, selectGateways, type CommandContext } from '../context.js';
 
 export async function nodesCommand(ctx: CommandContext, o: { node: string | null }): Promise<void> {
@@ -31,7 +31,7 @@ export async function nodesCommand(ctx: CommandContext, o: { node: string | null
       { header: 'unhealthy', value: (r) => count(r, 'unhealthy') },
       {
         header: 'registered',
-        value: (r) => (r.resource === null ? null : r.s.resources[r.resource]!.registered ? 'yes' : 'no'),
+        value: (r) => (r.resource === null ? null : registeredText(r.s.resources[r.resource]!)),
       },
       { header: 'faults', value: (r) => r.s.activeFaults },
       {

@@ -7,7 +7,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { stringify } from 'yaml';
 import type { WebSocket } from 'ws';
 import { CliError } from '../errors.js';
-import { renderTable } from '../output.js';
+import { registeredText, renderTable } from '../output.js';
 import { selectGateways, type CommandContext } from '../context.js';
 import type { GatewayConnection } from '../transport.js';
 
@@ -133,7 +133,7 @@ function summaryTable(summaries: NodeSummary[]): string {
     { header: 'allocatable', value: (x) => x.r.allocatable },
     { header: 'allocated', value: (x) => x.r.allocated },
     { header: 'unhealthy', value: (x) => x.r.unhealthy },
-    { header: 'registered', value: (x) => (x.r.registered ? 'yes' : 'no') },
+    { header: 'registered', value: (x) => registeredText(x.r) },
     { header: 'faults', value: (x) => x.s.activeFaults },
   ]);
 }
