@@ -4,7 +4,7 @@
 // faults are the same after the last restart as before the first. N = 20 (short) or 100 (full).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { report, sized } from './figures.js';
 import {
   api,
@@ -23,13 +23,31 @@ import type { NodeSnapshot } from '../../src/model/types.js';
 
 const RESTARTS = sized(20, 100);
 
-/** What the open fds are (socket, pipe, anon_inode, file), for a failure message. */
+/** Unix sockets by inode: `listening <path>`, or `<path>` for a connection accepted there. */
+function unixSockets(): Map<string, string> {
+  const byInode = new Map<string, string>();
+  for (const line of readFileSync('/proc/net/unix', 'utf8').split('\n').slice(1)) {
+    // Num RefCount Protocol Flags Type St Inode Path; Flags 00010000 = listening.
+    const cols = line.trim().split(/\s+/);
+    if (cols.length < 7) continue;
+    const path = cols[7]?.split('/').slice(-2).join('/') ?? '';
+    byInode.set(cols[6]!, cols[3] === '00010000' ? `listening ${path}` : path || 'unix');
+  }
+  return byInode;
+}
+
+/**
+ * What the open fds are (file, pipe, anon_inode, tcp, Unix sockets by path — a connection leaking
+ * into a kubelet socket shows as its path), for a failure message.
+ */
 function fdKinds(): string {
+  const unix = unixSockets();
   const kinds = new Map<string, number>();
   for (const fd of readdirSync('/proc/self/fd')) {
     let target = '?';
     try {
       target = readlinkSync(`/proc/self/fd/${fd}`)
+        .replace(/^socket:\[(\d+)\]$/, (_, inode: string) => unix.get(inode) ?? 'tcp')
         .replace(/:\[\d+\]$/, '')
         .replace(/^\/.*/, 'file');
     } catch {
@@ -97,6 +115,7 @@ test(`${RESTARTS} kubelet restarts in a row: ${RESTARTS} re-registrations, no du
   await restartOnce();
   const before = await snapshotOf(gw);
   const fdsBefore = fdCount();
+  const kindsBefore = fdKinds();
   const listeningBefore = listeningUnixSockets(rig.dir);
   const filesBefore = socketFiles(sim.devicePluginDir);
   registrations = 0;
@@ -110,7 +129,7 @@ test(`${RESTARTS} kubelet restarts in a row: ${RESTARTS} re-registrations, no du
   const elapsed = performance.now() - started;
   // Let closed handles finish closing before counting.
   const after = await waitFor(
-    `fds back to ${fdsBefore} + 2 (now ${fdCount()}: ${fdKinds()})`,
+    `fds back to ${fdsBefore} + 2 (before: ${kindsBefore}; after the restarts ${fdCount()}: ${fdKinds()})`,
     async () => {
       const s = await snapshotOf(gw);
       return fdCount() <= fdsBefore + 2 ? s : null;
