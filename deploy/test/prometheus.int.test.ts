@@ -798,7 +798,7 @@ function panelChecks(state: Settled): Record<string, PanelCheck> {
       by: ['resource'],
       expect: quantile(0.99, 'plugboard_device_plugin_allocate_duration_seconds', 'resource', allocated),
     },
-    // The plugins do not report GetPreferredAllocation durations yet: whatever the gateway observed.
+    // Resources whose plugin answered GetPreferredAllocation in the window (the kubelet asks on admission).
     'Preferred allocation latency/A': {
       by: ['resource'],
       expect: quantile(

@@ -301,8 +301,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
             { resource, chosen: [...d.chosen], reason: d.reason, at: d.at },
           ],
         });
-        const ms = (d as { durationMs?: number }).durationMs;
-        if (typeof ms === 'number') metrics.preferredAllocationDuration.observe({ resource }, ms / 1000);
+        metrics.preferredAllocationDuration.observe({ resource }, d.durationMs / 1000);
         addEvent({
           kind: 'preferred-allocation',
           resource,

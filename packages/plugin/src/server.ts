@@ -221,6 +221,7 @@ export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
         containerResponses: request.containerRequests.map((c) => {
           validatePreferredRequest(c.availableDeviceIDs, c.mustIncludeDeviceIDs, (id) => state.get(id));
           const numaNodesOf = (id: string): readonly number[] => state.get(id)?.numaNodes ?? [];
+          const started = performance.now();
           const { chosen, reason } = preferredAllocation({
             available: c.availableDeviceIDs,
             mustInclude: c.mustIncludeDeviceIDs,
@@ -234,6 +235,7 @@ export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
             size: c.allocationSize,
             chosen,
             reason,
+            durationMs: performance.now() - started,
           });
           return { deviceIDs: chosen };
         }),

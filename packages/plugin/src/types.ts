@@ -51,6 +51,8 @@ export interface PreferredAllocationDecision {
   size: number;
   chosen: string[];
   reason: string;
+  /** Time the plugin took to choose (one container request). */
+  durationMs: number;
 }
 
 /**
