@@ -13,9 +13,21 @@ module.exports = {
     {
       name: 'no-package-to-app',
       severity: 'error',
-      comment: 'Packages are libraries: nothing under packages/ may depend on an app.',
-      from: { path: '^packages/' },
+      comment:
+        "Packages are libraries: no package source may depend on an app. (Integration tests may start an app as a real peer: kubectl-plugboard's tests run real gateways.)",
+      from: { path: '^packages/[^/]+/src/' },
       to: { path: '^apps/' },
+    },
+    {
+      name: 'no-app-to-app',
+      severity: 'error',
+      comment:
+        'Apps share code through packages (the wire contract is @plugboard/api); only the demo composes other apps, and tests may start them.',
+      from: {
+        path: '^apps/([^/]+)/',
+        pathNot: ['^apps/demo/', '\\.test\\.tsx?$', '/(e2e|bench|test)/'],
+      },
+      to: { path: '^apps/', pathNot: '^apps/$1/' },
     },
   ],
   options: {

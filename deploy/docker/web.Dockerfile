@@ -33,8 +33,6 @@ ENV NEXT_TELEMETRY_DISABLED=1
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
 COPY --from=context /src ./
 RUN npm run build -w @plugboard/web \
- && node_modules/.bin/esbuild apps/web/server.ts --bundle --platform=node --format=esm --target=node22 \
-      --packages=external --outfile=apps/web/server.mjs \
  && rm -rf apps/web/.next/cache \
  && mkdir -p apps/web/public
 
@@ -58,7 +56,7 @@ COPY --from=prod-deps /src/node_modules ./node_modules
 COPY --from=prod-deps /src/apps/web/node_modules ./apps/web/node_modules
 COPY --from=build /src/tsconfig.json ./
 COPY --from=build /src/apps/web/package.json /src/apps/web/next.config.ts /src/apps/web/tsconfig.json ./apps/web/
-COPY --from=build /src/apps/web/server.mjs ./apps/web/
+COPY --from=build /src/apps/web/dist/server.js ./apps/web/server.mjs
 COPY --from=build /src/apps/web/public ./apps/web/public
 COPY --from=build /src/apps/web/.next ./apps/web/.next
 USER 65532:65532

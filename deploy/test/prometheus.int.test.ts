@@ -23,7 +23,8 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '@plugboard/kubelet-sim';
 import { SimulatedSource, startPlugins, type PluginRuntime } from '@plugboard/plugin';
-import { parseGatewayConfig, startGateway, type Gateway, type NodeSnapshot } from '@plugboard/node-gateway';
+import type { NodeSnapshot } from '@plugboard/api';
+import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import { asArray, at, chartDir, only, render } from './helm.js';
 import {
   parseExposition,

@@ -6,7 +6,8 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
-import { parseGatewayConfig, startGateway, type Gateway, type NodeSnapshot } from '@plugboard/node-gateway';
+import type { NodeSnapshot } from '@plugboard/api';
+import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import { DemoError } from './errors.js';
 import { podFor, type LoadedDemo, type DemoNodeSpec } from './demo-config.js';
 

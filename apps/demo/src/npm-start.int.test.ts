@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import type { NodeSnapshot } from '@plugboard/node-gateway';
+import type { NodeSnapshot } from '@plugboard/api';
 import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from '@plugboard/web/e2e/chromium';
 import { socketsUnder } from './cluster.js';
 

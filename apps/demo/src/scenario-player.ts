@@ -3,7 +3,7 @@
 // its node; the steps a gateway cannot perform (restart-kubelet) are done here on the kubelet-sims.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { scenarioDocumentSchema, type ScenarioDocument } from '@plugboard/node-gateway';
+import { scenarioDocumentSchema, type ScenarioDocument } from '@plugboard/api';
 import type { DemoCluster } from './cluster.js';
 import { DemoError } from './errors.js';
 

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { WebSocket, WebSocketServer } from 'ws';
 import { StreamHub } from '../src/http/stream.js';
 import { chartGatewayEnv, connectStream, simGatewayArgs, waitFor } from '../test/helpers.js';
-import type { NodeSnapshot } from '../src/model/types.js';
+import type { NodeSnapshot } from '@plugboard/api';
 
 const GPU = 'plugboard.example/gpu';
 /** `--devices N` / `--pods N` change the scale (the targets are stated for the defaults). */

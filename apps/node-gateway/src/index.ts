@@ -1,5 +1,5 @@
-// @plugboard/node-gateway: the per-node gateway as a library (the demo and tests start it in-process)
-// and the node model types the dashboard renders.
+// @plugboard/node-gateway: the per-node gateway as a library (the demo and tests start it in-process).
+// The wire contract it serves (snapshot, stream, request schemas) is @plugboard/api's.
 export { startGateway, type Gateway, type GatewayDeps } from './main.js';
 export {
   loadGatewayConfig,
@@ -17,12 +17,5 @@ export { NodeModel, type ModelChange } from './model/node-model.js';
 export { buildSnapshot, type ModelInputs } from './model/build.js';
 export { diffDocuments, diffEventRing } from './model/diff.js';
 export { summarize } from './model/summary.js';
-export {
-  scenarioBodySchema,
-  scenarioDocumentSchema,
-  type ScenarioDocument,
-  type ScenarioState,
-} from './faults/scenarios.js';
-export { CLOSE_SLOW_CONSUMER } from './http/stream.js';
+export { ScenarioRunner } from './faults/scenarios.js';
 export { GATEWAY_VERSION } from './version.js';
-export type * from './model/types.js';

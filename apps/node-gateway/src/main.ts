@@ -10,7 +10,7 @@ import type { GatewayConfig } from './config.js';
 import { GatewayError } from './errors.js';
 import { NodeModel } from './model/node-model.js';
 import { readiness } from './model/readiness.js';
-import type { FaultRecord, GatewayInfo, NodeEvent, SourceState, SourcesState } from './model/types.js';
+import type { FaultRecord, GatewayInfo, NodeEvent, SourceState, SourcesState } from '@plugboard/api';
 import { FaultStore, type FaultClearCause } from './faults/fault-store.js';
 import { ScenarioRunner } from './faults/scenarios.js';
 import { PodResourcesPoller } from './sources/pod-resources.js';

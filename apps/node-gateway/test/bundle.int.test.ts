@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
-import type { NodeSnapshot } from '../src/model/types.js';
+import type { NodeSnapshot } from '@plugboard/api';
 import { chartGatewayEnv, connectStream, simGatewayArgs, waitFor } from './helpers.js';
 
 const GPU = 'plugboard.example/gpu';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseGatewayConfig, startGateway } from '../src/index.js';
-import type { NodeSnapshot } from '../src/model/types.js';
+import type { NodeSnapshot } from '@plugboard/api';
 import { waitFor } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-gw-degraded-'));

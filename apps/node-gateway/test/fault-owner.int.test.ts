@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
-import type { FaultState, NodeSnapshot } from '../src/model/types.js';
+import type { FaultState, NodeSnapshot } from '@plugboard/api';
 import { waitFor } from './helpers.js';
 
 const SERIAL = 'plugboard.example/serial';

@@ -9,14 +9,8 @@ import { join } from 'node:path';
 import fastJsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
-import {
-  parseGatewayConfig,
-  startGateway,
-  CLOSE_SLOW_CONSUMER,
-  type Gateway,
-  type GatewaySectionInput,
-} from '../src/index.js';
-import type { NodeSnapshot, NodeSummary } from '../src/model/types.js';
+import { parseGatewayConfig, startGateway, type Gateway, type GatewaySectionInput } from '../src/index.js';
+import { type NodeSnapshot, type NodeSummary, CLOSE_SLOW_CONSUMER } from '@plugboard/api';
 import { connectStream, waitFor } from './helpers.js';
 
 const { applyPatch } = fastJsonPatch;

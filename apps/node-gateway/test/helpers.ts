@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { WebSocket } from 'ws';
-import type { NodeSnapshot, StreamMessage } from '../src/model/types.js';
+import type { NodeSnapshot, StreamMessage } from '@plugboard/api';
 
 /** What the gateway sends (it never sends `error` frames; it closes with a code instead). */
 export type Msg = Exclude<StreamMessage<NodeSnapshot>, { type: 'error' }>;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway } from '../src/index.js';
-import type { JsonPatchOp, NodeSnapshot } from '../src/model/types.js';
+import type { JsonPatchOp, NodeSnapshot } from '@plugboard/api';
 import { connectStream, waitFor, type Msg, type StreamClient } from './helpers.js';
 
 const GPU = 'plugboard.example/gpu';

@@ -15,7 +15,7 @@ import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js'
 import { KubeletControl } from '../src/sources/kubelet-control.js';
 import { createApiServerRequest } from '../src/sources/kube.js';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { AdmissionView } from '../src/model/types.js';
+import type { AdmissionView } from '@plugboard/api';
 import { waitFor } from './helpers.js';
 
 const GPU = 'plugboard.example/gpu';

@@ -4,7 +4,7 @@
 // the simulators, not the dashboard; the summary wire format is what the dashboard consumes.
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { NodeSummary } from '@plugboard/node-gateway/model';
+import type { NodeSummary } from '@plugboard/api';
 
 export interface FakeGateway {
   name: string;

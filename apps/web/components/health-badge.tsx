@@ -1,5 +1,5 @@
 // Health as text + icon + colour: colour alone never carries the state.
-import type { Health } from '@plugboard/node-gateway/model';
+import type { Health } from '@plugboard/api';
 
 export function HealthIcon({ health }: { health: Health }) {
   return health === 'Healthy' ? (

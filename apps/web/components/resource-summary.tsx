@@ -1,7 +1,7 @@
 // One extended resource's numbers as text (capacity, allocatable, allocated, free, unhealthy) and
 // a bar. The text carries everything; the bar is a picture of the same numbers.
 import { memo } from 'react';
-import type { ApiServerView, RegistrationPhase, ResourceCounts } from '@plugboard/node-gateway/model';
+import type { ApiServerView, RegistrationPhase, ResourceCounts } from '@plugboard/api';
 import { formatTime, shortResource } from '../lib/format';
 
 export interface ResourceSummaryProps {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
-import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot } from '@plugboard/api';
 
 import { E2E_TOKEN, NODES } from './fixture-spec';
 

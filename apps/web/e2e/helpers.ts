@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
-import type { NodeSnapshot, NodeSummary } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot, NodeSummary } from '@plugboard/api';
 import type { FixtureInfo } from './cluster-fixture';
 import { WEB_DIR } from './processes';
 

@@ -1,6 +1,6 @@
 // The cluster document the web server aggregates from every gateway's `view=summary` stream and
 // serves on GET /api/cluster and WS /api/cluster/stream (snapshot + JSON Patch, like a gateway).
-import type { NodeSummary, Timestamp } from '@plugboard/node-gateway/model';
+import type { NodeSummary, Timestamp } from '@plugboard/api';
 
 export type GatewayLinkStatus =
   /** First connection attempt in progress. */

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ResourcePoint } from '@plugboard/node-gateway/model';
+import type { ResourcePoint } from '@plugboard/api';
 import {
   appendHistory,
   healthSegments,

@@ -8,7 +8,7 @@ import type {
   NodeHistory,
   ResourceCounts,
   ResourcePoint,
-} from '@plugboard/node-gateway/model';
+} from '@plugboard/api';
 
 /** What the cache holds for one node and window. */
 export interface HistoryView {

@@ -1,8 +1,7 @@
 // The seq guard between a stream and the query cache. A live document is the last snapshot plus
 // every patch applied in order; a message is applied only when it is the next one, so a lost,
 // duplicated or reordered message can never corrupt the cached view — it asks for a resync instead.
-import type { JsonPatchOp } from '@plugboard/node-gateway/model';
-import { applyPatchImmutable, PatchError } from './json-patch';
+import { type JsonPatchOp, applyPatchImmutable, PatchError } from '@plugboard/api';
 
 export interface LiveDocument<T> {
   /** Sequence number of the last applied message; null when the data did not come from a stream. */

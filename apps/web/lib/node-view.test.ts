@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot } from '@plugboard/api';
 import { makeSnapshot } from '../test/make-snapshot';
 import { blastRadius, deviceHistory, explainAllocatable, groupByNuma, podFootprint } from './node-view';
 import { formatIdRanges } from './format';

@@ -8,7 +8,7 @@ import type {
   NodeSnapshot,
   PodState,
   ResourceState,
-} from '@plugboard/node-gateway/model';
+} from '@plugboard/api';
 
 export interface DeviceTileModel {
   /** `${resource}/${physical device ID}` */

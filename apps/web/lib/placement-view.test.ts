@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AdmissionView, NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { AdmissionView, NodeSnapshot } from '@plugboard/api';
 import { makeSnapshot } from '../test/make-snapshot';
 import {
   admissionSummary,

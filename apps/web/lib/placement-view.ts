@@ -1,7 +1,7 @@
 // Pure derivations for NUMA placement views: who holds which CPU, how much memory pods pinned on
 // each NUMA node, one pod's footprint (devices + CPUs + memory), the misaligned pods, and the
 // wording of Topology Manager hints. Free of React so they are tested directly.
-import type { AdmissionView, NodeSnapshot, PodState, TopologyHintView } from '@plugboard/node-gateway/model';
+import type { AdmissionView, NodeSnapshot, PodState, TopologyHintView } from '@plugboard/api';
 
 export interface CpuCell {
   id: number;

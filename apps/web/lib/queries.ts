@@ -1,7 +1,7 @@
 // One queryOptions factory per data kind; the live streams write into the same keys with
 // setQueryData, so every view reads one cache whether data came from REST or the stream.
 import { queryOptions, type QueryClient } from '@tanstack/react-query';
-import type { NodeHistory, NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeHistory, NodeSnapshot } from '@plugboard/api';
 import type { ClusterDocument } from './cluster-types';
 import type { LiveDocument } from './live-document';
 import { apiFetch, nodeApiPath } from './api';

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
-import type { NodeHistory, NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeHistory, NodeSnapshot } from '@plugboard/api';
 import type { ClusterDocument } from '../lib/cluster-types';
 import { applyLiveMessage, type LiveDocument, type LiveMessage } from '../lib/live-document';
 import { createApiServer, type ApiServer } from './api-server';

@@ -4,14 +4,18 @@
 // are coalesced into one patch per tick and each patch is serialised once for all subscribers.
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
-import type { NodeSummary, StreamMessage } from '@plugboard/node-gateway/model';
+import {
+  type NodeSummary,
+  type StreamMessage,
+  applyPatchImmutable,
+  CLOSE_SLOW_CONSUMER,
+  pointerToken,
+  type JsonPatchOp,
+} from '@plugboard/api';
 import type { ClusterDocument, ClusterNode, GatewayLinkStatus } from '../lib/cluster-types';
-import { applyPatchImmutable, pointerToken } from '../lib/json-patch';
-import type { JsonPatchOp } from '@plugboard/node-gateway/model';
 import type { GatewayEntry } from './config';
 import type { GatewayDirectory } from './gateway-directory';
 import { causeText } from './errors';
-import { CLOSE_SLOW_CONSUMER } from './stream-proxy';
 
 const FLUSH_MS = 25;
 const HEARTBEAT_MS = 15_000;

@@ -5,13 +5,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, type WebSocketServer } from 'ws';
+import { CLOSE_GATEWAY_UNREACHABLE, CLOSE_SLOW_CONSUMER, CLOSE_UNKNOWN_NODE } from '@plugboard/api';
 import type { GatewayDirectory } from './gateway-directory';
 import { causeText } from './errors';
 
-/** Close codes the dashboard understands (4000–4999 are application-defined). */
-export const CLOSE_SLOW_CONSUMER = 4008;
-export const CLOSE_GATEWAY_UNREACHABLE = 4502;
-export const CLOSE_UNKNOWN_NODE = 4404;
 const MAX_BUFFERED_BYTES = 16 << 20;
 
 function sendErrorAndClose(ws: WebSocket, status: number, title: string, detail: string, code: number): void {

@@ -1,6 +1,6 @@
 // Builds realistic NodeSnapshots for tests and benchmarks: N devices over NUMA nodes, pods holding
 // devices, optional sharing replicas. Deterministic (no randomness) so assertions can be exact.
-import type { DeviceState, NodeSnapshot, PodState, ResourceState } from '@plugboard/node-gateway/model';
+import type { DeviceState, NodeSnapshot, PodState, ResourceState } from '@plugboard/api';
 
 export interface SnapshotShape {
   nodeName?: string;

@@ -5,7 +5,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '@plugboard/kubelet-sim';
-import { parseGatewayConfig, startGateway, type Gateway, type NodeSnapshot } from '@plugboard/node-gateway';
+import type { NodeSnapshot } from '@plugboard/api';
+import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import { run } from '../src/cli.js';
 
 export const GPU = 'plugboard.example/gpu';

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync, unlinkSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { FaultRecord } from '../model/types.js';
+import type { FaultRecord } from '@plugboard/api';
 import { REPLICA_SEPARATOR } from '@plugboard/plugin';
 import { GatewayError } from '../errors.js';
 

@@ -4,8 +4,8 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FaultStore, type FaultActuator } from './fault-store.js';
-import { ScenarioRunner, scenarioBodySchema } from './scenarios.js';
-import type { DeviceState } from '../model/types.js';
+import { scenarioBodySchema, type DeviceState } from '@plugboard/api';
+import { ScenarioRunner } from './scenarios.js';
 import { waitFor } from '../../test/helpers.js';
 
 function recorder(): FaultActuator & { on: Map<string, string> } {

@@ -3,7 +3,7 @@
 // however many plugins saw it, and no default metric that breaks the naming rules.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { NodeSnapshot } from '../model/types.js';
+import type { NodeSnapshot } from '@plugboard/api';
 import { createMetrics } from './metrics.js';
 
 const GPU = 'plugboard.example/gpu';

@@ -12,7 +12,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { FaultPhase, NodeSnapshot } from '../model/types.js';
+import type { FaultPhase, NodeSnapshot } from '@plugboard/api';
 import type { StreamView } from './stream.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];

@@ -3,12 +3,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import type { GatewayConfig } from '../config.js';
 import type { NodeModel } from '../model/node-model.js';
-import type { NodeSnapshot } from '../model/types.js';
+import { faultBodySchema, podBodySchema, scenarioBodySchema, type NodeSnapshot } from '@plugboard/api';
 import type { FaultStore } from '../faults/fault-store.js';
-import { scenarioBodySchema, type ScenarioRunner } from '../faults/scenarios.js';
+import type { ScenarioRunner } from '../faults/scenarios.js';
 import { GatewayError } from '../errors.js';
 import { originAllowed, type Authorizer } from './auth.js';
 import { parseBody } from './body.js';
@@ -35,31 +34,6 @@ export interface HttpContext {
   history?: NodeHistoryStore | null;
   readiness(): { ready: boolean; detail: string };
 }
-
-/** A Pod object, as far as the gateway checks it; kubelet-sim validates the rest (422 passes through). */
-const podBodySchema = z
-  .object({
-    metadata: z
-      .object({ name: z.string().min(1).max(253), namespace: z.string().min(1).max(63).optional() })
-      .loose(),
-    spec: z.object({ containers: z.array(z.object({ name: z.string().min(1) }).loose()).min(1) }).loose(),
-  })
-  .loose();
-
-const faultBodySchema = z
-  .object({
-    resource: z.string().min(1).max(253),
-    deviceId: z.string().min(1).max(253),
-    reason: z.string().min(1).max(512),
-    ttlSeconds: z
-      .number()
-      .int()
-      .min(1)
-      .max(30 * 24 * 3600)
-      .nullable()
-      .optional(),
-  })
-  .strict();
 
 function sendJson(
   res: ServerResponse,

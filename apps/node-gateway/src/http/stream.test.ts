@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fastJsonPatch from 'fast-json-patch';
 import { WebSocket } from 'ws';
-import { StreamHub, CLOSE_SLOW_CONSUMER } from './stream.js';
+import { CLOSE_SLOW_CONSUMER } from '@plugboard/api';
+import { StreamHub } from './stream.js';
 import { connectStream, waitFor } from '../../test/helpers.js';
 
 const { applyPatch, compare } = fastJsonPatch;

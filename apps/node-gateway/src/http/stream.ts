@@ -6,15 +6,16 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket } from 'ws';
-import type { JsonPatchOp } from '../model/types.js';
+import {
+  CLOSE_GOING_AWAY,
+  CLOSE_POLICY,
+  CLOSE_SLOW_CONSUMER,
+  CLOSE_TRY_AGAIN_LATER,
+  type JsonPatchOp,
+  type StreamView,
+} from '@plugboard/api';
 
-/** Close codes (4000–4999 are application-defined). */
-export const CLOSE_SLOW_CONSUMER = 4008;
-export const CLOSE_GOING_AWAY = 1001;
-export const CLOSE_POLICY = 1008;
-export const CLOSE_TRY_AGAIN_LATER = 1013;
-
-export type StreamView = 'full' | 'summary';
+export type { StreamView };
 
 export interface StreamOptions {
   heartbeatMs: number;

@@ -20,7 +20,7 @@ import type {
   RegistrationState,
   ResourceState,
   SourcesState,
-} from './types.js';
+} from '@plugboard/api';
 import {
   alignmentOf,
   alignmentParts,

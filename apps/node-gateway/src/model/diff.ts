@@ -6,7 +6,7 @@
 // any RFC 6902 library, e.g. fast-json-patch's `applyPatch`, which the tests use.)
 // The event ring is diffed by sequence number, because an index-wise array diff would turn
 // "drop the oldest, append one" into a replace of every element.
-import type { JsonPatchOp, NodeEvent } from './types.js';
+import type { JsonPatchOp, NodeEvent } from '@plugboard/api';
 
 /** Ops that turn `prev` into `next` for a ring of events ordered by strictly increasing seq. */
 export function diffEventRing(

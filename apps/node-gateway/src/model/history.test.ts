@@ -1,8 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkTiers, NodeHistoryStore, pointsPerResource } from './history.js';
-import type { HistoryTier } from './history-types.js';
-import type { NodeSnapshot } from './types.js';
+import type { HistoryTier, NodeSnapshot } from '@plugboard/api';
 
 const R = 'plugboard.example/gpu';
 const TIERS: HistoryTier[] = [

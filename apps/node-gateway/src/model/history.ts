@@ -8,14 +8,17 @@
 // downsampling. Samples arrive with every model change (exact extremes, no polling); `tick()` closes
 // buckets whose time is up and carries the last state forward, so every resource has one point per
 // bucket even when nothing changes.
-import type { Health, JsonPatchOp, NodeSnapshot, ResourceCounts } from './types.js';
 import type {
+  Health,
+  JsonPatchOp,
+  NodeSnapshot,
+  ResourceCounts,
   HealthTransition,
   HistoryMessage,
   HistoryTier,
   NodeHistory,
   ResourcePoint,
-} from './history-types.js';
+} from '@plugboard/api';
 
 export interface HistoryOptions {
   nodeName: string;

@@ -5,7 +5,7 @@ import { BuildCache, buildSnapshot, type ModelInputs, type ResourceInput } from 
 import { diffDocuments, diffEventRing } from './diff.js';
 import { NodeModel } from './node-model.js';
 import { summarize } from './summary.js';
-import type { NodeEvent } from './types.js';
+import type { NodeEvent } from '@plugboard/api';
 
 const { applyPatch } = fastJsonPatch;
 const T0 = '2026-01-01T00:00:00.000Z';

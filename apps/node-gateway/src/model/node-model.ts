@@ -23,7 +23,7 @@ import type {
   NodeSummary,
   SourceState,
   SourcesState,
-} from './types.js';
+} from '@plugboard/api';
 
 export interface ModelChange {
   snapshot: NodeSnapshot;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readiness } from './readiness.js';
-import type { RegistrationState, ResourceState } from './types.js';
+import type { RegistrationState, ResourceState } from '@plugboard/api';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:05:00.000Z';

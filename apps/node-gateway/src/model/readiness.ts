@@ -8,7 +8,7 @@
 // `kubectl get pods` points at the gateway rather than the kubelet) while the gateway is serving
 // exactly the view an operator needs. The detail names such plugins, and
 // plugboard_device_plugin_registered (alert PlugboardDevicePluginNotRegistered) reports them.
-import type { ResourceState } from './types.js';
+import type { ResourceState } from '@plugboard/api';
 
 export interface Readiness {
   ready: boolean;

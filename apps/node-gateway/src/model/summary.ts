@@ -1,5 +1,5 @@
 // The counts-only view of a snapshot (GET /api/v1/summary, stream `?view=summary`) for cluster views.
-import type { NodeSnapshot, NodeSummary } from './types.js';
+import type { NodeSnapshot, NodeSummary } from '@plugboard/api';
 
 export function summarize(s: NodeSnapshot): NodeSummary {
   const resources: NodeSummary['resources'] = {};

@@ -2,7 +2,7 @@
 // the plugin's preferred-allocation reasons per pod, and admission rejections reported once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AdmissionView, ContainerState } from './types.js';
+import type { AdmissionView, ContainerState } from '@plugboard/api';
 import {
   alignmentOf,
   alignmentParts,

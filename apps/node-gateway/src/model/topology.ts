@@ -11,7 +11,7 @@ import type {
   NumaAlignment,
   PodTopology,
   PreferredAllocationView,
-} from './types.js';
+} from '@plugboard/api';
 
 export interface HostTopology {
   root: string;

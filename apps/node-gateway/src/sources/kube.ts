@@ -18,7 +18,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeInput } from '../model/build.js';
 import type { ApiServerRequest } from './kubelet-control.js';
-import type { SourceState } from '../model/types.js';
+import type { SourceState } from '@plugboard/api';
 import type { KubeReviewer } from '../http/auth.js';
 import { GatewayError } from '../errors.js';
 import { sameSourceState } from '../model/source-state.js';

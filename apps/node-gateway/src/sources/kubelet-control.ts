@@ -5,7 +5,7 @@
 // server `/control/v1/state` does not exist: the source says so once and checks again rarely, and
 // the model reports the policy as unknown.
 import type { Logger } from 'pino';
-import type { AdmissionView } from '../model/types.js';
+import type { AdmissionView } from '@plugboard/api';
 import type { KubeletControlState } from '../model/topology.js';
 import { GatewayError } from '../errors.js';
 

@@ -7,7 +7,7 @@ import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { podresources } from '@plugboard/proto';
 import { PodResourcesPoller } from './pod-resources.js';
 import type { PodResourcesInput } from '../model/build.js';
-import type { SourceState } from '../model/types.js';
+import type { SourceState } from '@plugboard/api';
 import { waitFor } from '../../test/helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pb-prp-'));

@@ -13,7 +13,7 @@ import { stat } from 'node:fs/promises';
 import { Metadata, credentials, status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { podresources } from '@plugboard/proto';
 import type { PodResourcesInput } from '../model/build.js';
-import type { SourceState } from '../model/types.js';
+import type { SourceState } from '@plugboard/api';
 import { sameSourceState } from '../model/source-state.js';
 
 export interface PodResourcesPollerOptions {

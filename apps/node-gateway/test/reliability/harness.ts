@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway, type GatewaySectionInput } from '../../src/index.js';
-import type { NodeSnapshot } from '../../src/model/types.js';
+import type { NodeSnapshot } from '@plugboard/api';
 import { waitFor as waitForCondition } from '../helpers.js';
 
 export const GPU = 'plugboard.example/gpu';

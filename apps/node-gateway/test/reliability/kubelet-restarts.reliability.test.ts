@@ -19,7 +19,7 @@ import {
   startRig,
   waitFor,
 } from './harness.js';
-import type { NodeSnapshot } from '../../src/model/types.js';
+import type { NodeSnapshot } from '@plugboard/api';
 
 const RESTARTS = sized(20, 100);
 

@@ -2,7 +2,7 @@
 // Inject or clear a simulated fault on one physical device: names the target, previews the pods
 // that will be affected (blast radius), takes a reason and an optional TTL.
 import { useMemo, useState } from 'react';
-import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot } from '@plugboard/api';
 import { blastRadius, faultsForDevice, podStatus, tileDevices } from '../../lib/node-view';
 import { ConfirmDialog } from './confirm-dialog';
 

@@ -4,7 +4,7 @@
 // focused, never optimistic (the map changes only when the stream says so).
 import { useMemo, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot } from '@plugboard/api';
 import { apiFetch, nodeApiPath, ApiError } from '../../lib/api';
 import { blastRadius, physicalId } from '../../lib/node-view';
 import { formatTime } from '../../lib/format';

@@ -2,7 +2,7 @@
 // scale (unhealthy also hatched, so colour is not the only cue), with the same spans as a list
 // for screen readers.
 import { memo, useMemo } from 'react';
-import type { HealthTransition } from '@plugboard/node-gateway/model';
+import type { HealthTransition } from '@plugboard/api';
 import { healthSegments } from '../../lib/history';
 
 const clock = (ms: number) =>

@@ -1,7 +1,7 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanup, render, screen, within } from '@testing-library/react';
-import type { ResourcePoint } from '@plugboard/node-gateway/model';
+import type { ResourcePoint } from '@plugboard/api';
 import { HealthStrip } from './health-strip';
 import { HistoryTable } from './resource-history';
 import { Sparkline, sparkPath } from './sparkline';

@@ -4,7 +4,7 @@
 // and a gap (reconnect, lost message) refetches. Charts end at the live snapshot's counts.
 import { useCallback, useEffect, useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { HistoryMessage, NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { HistoryMessage, NodeSnapshot } from '@plugboard/api';
 import { appendHistory, HISTORY_WINDOWS, type HistoryView } from '../../lib/history';
 import { historyQuery, queryKeys } from '../../lib/queries';
 import type { ExtraMessage } from '../../lib/use-live-query';

@@ -3,7 +3,7 @@
 // accessible name), the uPlot chart, and its text equivalent — a change-only table in a
 // <details> that screen readers and keyboard users can open.
 import { memo, useId, useMemo } from 'react';
-import type { ResourceCounts, ResourcePoint } from '@plugboard/node-gateway/model';
+import type { ResourceCounts, ResourcePoint } from '@plugboard/api';
 import { historyRows, historySummary, toChartData } from '../../lib/history';
 import { HistoryPlot } from './history-plot';
 

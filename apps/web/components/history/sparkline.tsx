@@ -2,7 +2,7 @@
 // hundred cards must not create a hundred canvases). Its text equivalent is a visually hidden
 // sentence with the same numbers.
 import { memo } from 'react';
-import type { ResourcePoint } from '@plugboard/node-gateway/model';
+import type { ResourcePoint } from '@plugboard/api';
 import { historySummary } from '../../lib/history';
 
 const W = 120;

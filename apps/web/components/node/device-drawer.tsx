@@ -2,7 +2,7 @@
 // One device's page-in-a-drawer: current state, active simulated faults, and its history of health
 // transitions, faults and allocations from the node's event ring.
 import { useEffect, useMemo, useRef } from 'react';
-import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot } from '@plugboard/api';
 import { blastRadius, deviceHistory, faultsForDevice, tileDevices } from '../../lib/node-view';
 import { formatTime } from '../../lib/format';
 import { HealthBadge, SimulatedBadge } from '../health-badge';

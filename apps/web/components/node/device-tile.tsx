@@ -2,7 +2,7 @@
 // count when shared, and its fault switch. Memoised on the identity of its DeviceState objects so a
 // one-device patch re-renders one tile out of a thousand.
 import { memo } from 'react';
-import type { DeviceState, Health } from '@plugboard/node-gateway/model';
+import type { DeviceState, Health } from '@plugboard/api';
 import { HealthIcon } from '../health-badge';
 
 export type FaultControl =

@@ -1,7 +1,7 @@
 // The node's event timeline (health changes, faults, allocations with the preferred-allocation
 // reason, kubelet restarts), newest first, filterable by kind.
 import { memo, useMemo, useState } from 'react';
-import type { NodeEvent, NodeEventKind } from '@plugboard/node-gateway/model';
+import type { NodeEvent, NodeEventKind } from '@plugboard/api';
 import { formatTime } from '../../lib/format';
 
 const KIND_CLASS: Record<NodeEventKind, string> = {

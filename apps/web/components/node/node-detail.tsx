@@ -5,7 +5,7 @@
 // the tile shows "waiting…" until the stream reports the device's new state.
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { FaultState, NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { FaultState, NodeSnapshot } from '@plugboard/api';
 import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
 import { configQuery, nodeQuery, queryKeys } from '../../lib/queries';
 import { useLiveQuery } from '../../lib/use-live-query';

@@ -1,7 +1,7 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { act, cleanup, render, screen, within } from '@testing-library/react';
-import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot } from '@plugboard/api';
 import { makeSnapshot } from '../../test/make-snapshot';
 import { applyLiveMessage } from '../../lib/live-document';
 import { podFootprint } from '../../lib/node-view';

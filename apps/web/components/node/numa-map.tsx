@@ -2,7 +2,7 @@
 // (exclusive, reserved, shared) and pinned memory beside the devices; the misaligned pods are
 // listed and their tiles marked; one pod's footprint (devices + CPUs + memory) is highlighted.
 import { memo, useMemo } from 'react';
-import type { NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot } from '@plugboard/api';
 import { groupByNuma } from '../../lib/node-view';
 import {
   cpuOwners,

@@ -1,7 +1,7 @@
 // Pod assignments: pod / namespace / container → device IDs, NUMA alignment, status, blast radius
 // (flagged when a device it uses is unhealthy) and DRA claims beside device-plugin devices.
 import { memo, useMemo, useState } from 'react';
-import type { NodeSnapshot, PodState } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot, PodState } from '@plugboard/api';
 import { podStatus } from '../../lib/node-view';
 
 function shortDevice(key: string): string {

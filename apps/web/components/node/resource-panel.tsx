@@ -1,7 +1,7 @@
 // Capacity vs allocatable per resource with the "why": which devices are unhealthy, since when,
 // why, whether a simulated fault holds them and which pods still hold them; plus registration.
 import { memo, useMemo } from 'react';
-import type { NodeSnapshot, RegistrationPhase, ResourceState } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot, RegistrationPhase, ResourceState } from '@plugboard/api';
 import { explainAllocatable } from '../../lib/node-view';
 import { formatAgo, formatTime } from '../../lib/format';
 import { ResourceSummary } from '../resource-summary';

@@ -1,6 +1,6 @@
 // Why data may be missing or old: PodResources / Kubernetes API stale or disabled, plugins not
 // registered or waiting for their kubelet. Shown above the node view so a 0 is never silent.
-import type { NodeSnapshot, SourceState } from '@plugboard/node-gateway/model';
+import type { NodeSnapshot, SourceState } from '@plugboard/api';
 import { formatTime } from '../../lib/format';
 
 function sourceText(label: string, s: SourceState): { cls: string; text: string } | null {

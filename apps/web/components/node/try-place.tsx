@@ -5,7 +5,7 @@
 // any other; nothing here changes the map optimistically.
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import type { AdmissionView, NodeSnapshot } from '@plugboard/node-gateway/model';
+import type { AdmissionView, NodeSnapshot } from '@plugboard/api';
 import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
 import { podFromRequest, type PodRequest } from '../../lib/placement-view';
 import { AdmissionDetails } from './why-here';

@@ -2,7 +2,7 @@
 // policy and scope in force, every hint each manager gave, the merged hint and the verdict, and
 // the plugin's own reason for its preferred allocation. Also renders a dry-run decision for the
 // "try to place" form, so a preview reads exactly like an admitted pod.
-import type { AdmissionView, NodeSnapshot, PodState } from '@plugboard/node-gateway/model';
+import type { AdmissionView, NodeSnapshot, PodState } from '@plugboard/api';
 import { admissionSummary, hintLabel, hintsLabel } from '../../lib/placement-view';
 import { formatBytes, formatIdRanges } from '../../lib/format';
 

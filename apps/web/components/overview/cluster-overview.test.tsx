@@ -1,7 +1,7 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanup, render, screen } from '@testing-library/react';
-import type { NodeSummary } from '@plugboard/node-gateway/model';
+import type { NodeSummary } from '@plugboard/api';
 import type { ClusterDocument, ClusterNode } from '../../lib/cluster-types';
 import { clusterTotals, selectNodes } from './cluster-overview';
 import { NodeCard } from './node-card';

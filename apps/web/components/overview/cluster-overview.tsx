@@ -3,7 +3,7 @@
 // summary stream (one socket for the whole cluster), with sort and filter.
 import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import type { ResourceCounts } from '@plugboard/node-gateway/model';
+import type { ResourceCounts } from '@plugboard/api';
 import type { ClusterDocument, ClusterNode } from '../../lib/cluster-types';
 import { ResourceSummary } from '../resource-summary';
 import { clusterQuery, queryKeys } from '../../lib/queries';

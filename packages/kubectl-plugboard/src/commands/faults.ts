@@ -2,8 +2,7 @@
 // file (the format of examples/scenarios/*.yaml) on the gateways its steps name; list and stop them.
 // Every mutation carries the credential the gateway verifies (see transport.ts).
 import { readFile } from 'node:fs/promises';
-import type { FaultState } from '@plugboard/node-gateway/model';
-import type { ScenarioState } from '@plugboard/node-gateway';
+import type { FaultState, ScenarioState } from '@plugboard/api';
 import { parse } from 'yaml';
 import { CliError } from '../errors.js';
 import { age, until } from '../output.js';

@@ -1,6 +1,6 @@
 // Read-only views: `nodes` (per-resource counts of each node), `devices` (every device with health,
 // NUMA and holder) and `pods` (pod → devices with their NUMA nodes and the NUMA alignment verdict).
-import type { DeviceState, NodeSnapshot, NodeSummary } from '@plugboard/node-gateway/model';
+import type { DeviceState, NodeSnapshot, NodeSummary } from '@plugboard/api';
 import { CliError } from '../errors.js';
 import { age, registeredText } from '../output.js';
 import { fanOut, printList, selectGateways, type CommandContext } from '../context.js';

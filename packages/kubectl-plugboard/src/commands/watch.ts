@@ -2,8 +2,7 @@
 // snapshot, then JSON Patches). Redraws in place on a terminal, prints one table per change
 // otherwise, or one JSON line (YAML document) per node change for scripts. A dropped stream
 // reconnects with `?since=<last seq>`, so nothing is missed while the gateway still holds the patches.
-import type { NodeSummary, StreamMessage } from '@plugboard/node-gateway/model';
-import fastJsonPatch from 'fast-json-patch';
+import { applyPatchImmutable, PatchError, type NodeSummary, type StreamMessage } from '@plugboard/api';
 import { stringify } from 'yaml';
 import type { WebSocket } from 'ws';
 import { CliError } from '../errors.js';
@@ -11,7 +10,6 @@ import { registeredText, renderTable } from '../output.js';
 import { selectGateways, type CommandContext } from '../context.js';
 import type { GatewayConnection } from '../transport.js';
 
-const { applyPatch } = fastJsonPatch;
 const RECONNECT_MS = [250, 1000, 2000, 5000];
 const REDRAW_MS = 100;
 
@@ -67,7 +65,15 @@ export async function watchCommand(
             ws?.close();
             return;
           }
-          doc = applyPatch(doc, msg.ops as fastJsonPatch.Operation[], false, false).newDocument;
+          try {
+            doc = applyPatchImmutable(doc, msg.ops);
+          } catch (err) {
+            if (!(err instanceof PatchError)) throw err;
+            // A patch that does not fit what we hold: start over with a fresh snapshot too.
+            seq = null;
+            ws?.close();
+            return;
+          }
           seq = msg.seq;
           changed(g, doc);
         }

@@ -10,13 +10,13 @@
 import type { CpuManager, CpuManagerPolicy } from '../cpumanager/cpu-manager.js';
 import type { DeviceManager } from '../devicemanager/manager.js';
 import { NODE_WITHOUT_TOPOLOGY } from '../devicemanager/types.js';
-import type {
-  MemoryBlock,
-  MemoryManager,
-  MemoryManagerPolicy,
-  MemoryResource,
-} from '../memorymanager/memory-manager.js';
+import type { MemoryManager, MemoryManagerPolicy, MemoryResource } from '../memorymanager/memory-manager.js';
 import type { ContainerSpec, PodSpec, QosClass } from '../../pods/pod-spec.js';
+import type {
+  AdmissionDecision as ApiAdmissionDecision,
+  ContainerPlacement,
+  TopologyHintView,
+} from '@plugboard/api';
 import { KubeletSimError } from '../../errors.js';
 import { bitsOf, type Mask } from './bitmask.js';
 import { applyPolicy, topologyAffinityError } from './policy.js';
@@ -29,59 +29,19 @@ import {
   type TopologyManagerScope,
 } from './topology-manager.js';
 
-export interface HintView {
-  /** null: any NUMA node (no preference). */
-  numaNodes: number[] | null;
-  preferred: boolean;
-}
+export type {
+  AdmissionStep,
+  ContainerPlacement,
+  ProviderHintsView,
+  TopologyHintView as HintView,
+} from '@plugboard/api';
 
-export interface ProviderHintsView {
-  provider: HintProvider;
-  /** null when the provider has nothing to say about this container (no preference at all). */
-  resource: string | null;
-  /** null: no preference; []: the request cannot be satisfied anywhere. */
-  hints: HintView[] | null;
-}
-
-export interface AdmissionStep {
-  /** The container the hints were merged for; null under the `pod` scope (one merge per pod). */
-  container: string | null;
-  hints: ProviderHintsView[];
-  /** The policy's best hint (null under the `none` policy, which merges nothing). */
-  merged: HintView | null;
-  admit: boolean;
-}
-
-export interface ContainerPlacement {
-  container: string;
-  init: boolean;
-  /** The NUMA affinity the providers allocated with (null: none). */
-  affinity: number[] | null;
-  devices: {
-    resource: string;
-    deviceIds: string[];
-    /** NUMA nodes per device ID ([] for a device without topology). */
-    numaNodes: Record<string, number[]>;
-    /** The plugin's GetPreferredAllocation answer; null when it was not asked. */
-    preferred: string[] | null;
-  }[];
-  cpuIds: number[];
-  memory: MemoryBlock[];
-}
-
-export interface AdmissionDecision {
+/** The decision in @plugboard/api's shape (the gateway reads it), with this kubelet's policy names. */
+export interface AdmissionDecision extends ApiAdmissionDecision {
   policy: TopologyManagerPolicy;
   scope: TopologyManagerScope;
   cpuManagerPolicy: CpuManagerPolicy;
   memoryManagerPolicy: MemoryManagerPolicy;
-  at: string;
-  dryRun: boolean;
-  result: 'admitted' | 'rejected';
-  /** The kubelet's reason when rejected (TopologyAffinityError, UnexpectedAdmissionError, OutOf…). */
-  reason: string | null;
-  message: string | null;
-  steps: AdmissionStep[];
-  containers: ContainerPlacement[];
 }
 
 /** Topology Manager settings a dry run may try instead of the node's. */
@@ -99,7 +59,7 @@ export interface TopologyAdmissionOptions {
   memoryManager: MemoryManager;
 }
 
-const view = (h: TopologyHint): HintView => ({
+const view = (h: TopologyHint): TopologyHintView => ({
   numaNodes: h.mask === null ? null : bitsOf(h.mask),
   preferred: h.preferred,
 });

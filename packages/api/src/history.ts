@@ -1,7 +1,6 @@
 // Types of the gateway's bounded in-memory history (GET /api/v1/history and the stream's opt-in
-// `history` messages). Pure types, no runtime code: the web app imports them with `import type`
-// through `@plugboard/node-gateway/model`. Documented in docs/API.md ("History").
-import type { Health } from './types.js';
+// `history` messages). Pure types, no runtime code. Documented in docs/API.md ("History").
+import type { Health } from './common.ts';
 
 /** One downsampling tier: buckets of `resolutionMs`, kept for `retentionMs`. */
 export interface HistoryTier {

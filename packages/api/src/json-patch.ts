@@ -1,10 +1,16 @@
-// Immutable RFC 6902 JSON Patch application with structural sharing.
+// The one JSON Patch application of the stream's clients (the dashboard's cache, its server's
+// cluster hub, `kubectl plugboard watch`): immutable RFC 6902 with structural sharing.
 // fast-json-patch either mutates the document or deep-clones all of it; neither works for a React
 // cache: mutation hides changes from memoised components, a deep clone re-renders every one of the
 // 1,024 device tiles. Here only the objects on the path of an op are copied, so a one-device
 // `replace` yields a new root, a new `devices` map and one new device, and every other object keeps
 // its identity (and its memoised tile skips rendering).
-import type { JsonPatchOp } from '@plugboard/node-gateway/model';
+
+/** One RFC 6902 operation, as the gateway's stream sends them. */
+export type JsonPatchOp =
+  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
+  | { op: 'remove'; path: string }
+  | { op: 'move' | 'copy'; from: string; path: string };
 
 export class PatchError extends Error {
   constructor(

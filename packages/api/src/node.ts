@@ -1,13 +1,13 @@
 // The node model: the one snapshot type the gateway serves (GET /api/v1/node, the stream's
-// snapshot message) and the dashboard renders. Documented field by field in docs/API.md.
-// Pure types, no runtime code: the web app imports this file with `import type`.
+// snapshot message) and the dashboard and `kubectl plugboard` render. Documented field by field in
+// docs/API.md. Pure types, no runtime code.
 // JSON Patch paths in the stream address these objects, so keyed collections are objects
 // (Record<id, …>) rather than arrays: a one-device change is one small `replace` op.
 
-export type Health = 'Healthy' | 'Unhealthy';
+import type { AdmissionView } from './admission.ts';
+import type { Health, Timestamp } from './common.ts';
 
-/** ISO-8601 timestamp string. */
-export type Timestamp = string;
+export type { AdmissionView, TopologyHintView } from './admission.ts';
 
 export interface NodeSnapshot {
   /** Schema version of this document; bumped on incompatible changes. */
@@ -297,54 +297,6 @@ export interface KubeletTopologySettings {
   reservedCpuIds: number[];
 }
 
-export interface TopologyHintView {
-  /** null: any NUMA node (no preference). */
-  numaNodes: number[] | null;
-  preferred: boolean;
-}
-
-/** A kubelet's Topology Manager admission decision (from kubelet-sim; a real kubelet only logs it). */
-export interface AdmissionView {
-  source: 'kubelet-sim';
-  policy: string;
-  scope: string;
-  cpuManagerPolicy: string;
-  memoryManagerPolicy: string;
-  at: Timestamp;
-  dryRun: boolean;
-  result: 'admitted' | 'rejected';
-  /** The kubelet's reason when rejected (TopologyAffinityError, UnexpectedAdmissionError, OutOf…). */
-  reason: string | null;
-  message: string | null;
-  /** One merge per container (scope container) or one for the pod (container null, scope pod). */
-  steps: {
-    container: string | null;
-    hints: {
-      provider: 'devices' | 'cpu' | 'memory';
-      /** null when the provider had nothing to say about this container. */
-      resource: string | null;
-      /** null: no preference; []: cannot be satisfied anywhere. */
-      hints: TopologyHintView[] | null;
-    }[];
-    merged: TopologyHintView | null;
-    admit: boolean;
-  }[];
-  containers: {
-    container: string;
-    init: boolean;
-    affinity: number[] | null;
-    devices: {
-      resource: string;
-      deviceIds: string[];
-      numaNodes: Record<string, number[]>;
-      /** The plugin's GetPreferredAllocation answer; null when it was not asked. */
-      preferred: string[] | null;
-    }[];
-    cpuIds: number[];
-    memory: { type: string; bytes: number; numaNodes: number[] }[];
-  }[];
-}
-
 export interface PreferredAllocationView {
   container: string;
   resource: string;
@@ -392,18 +344,3 @@ export interface NodeSummary {
   faultsEnabled: boolean;
   sources: SourcesState;
 }
-
-/** Messages on GET /api/v1/stream. */
-export type StreamMessage<T = NodeSnapshot> =
-  | { type: 'snapshot'; seq: number; node: T }
-  | { type: 'patch'; seq: number; ops: JsonPatchOp[] }
-  | { type: 'heartbeat'; seq: number; at: Timestamp }
-  | { type: 'error'; status: number; title: string; detail: string };
-
-export type JsonPatchOp =
-  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
-  | { op: 'remove'; path: string }
-  | { op: 'move' | 'copy'; from: string; path: string };
-
-// The history endpoint's and the stream's `history` message types (GET /api/v1/history).
-export type * from './history-types.js';

@@ -2,8 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import jsonpatch, { type Operation } from 'fast-json-patch';
-import type { JsonPatchOp } from '@plugboard/node-gateway/model';
-import { applyPatchImmutable, PatchError, pointerToken } from './json-patch';
+import { applyPatchImmutable, PatchError, pointerToken, type JsonPatchOp } from './json-patch.ts';
 
 const base = () => ({
   devices: { 'r/a': { id: 'a', health: 'Healthy' }, 'r/b': { id: 'b', health: 'Healthy' } },
