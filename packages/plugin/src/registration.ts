@@ -23,36 +23,58 @@ export async function socketExists(path: string): Promise<boolean> {
   }
 }
 
-/** One Register call; rejects with a PluginError carrying the kubelet's message. */
-export async function registerWithKubelet(
-  kubeletSocket: string,
-  request: deviceplugin.RegisterRequest,
-  timeoutMs = 5000,
-): Promise<void> {
-  const client = new deviceplugin.RegistrationClient(`unix://${kubeletSocket}`, credentials.createInsecure());
-  try {
-    await new Promise<void>((resolve, reject) => {
-      client.register(
-        request,
-        new Metadata(),
-        { deadline: Date.now() + timeoutMs },
-        (err: ServiceError | null) => (err ? reject(err) : resolve()),
-      );
-    });
-  } catch (err) {
-    const e = err as ServiceError;
-    throw new PluginError(
-      'registration-failed',
-      `Register on ${kubeletSocket} failed: ${e.details || e.message}`,
-      { cause: err },
+/**
+ * The Registration client of one plugin, kept for its life: a gRPC channel dials kubelet.sock anew
+ * on every (re)connect, so a restarted kubelet needs no new channel. One channel per Register call
+ * (as this once was) leaves connections behind with @grpc/grpc-js 1.14: a channel closed while its
+ * subchannel backs off after a failed connect (a stale kubelet.sock) reconnects when the backoff
+ * ends, to the next kubelet, and holds that connection, owned by nobody.
+ */
+export class KubeletRegistrationClient {
+  readonly kubeletSocket: string;
+  readonly #client: deviceplugin.RegistrationClient;
+
+  /** `maxBackoffMs` caps the channel's reconnect backoff: how soon a returning kubelet is reached. */
+  constructor(kubeletSocket: string, backoff: { initialMs: number; maxMs: number }) {
+    this.kubeletSocket = kubeletSocket;
+    this.#client = new deviceplugin.RegistrationClient(
+      `unix://${kubeletSocket}`,
+      credentials.createInsecure(),
+      {
+        'grpc.initial_reconnect_backoff_ms': backoff.initialMs,
+        'grpc.max_reconnect_backoff_ms': backoff.maxMs,
+      },
     );
-  } finally {
-    client.close();
+  }
+
+  /** One Register call; rejects with a PluginError carrying the kubelet's message. */
+  async register(request: deviceplugin.RegisterRequest, timeoutMs = 5000): Promise<void> {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.#client.register(
+          request,
+          new Metadata(),
+          { deadline: Date.now() + timeoutMs },
+          (err: ServiceError | null) => (err ? reject(err) : resolve()),
+        );
+      });
+    } catch (err) {
+      const e = err as ServiceError;
+      throw new PluginError(
+        'registration-failed',
+        `Register on ${this.kubeletSocket} failed: ${e.details || e.message}`,
+        { cause: err },
+      );
+    }
+  }
+
+  close(): void {
+    this.#client.close();
   }
 }
 
 /**
- * Whether a `registerWithKubelet` failure means that no kubelet answered (nothing listening on a
+ * Whether a `register` failure means that no kubelet answered (nothing listening on a
  * stale kubelet.sock, a kubelet going away mid-call) rather than a kubelet refusing the request.
  */
 export function kubeletUnreachable(err: unknown): boolean {

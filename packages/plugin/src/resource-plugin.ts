@@ -18,10 +18,10 @@ import {
 import { DeviceState } from './device-state.js';
 import { PluginError } from './errors.js';
 import {
+  KubeletRegistrationClient,
   kubeletUnreachable,
   pluginWatcherServer,
   registerRequest,
-  registerWithKubelet,
   socketExists,
 } from './registration.js';
 import { RestartWatcher, type RestartSignal } from './restart-watch.js';
@@ -52,6 +52,8 @@ const STREAM_CLOSED_GRACE_MS = 1000;
  * kubelet never makes the phase flap.
  */
 const STREAM_OPEN_GRACE_MS = 10_000;
+/** Cap of the Registration channel's reconnect backoff: a returning kubelet is reached this soon. */
+const REGISTRATION_RECONNECT_MAX_MS = 1000;
 
 export interface ResourcePluginOptions {
   /** Extended resource name, e.g. "example.com/gpu". */
@@ -118,6 +120,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   readonly #buildResponse: AllocateResponseBuilder;
   #server: Server | null = null;
   #registrationServer: Server | null = null;
+  /** kubelet mode: one Registration channel for the plugin's life (see KubeletRegistrationClient). */
+  #kubeletClient: KubeletRegistrationClient | null = null;
   #registration: RegistrationState = {
     phase: 'starting',
     registeredAt: null,
@@ -306,6 +310,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#clearStreamOpenTimer();
     this.#watcher.stop();
     await this.#restartChain;
+    this.#kubeletClient?.close();
+    this.#kubeletClient = null;
     this.#streams.endAll();
     await this.#closeServers();
     this.#state.detach();
@@ -483,6 +489,10 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     const max = this.#options.registrationRetry?.maxMs ?? 5000;
     const request = registerRequest(basename(this.socketPath), this.resourceName, this.#pluginOptions);
     const current = (): boolean => !this.#stopping && loopId === this.#loopId;
+    const client = (this.#kubeletClient ??= new KubeletRegistrationClient(this.#kubeletSocket, {
+      initialMs: initial,
+      maxMs: Math.min(max, REGISTRATION_RECONNECT_MAX_MS),
+    }));
     // Once registered, an absent or unreachable kubelet is one to wait for.
     const wasRegistered = this.#registration.registeredAt !== null;
     this.#registration.phase = 'registering';
@@ -500,7 +510,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
           this.#generation++;
           try {
             await this.#watcher.rememberKubeletSocket();
-            await registerWithKubelet(this.#kubeletSocket, request);
+            await client.register(request);
             if (!current()) return;
             this.#setRegistered(attempt);
             return;
