@@ -17,7 +17,7 @@ import {
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeInput } from '../model/build.js';
-import type { ApiServerRequest } from './kubelet-control.js';
+import type { ApiServerRequest } from './api-server-request.js';
 import type { SourceState } from '@plugboard/api';
 import type { KubeReviewer } from '../http/auth.js';
 import { GatewayError } from '../errors.js';

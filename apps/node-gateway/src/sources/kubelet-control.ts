@@ -3,30 +3,19 @@
 // (hints per provider, merged hint, result) that a real kubelet only writes to its log. It also
 // carries the "try to place" requests (a dry-run admission, then a real one). Against a real API
 // server `/control/v1/state` does not exist: the source says so once and checks again rarely, and
-// the model reports the policy as unknown.
+// the model reports the policy as unknown. This is the kubelet-sim implementation of the kubelet
+// topology source (kubelet-topology.ts).
 import type { Logger } from 'pino';
 import type { AdmissionView } from '@plugboard/api';
-import type { KubeletControlState } from '../model/topology.js';
 import { GatewayError } from '../errors.js';
-
-/** A response of the API server, body read in full. */
-export interface ApiServerResponse {
-  status: number;
-  contentType: string;
-  etag: string | null;
-  body: string;
-}
-
-/**
- * One request to the API server with the kubeconfig's TLS settings and credentials (kube.ts builds
- * it from @kubernetes/client-node's KubeConfig on node:http/https).
- */
-export type ApiServerRequest = (
-  method: 'GET' | 'POST',
-  /** Path and query, e.g. `/control/v1/state?view=admissions`. */
-  path: string,
-  options: { headers?: Record<string, string>; body?: string; timeoutMs: number },
-) => Promise<ApiServerResponse>;
+import type { KubeClient } from './kube-client.js';
+import type { ApiServerRequest, ApiServerResponse } from './api-server-request.js';
+import type {
+  KubeletTopologyListener,
+  KubeletTopologySource,
+  PlacementAnswer,
+  PlacementWhatIf,
+} from './kubelet-topology.js';
 
 export interface KubeletControlOptions {
   /** The API server URL from the kubeconfig, for log lines (a kubelet-sim serves /control/v1/ there). */
@@ -35,7 +24,7 @@ export interface KubeletControlOptions {
   intervalMs: number;
   timeoutMs: number;
   /** null with a reason when the control API is not there (a real cluster) or unreachable. */
-  onState: (state: KubeletControlState | null, reason: string | null) => void;
+  onState: KubeletTopologyListener;
   logger: Logger;
 }
 
@@ -51,10 +40,13 @@ interface SimState {
   pods?: { namespace: string; name: string; admission?: Omit<AdmissionView, 'source'> | null }[];
 }
 
+/** Why the kubelet's settings are unknown until the first answer. */
+export const KUBELET_SIM_CHECKING = 'checking the kubeconfig server for a kubelet-sim control API';
+
 /** How long to wait before asking again when the server has no control API (a real cluster). */
 const ABSENT_RECHECK_MS = 60_000;
 
-export class KubeletControl {
+export class KubeletControl implements KubeletTopologySource {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private etag: string | null = null;
@@ -175,8 +167,8 @@ export class KubeletControl {
     pod: unknown,
     admit: boolean,
     /** Dry runs only: a Topology Manager policy/scope to try instead of the node's. */
-    whatIf: { topologyManagerPolicy?: string; topologyManagerScope?: string } = {},
-  ): Promise<{ status: number; contentType: string; body: string }> {
+    whatIf: PlacementWhatIf = {},
+  ): Promise<PlacementAnswer> {
     if (!this.available) {
       throw new GatewayError(
         'unavailable',
@@ -203,4 +195,28 @@ export class KubeletControl {
     this.pollSoon();
     return { status: res.status, contentType: res.contentType || 'application/json', body: res.body };
   }
+}
+
+/**
+ * The kubelet-sim source for a kubeconfig's API server (a kubelet-sim serves its control API there);
+ * null without a kubeconfig (in-cluster, the server is a real API server). `stop` also closes the
+ * API server connection it made.
+ */
+export function kubeletSimSource(
+  kube: KubeClient,
+  options: Omit<KubeletControlOptions, 'server' | 'request'>,
+): KubeletTopologySource | null {
+  const server = kube.mode === 'kubeconfig' ? kube.kc.getCurrentCluster()?.server : undefined;
+  if (!server) return null;
+  const request = kube.module.createApiServerRequest(kube.kc);
+  const control = new KubeletControl({ ...options, server, request });
+  return {
+    start: () => control.start(),
+    stop: () => {
+      control.stop();
+      request.close();
+    },
+    pollSoon: (delayMs) => control.pollSoon(delayMs),
+    forward: (pod, admit, whatIf) => control.forward(pod, admit, whatIf),
+  };
 }
