@@ -1,0 +1,122 @@
+// Fault injection: GET|POST|DELETE /api/v1/faults and GET|DELETE /api/v1/faults/{id}.
+import { faultBodySchema, type NodeSnapshot } from '@plugboard/api';
+import { GatewayError } from '../../errors.js';
+import type { HttpContext } from '../context.js';
+import type { MutationGuard } from '../mutation-guard.js';
+import { parseBody } from '../body.js';
+import { sendJson } from '../respond.js';
+import type { Route } from '../router.js';
+
+/** `?resource=R&deviceId=D`, each optional. */
+function deviceFilter(url: URL): { resource: string | undefined; deviceId: string | undefined } {
+  return {
+    resource: url.searchParams.get('resource') ?? undefined,
+    deviceId: url.searchParams.get('deviceId') ?? undefined,
+  };
+}
+
+export function faultRoutes(
+  ctx: Pick<HttpContext, 'model' | 'faults' | 'logger'>,
+  guard: MutationGuard,
+): Route[] {
+  const { model, faults, logger } = ctx;
+
+  /**
+   * Faults with their observed state. After a change, one turn of the event loop lets the plugin's
+   * ListAndWatch send (queued as a microtask) land in the model first, so the answer says whether
+   * the kubelet was told rather than "pending" for a send that was already under way.
+   */
+  async function faultStates(settle = false): Promise<NodeSnapshot['faults']> {
+    if (settle) await new Promise<void>((resolve) => setImmediate(resolve));
+    model.flush();
+    return model.snapshot().faults;
+  }
+
+  function resolveDevice(resource: string, deviceId: string): void {
+    const snap = model.snapshot();
+    const r = snap.resources[resource];
+    if (!r) {
+      throw new GatewayError(
+        'invalid-body',
+        `unknown resource "${resource}"; this node serves: ${Object.keys(snap.resources).join(', ') || 'none'}`,
+      );
+    }
+    const known = r.deviceKeys.some((k) => {
+      const d = snap.devices[k]!;
+      return d.id === deviceId || d.replicaOf === deviceId;
+    });
+    if (!known)
+      throw new GatewayError('invalid-body', `unknown device "${deviceId}" of resource "${resource}"`);
+  }
+
+  return [
+    {
+      path: '/api/v1/faults',
+      methods: {
+        GET: async ({ res, url }) => {
+          const { resource, deviceId } = deviceFilter(url);
+          const items = Object.values(await faultStates()).filter(
+            (f) => (!resource || f.resource === resource) && (!deviceId || f.deviceId === deviceId),
+          );
+          sendJson(res, 200, { items });
+        },
+        POST: async ({ req, res }) => {
+          const who = await guard.faultMutation(req, 'inject a fault');
+          const body = await parseBody(req, faultBodySchema, guard.bodyOptions(['json']));
+          guard.checkTtl(body.ttlSeconds ?? Infinity);
+          resolveDevice(body.resource, body.deviceId);
+          const fault = faults.add({ ...body, ttlSeconds: body.ttlSeconds ?? null });
+          logger.info(
+            {
+              fault: fault.id,
+              resource: fault.resource,
+              device: fault.deviceId,
+              ttlSeconds: body.ttlSeconds ?? null,
+              by: who,
+            },
+            'fault injected',
+          );
+          sendJson(
+            res,
+            201,
+            { id: fault.id, fault: (await faultStates(true))[fault.id] ?? null },
+            { location: `/api/v1/faults/${encodeURIComponent(fault.id)}` },
+          );
+        },
+        DELETE: async ({ req, res, url }) => {
+          const who = await guard.faultMutation(req, 'clear faults');
+          const { resource, deviceId } = deviceFilter(url);
+          if (deviceId !== undefined && resource === undefined) {
+            throw new GatewayError('bad-request', 'deviceId needs resource: ?resource=R&deviceId=D');
+          }
+          const items = faults.removeAll({ resource, deviceId });
+          logger.info(
+            { faults: items.map((f) => f.id), resource: resource ?? null, device: deviceId ?? null, by: who },
+            'faults cleared',
+          );
+          sendJson(res, 200, { items });
+        },
+      },
+    },
+    {
+      path: '/api/v1/faults/{id}',
+      methods: {
+        GET: async ({ res, id }) => {
+          const fault = (await faultStates())[id];
+          if (!fault) throw new GatewayError('not-found', `no active fault with id "${id}"`);
+          sendJson(res, 200, fault);
+        },
+        DELETE: async ({ req, res, id }) => {
+          const who = await guard.faultMutation(req, 'clear a fault');
+          const fault = faults.remove(id, 'deleted');
+          if (!fault) throw new GatewayError('not-found', `no active fault with id "${id}"`);
+          logger.info(
+            { fault: id, resource: fault.resource, device: fault.deviceId, by: who },
+            'fault cleared',
+          );
+          res.writeHead(204).end();
+        },
+      },
+    },
+  ];
+}
