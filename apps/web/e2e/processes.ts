@@ -85,7 +85,7 @@ export function startFixture(env: Record<string, string | undefined> = process.e
 }
 
 export function startWebServer(gateways: string, extraEnv: Record<string, string> = {}): Promise<Started> {
-  return startWithReadyLine(['--import', 'tsx', 'apps/web/server.ts'], 'PLUGBOARD_WEB_URL', {
+  return startWithReadyLine(['--conditions=@plugboard/source', '--import', 'tsx', 'apps/web/server.ts'], 'PLUGBOARD_WEB_URL', {
     ...process.env,
     NODE_ENV: 'production',
     NEXT_TELEMETRY_DISABLED: '1',
