@@ -85,14 +85,18 @@ export function startFixture(env: Record<string, string | undefined> = process.e
 }
 
 export function startWebServer(gateways: string, extraEnv: Record<string, string> = {}): Promise<Started> {
-  return startWithReadyLine(['--conditions=@plugboard/source', '--import', 'tsx', 'apps/web/server.ts'], 'PLUGBOARD_WEB_URL', {
-    ...process.env,
-    NODE_ENV: 'production',
-    NEXT_TELEMETRY_DISABLED: '1',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    PLUGBOARD_GATEWAYS: gateways,
-    PLUGBOARD_LOG_LEVEL: 'warn',
-    ...extraEnv,
-  });
+  return startWithReadyLine(
+    ['--conditions=@plugboard/source', '--import', 'tsx', 'apps/web/server.ts'],
+    'PLUGBOARD_WEB_URL',
+    {
+      ...process.env,
+      NODE_ENV: 'production',
+      NEXT_TELEMETRY_DISABLED: '1',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      PLUGBOARD_GATEWAYS: gateways,
+      PLUGBOARD_LOG_LEVEL: 'warn',
+      ...extraEnv,
+    },
+  );
 }
