@@ -251,6 +251,10 @@ test('one request clears every fault of a device (DELETE /api/v1/faults?resource
   const c = await inject('ttyUSB1');
   const del = (query: string) => fetch(`${gw!.url}/api/v1/faults${query}`, { method: 'DELETE' });
 
+  for (const id of ['valueOf', 'constructor', '__proto__', 'hasOwnProperty']) {
+    const res = await fetch(`${gw!.url}/api/v1/faults/${id}`);
+    assert.equal(res.status, 404, `GET /api/v1/faults/${id} is no fault, not an Object member`);
+  }
   const bad = await del('?deviceId=ttyUSB0');
   assert.equal(bad.status, 400);
   assert.match(((await bad.json()) as { detail: string }).detail, /deviceId needs resource/);

@@ -102,7 +102,9 @@ export function faultRoutes(
       path: '/api/v1/faults/{id}',
       methods: {
         GET: async ({ res, id }) => {
-          const fault = (await faultStates())[id];
+          const states = await faultStates();
+          // Own keys only: an id such as "valueOf" must not find Object.prototype's member.
+          const fault = Object.hasOwn(states, id) ? states[id] : undefined;
           if (!fault) throw new GatewayError('not-found', `no active fault with id "${id}"`);
           sendJson(res, 200, fault);
         },
