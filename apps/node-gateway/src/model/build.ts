@@ -261,12 +261,15 @@ function buildDevices(
   let podDevicesChanged = false;
   for (const r of inputs.resources) {
     const keys = keysOf(r, cache);
-    const told = reportedHealth(r, cache);
+    // In step (the list last sent is the plugin's current list, the usual case) the kubelet was told
+    // each device's own health: no lookup table.
+    const inStep = r.reported === r.devices;
+    const told = inStep ? null : reportedHealth(r, cache);
     for (let i = 0; i < r.devices.length; i++) {
       const d = r.devices[i]!;
       const key = keys[i]!;
       const allocation = index.byDevice.get(key) ?? null;
-      const kubeletHealth = told?.get(d.id) ?? null;
+      const kubeletHealth = inStep ? d.health : (told?.get(d.id) ?? null);
       const fault =
         held.size > 0 && (held.has(key) || (d.replicaOf !== null && held.has(deviceKey(r.name, d.replicaOf))))
           ? kubeletHealth === 'Unhealthy'
