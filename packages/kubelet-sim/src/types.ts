@@ -9,11 +9,12 @@ import type { DeviceView, PluginOptions, ResourceView } from './cm/devicemanager
 import type { MemoryBlock, MemoryManagerPolicy } from './cm/memorymanager/memory-manager.js';
 import type { AdmissionDecision, TopologyOverride } from './cm/topologymanager/scope.js';
 import type { TopologyManagerPolicy, TopologyManagerScope } from './cm/topologymanager/topology-manager.js';
-import type { HugepageResource } from './machine/node-shape.js';
+import type { HugepageResource, NodeShapeOptions } from './machine/node-shape.js';
 import type { PodSpecInput } from './pods/pod-spec.js';
 import type { AdmittedPod, BackoffOptions } from './pods/runtime.js';
 
-export interface KubeletSimOptions {
+/** The node's machine shape (CPUs, NUMA nodes, memory, hugepages, max pods) is NodeShapeOptions'. */
+export interface KubeletSimOptions extends NodeShapeOptions {
   devicePluginDir: string;
   stateDir: string;
   /** Default `sim-node`. */
@@ -27,15 +28,6 @@ export interface KubeletSimOptions {
    * plugins serving pluginregistration v1 there are registered too. Off unless set.
    */
   pluginsRegistryDir?: string;
-  cpus?: number;
-  numaNodes?: number;
-  memoryPerNumaBytes?: number;
-  /** SMT threads per core; default 2 when every NUMA node has an even number of CPUs, else 1. */
-  threadsPerCore?: number;
-  /** Pre-allocated hugepages per NUMA node in bytes, e.g. `{ 'hugepages-2Mi': 2 ** 30 }`. */
-  hugepagesPerNumaBytes?: Partial<Record<HugepageResource, number>>;
-  /** Pods the node admits (node status `pods`, the kubelet's --max-pods); default 110. */
-  maxPods?: number;
   /** How long a gone plugin's devices stay in capacity; the kubelet uses 5 minutes. */
   gracePeriodMs?: number;
   /** The kubelet's PodResources limit (100 qps, burst 10) by default; false turns it off. */

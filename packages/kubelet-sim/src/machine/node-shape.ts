@@ -46,6 +46,7 @@ export interface NodeShapeOptions {
   threadsPerCore?: number;
   /** Pre-allocated hugepages per NUMA node, in bytes (a multiple of the page size). */
   hugepagesPerNumaBytes?: Partial<Record<HugepageResource, number>>;
+  /** Pods the node admits (node status `pods`, the kubelet's --max-pods); default 110. */
   maxPods?: number;
 }
 
