@@ -12,10 +12,12 @@ import { pino } from 'pino';
 import { DEVICE_PLUGIN_TYPE } from '@plugboard/proto';
 import { DEFAULT_POD_RESOURCES_RATE_LIMIT } from './apis/podresources/grpc/ratelimit.js';
 import { PodResourcesServer } from './apis/podresources/server.js';
+import { ensureNamespace, kubernetesService, SYSTEM_NAMESPACES } from './apiserver/bootstrap.js';
 import { EventRecorder } from './apiserver/events.js';
-import { renderNode } from './apiserver/node-object.js';
 import { ObjectStore, ResourceVersionClock } from './apiserver/object-store.js';
-import { ApiServer } from './apiserver/server.js';
+import { ApiServer, storeKey } from './apiserver/server.js';
+import { NodeLeaseController } from './nodelease/lease-controller.js';
+import { NodeStatusReporter } from './nodestatus/status-reporter.js';
 import { CpuManager } from './cm/cpumanager/cpu-manager.js';
 import { DeviceManager } from './cm/devicemanager/manager.js';
 import { DEFAULT_GRACE_PERIOD_MS } from './cm/devicemanager/types.js';
@@ -34,6 +36,7 @@ import { writeSysfs } from './machine/sysfs.js';
 import { PluginWatcher } from './pluginmanager/plugin-watcher.js';
 import { PodManager } from './pods/pod-manager.js';
 import { DEFAULT_BACKOFF } from './pods/runtime.js';
+import type { KubeObject } from './apiserver/object-store.js';
 import type { DeviceManagerState, KubeletSim, KubeletSimOptions } from './types.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
@@ -78,6 +81,27 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   // Events expire in a real cluster (1 h TTL); here the oldest go beyond maxEvents.
   const eventStore = new ObjectStore('Event', 'EventList', true, clock, historySize, opts.maxEvents ?? 1000);
   const recorder = new EventRecorder(eventStore, nodeName);
+  const namespaces = new ObjectStore('Namespace', 'NamespaceList', false, clock, historySize);
+  const services = new ObjectStore('Service', 'ServiceList', true, clock, historySize);
+  const leases = new ObjectStore(
+    'Lease',
+    'LeaseList',
+    true,
+    clock,
+    historySize,
+    Infinity,
+    'coordination.k8s.io/v1',
+  );
+  for (const ns of SYSTEM_NAMESPACES) ensureNamespace(namespaces, ns);
+  // A namespace a pod names exists from then on (the slice has no namespace writes).
+  podStore.watch(
+    null,
+    () => true,
+    (e) => {
+      if (e.type === 'ADDED')
+        ensureNamespace(namespaces, (e.object as KubeObject).metadata.namespace ?? 'default');
+    },
+  );
 
   const deviceManager = new DeviceManager({
     devicePluginDir,
@@ -145,11 +169,12 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   const nodeUid = randomUUID();
   const createdAt = new Date();
   let api: ApiServer | null = null;
-  const publishNode = () => {
-    const { capacity, allocatable } = deviceManager.nodeResources();
-    const before = nodes.get(undefined, nodeName);
-    const node = nodes.upsert(
-      renderNode({
+  const nodeStatus = new NodeStatusReporter({
+    store: nodes,
+    events: recorder,
+    compute: () => {
+      const { capacity, allocatable } = deviceManager.nodeResources();
+      return {
         name: nodeName,
         uid: nodeUid,
         createdAt,
@@ -160,9 +185,24 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         reservedCpus: cpuManager.reservedCpus().length,
         capacity,
         allocatable,
-      }),
-    );
-    if (node !== before) emitter.emit('node', node);
+      };
+    },
+    onWrite: (node) => emitter.emit('node', node),
+    ...(opts.nodeStatusReportFrequencyMs !== undefined
+      ? { reportFrequencyMs: opts.nodeStatusReportFrequencyMs }
+      : {}),
+  });
+  const nodeLease = new NodeLeaseController({
+    store: leases,
+    nodeName,
+    nodeUid,
+    ...(opts.nodeLeaseRenewIntervalMs !== undefined
+      ? { renewIntervalMs: opts.nodeLeaseRenewIntervalMs }
+      : {}),
+  });
+  let registered = false;
+  const publishNode = () => {
+    if (registered) nodeStatus.update();
   };
 
   deviceManager.on('changed', publishNode);
@@ -245,6 +285,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       pluginWatcher?.rescan();
       pods.reconcileAllocations();
       await podResources.start();
+      nodeStatus.restarted();
       emitter.emit('restarted');
     })().finally(() => {
       restarting = null;
@@ -279,6 +320,8 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       if (stopped) return;
       stopped = true;
       pods.stop();
+      nodeLease.stop();
+      nodeStatus.stop();
       pluginWatcher?.stop();
       await api?.stop();
       await podResources.stop();
@@ -308,9 +351,15 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
       logger,
       backend: {
-        nodes,
-        pods: podStore,
-        events: eventStore,
+        stores: new Map([
+          [storeKey('', 'namespaces'), namespaces],
+          [storeKey('', 'nodes'), nodes],
+          [storeKey('', 'pods'), podStore],
+          [storeKey('', 'events'), eventStore],
+          [storeKey('', 'services'), services],
+          [storeKey('coordination.k8s.io', 'leases'), leases],
+        ]),
+        containersOf: (namespace, name) => pods.containersOf(namespace, name),
         admitPod: (pod) => pods.admit(pod),
         dryRunPod: (pod, override) => pods.dryRun(pod, override),
         deletePod: (namespace, name) => pods.delete(namespace, name),
@@ -343,7 +392,10 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
           cause: err,
         });
   }
-  publishNode();
+  services.upsert(kubernetesService(api.port, createdAt));
+  nodeStatus.register();
+  registered = true;
+  nodeLease.start();
   writeKubeconfig(sim.kubeconfigPath, sim.url, opts.controlToken);
   logger.info(
     {

@@ -52,6 +52,10 @@ export interface KubeletSimOptions extends NodeShapeOptions {
   maxEvents?: number;
   /** BOOKMARK interval on watches that allow bookmarks. Default 60 s. */
   bookmarkIntervalMs?: number;
+  /** How often the node lease is renewed. Default 10 s (a quarter of its 40 s duration), as the kubelet. */
+  nodeLeaseRenewIntervalMs?: number;
+  /** How often an unchanged Node status is reported again (new heartbeat). Default 5 min, as the kubelet. */
+  nodeStatusReportFrequencyMs?: number;
   /**
    * Targets of the API slice's pod proxy (`/api/v1/namespaces/{ns}/pods/{name}[:port]/proxy/…`), keyed
    * `namespace/name` → base URL (http only); simulated pods have no IPs. The map is read per request,

@@ -1,7 +1,9 @@
-// core/v1 Events the simulated kubelet records about its pods (Started, BackOff, admission
-// rejections, …), aggregated like client-go's recorder (k8s.io/client-go/tools/record, as the
-// kubelet of release-1.33 uses it): a repeat of the same reason and message for the same object
-// bumps `count` and `lastTimestamp` instead of creating a new Event.
+// core/v1 Events the simulated node records: the kubelet's about its pods (Pulled, Created,
+// Started, BackOff, Killing, admission rejections) and its Node (Starting, NodeReady, …), and the
+// control plane's that a real cluster would add (the scheduler's Scheduled, the node controller's
+// RegisteredNode), aggregated like client-go's recorder (k8s.io/client-go/tools/record): a repeat
+// of the same reason and message for the same object bumps `count` and `lastTimestamp` instead of
+// creating a new Event.
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { KubeObject, ObjectStore } from './object-store.js';
@@ -26,7 +28,17 @@ export class EventRecorder {
     private readonly nodeName: string,
   ) {}
 
-  record(involved: InvolvedObject, type: EventType, reason: string, message: string): KubeObject {
+  /**
+   * `component` is the reporting component (`kubelet`, `default-scheduler`, `node-controller`);
+   * only the kubelet's events carry the node as `source.host`, as upstream's recorders set it.
+   */
+  record(
+    involved: InvolvedObject,
+    type: EventType,
+    reason: string,
+    message: string,
+    component = 'kubelet',
+  ): KubeObject {
     const namespace = involved.namespace ?? 'default';
     const key = JSON.stringify([involved.kind, involved.uid, involved.fieldPath ?? '', reason, message]);
     const known = this.byKey.get(key);
@@ -52,17 +64,19 @@ export class EventRecorder {
         uid: randomUUID(),
         creationTimestamp: now,
       },
-      involvedObject: { apiVersion: 'v1', ...involved, namespace },
+      // A Node's events live in `default` while the Node itself has no namespace (upstream's
+      // nodeRef: kind Node, name and UID = the node name, namespace "").
+      involvedObject: { apiVersion: 'v1', ...involved },
       reason,
       message,
-      source: { component: 'kubelet', host: this.nodeName },
+      source: component === 'kubelet' ? { component, host: this.nodeName } : { component },
       firstTimestamp: now,
       lastTimestamp: now,
       count: 1,
       type,
       eventTime: null,
-      reportingComponent: 'kubelet',
-      reportingInstance: this.nodeName,
+      reportingComponent: component,
+      reportingInstance: component === 'kubelet' ? this.nodeName : '',
     });
   }
 }

@@ -12,6 +12,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly reason: string,
     message: string,
+    /** The Status `details` (the API server sends `{}` on some errors, a name and kind on others). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }

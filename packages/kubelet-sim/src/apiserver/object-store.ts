@@ -70,6 +70,8 @@ export class ObjectStore {
     private readonly historySize: number,
     /** Cap on stored objects (events): the least recently changed one is deleted beyond it. */
     private readonly maxObjects = Infinity,
+    /** `v1` for the core group, `group/version` otherwise (lists and bookmarks carry it). */
+    readonly apiVersion = 'v1',
   ) {}
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {
@@ -154,7 +156,7 @@ export class ObjectStore {
       type: 'BOOKMARK',
       object: {
         kind: this.kind,
-        apiVersion: 'v1',
+        apiVersion: this.apiVersion,
         metadata: { resourceVersion: String(this.clock.current()), ...(annotations ? { annotations } : {}) },
       },
     };

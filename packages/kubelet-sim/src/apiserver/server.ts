@@ -1,8 +1,10 @@
-// The API server slice (what kube-apiserver of Kubernetes 1.33 serves for nodes, pods and events,
-// in real Kubernetes JSON: get, list, watch with field and label selectors, bookmarks, 410 for
-// expired versions; POST events; the pod proxy in pod-proxy.ts) that @kubernetes/client-node talks
-// to unchanged. The same listener serves the simulator's control API (control-api.ts) under
-// /control/v1/. Errors are translated once: a Kubernetes Status for the API, problem+json for control.
+// The API server slice (what kube-apiserver of Kubernetes 1.37 serves for the kinds in
+// resources.ts, in real Kubernetes JSON: get, list, watch with field and label selectors,
+// bookmarks, 410 for expired versions; POST events; SelfSubject*Reviews; pods/log; the pod proxy
+// in pod-proxy.ts) that kubectl and @kubernetes/client-node talk to unchanged. A verb a resource
+// does not allow is answered 405 MethodNotAllowed like the API server's. The same listener serves
+// the simulator's control API (control-api.ts) under /control/v1/. Errors are translated once: a
+// Kubernetes Status for the API, problem+json for control.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
@@ -11,18 +13,90 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { KubeletSimError } from '../errors.js';
 import { kubeTime } from '../util/kube-time.js';
+import { SIMULATED_KUBELET_VERSION, SIMULATED_KUBERNETES_VERSION } from '../nodestatus/setters.js';
+import { selfSubjectAccessReview, selfSubjectRulesReview } from './authorization.js';
 import { ControlApi, type ControlBackend } from './control-api.js';
 import { HttpError, json, notFound, PROBLEM_STATUS, problem, readJson, statusObject, text } from './http.js';
 import type { KubeObject, ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
-import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
-import { SIMULATED_KUBELET_VERSION } from './node-object.js';
+import { servePodLog, type PodContainers } from './pod-log.js';
 import { PodProxy } from './pod-proxy.js';
+import { findResource, type ResourceInfo, type Verb } from './resources.js';
+import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 
 export interface ApiBackend extends ControlBackend {
-  nodes: ObjectStore;
-  pods: ObjectStore;
-  events: ObjectStore;
+  /** One store per served resource with objects, keyed `${group}/${resource}` (`/pods`, `coordination.k8s.io/leases`). */
+  stores: ReadonlyMap<string, ObjectStore>;
+  /** A pod's containers with their logs (`pods/{name}/log`). */
+  containersOf: PodContainers;
   admitPod(pod: unknown): Promise<KubeObject>;
+}
+
+/** The store of a resource: what `stores` is keyed by. */
+export const storeKey = (group: string, resource: string) => `${group}/${resource}`;
+
+/** A request path below `/api/v1` or `/apis/{group}/{version}`, split as the API server routes it. */
+interface ResourcePath {
+  group: string;
+  version: string;
+  namespace: string | undefined;
+  resource: string;
+  name: string | undefined;
+  subresource: string | undefined;
+  subpath: string[];
+}
+
+function parseResourcePath(parts: string[]): ResourcePath | null {
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (parts[0] === 'api' && parts.length >= 3) {
+    group = '';
+    version = parts[1]!;
+    rest = parts.slice(2);
+  } else if (parts[0] === 'apis' && parts.length >= 4) {
+    group = parts[1]!;
+    version = parts[2]!;
+    rest = parts.slice(3);
+  } else {
+    return null;
+  }
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [resource, name, subresource, ...subpath] = rest;
+  if (!resource) return null;
+  return { group, version, namespace, resource, name, subresource, subpath };
+}
+
+function verbOf(method: string, named: boolean, url: URL): Verb | null {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      if (named) return 'get';
+      return ['true', '1'].includes(url.searchParams.get('watch') ?? '') ? 'watch' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return named ? 'delete' : 'deletecollection';
+    default:
+      return null;
+  }
+}
+
+/** What kube-apiserver answers for a verb a resource's REST storage does not implement. */
+function methodNotAllowed(): HttpError {
+  return new HttpError(
+    405,
+    'MethodNotAllowed',
+    'the server does not allow this method on the requested resource',
+    {},
+  );
 }
 
 export interface ApiServerOptions {
@@ -55,7 +129,11 @@ export class ApiServer {
   constructor(private readonly o: ApiServerOptions) {
     this.log = o.logger.child({ component: 'api-server' });
     const authorize = (req: IncomingMessage) => this.authorize(req);
-    this.podProxy = new PodProxy({ pods: o.backend.pods, targets: o.podProxyTargets, authorize });
+    this.podProxy = new PodProxy({
+      pods: o.backend.stores.get(storeKey('', 'pods'))!,
+      targets: o.podProxyTargets,
+      authorize,
+    });
     this.controlApi = new ControlApi(o.backend, authorize);
   }
 
@@ -116,59 +194,49 @@ export class ApiServer {
     const path = parts.join('/');
     if (method === 'GET' && ['healthz', 'livez', 'readyz'].includes(path)) return text(res, 200, 'ok');
     if (method === 'GET' && path === 'version') {
-      const [major, minor] = SIMULATED_KUBELET_VERSION.slice(1).split('.');
+      const [major, minor] = SIMULATED_KUBERNETES_VERSION.slice(1).split('.');
       return json(res, 200, {
         major,
         minor,
-        gitVersion: `${SIMULATED_KUBELET_VERSION}-plugboard-sim`,
-        platform: `linux/${process.arch}`,
+        gitVersion: SIMULATED_KUBELET_VERSION,
+        platform: `linux/${process.arch === 'x64' ? 'amd64' : process.arch}`,
       });
     }
     if (method === 'GET' && path === 'api')
       return json(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
-    if (method === 'GET' && path === 'apis')
-      return json(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [] });
-    if (method === 'GET' && path === 'api/v1') return json(res, 200, apiResourceList());
-    if (parts[0] !== 'api' || parts[1] !== 'v1') throw notFound();
-
-    const rest = parts.slice(2);
-    let namespace: string | undefined;
-    if (rest[0] === 'namespaces' && rest.length >= 3) {
-      namespace = rest[1];
-      rest.splice(0, 2);
-    }
-    const [resource, name, ...extra] = rest;
-    if (resource === 'pods' && namespace !== undefined && name && extra[0] === 'proxy')
-      return this.podProxy.proxy(req, res, this.podProxy.target(req, namespace, name, url));
-    const store =
-      resource === 'nodes'
-        ? this.o.backend.nodes
-        : resource === 'pods'
-          ? this.o.backend.pods
-          : resource === 'events'
-            ? this.o.backend.events
-            : null;
-    if (!store || extra.length > 0 || (resource === 'nodes' && namespace !== undefined)) throw notFound();
-
-    if (method === 'POST' && resource === 'events' && namespace && !name)
-      return this.createEvent(req, res, namespace);
-    if (method !== 'GET') {
-      throw new HttpError(
-        405,
-        'MethodNotAllowed',
-        'the server does not allow this method on the requested resource',
-      );
-    }
-    if (name) {
-      const obj = store.get(store.namespaced ? namespace : undefined, name);
-      if (!obj || (store.namespaced && namespace === undefined)) {
-        throw new HttpError(404, 'NotFound', `${resource} "${name}" not found`);
+    const route = parseResourcePath(parts);
+    if (!route) throw notFound();
+    const info = findResource(route.group, route.version, route.resource);
+    if (!info || (!info.namespaced && route.namespace !== undefined)) throw notFound();
+    if (route.subresource !== undefined) return this.subresource(req, res, info, route, url);
+    if (route.subpath.length > 0) throw notFound();
+    const verb = verbOf(method, route.name !== undefined, url);
+    if (!verb || !info.verbs.includes(verb)) throw methodNotAllowed();
+    if (verb === 'create') return this.create(req, res, info, route.namespace);
+    const store = this.o.backend.stores.get(storeKey(info.group, info.resource));
+    if (!store) throw notFound();
+    if (verb === 'get') {
+      const obj = info.namespaced
+        ? route.namespace !== undefined
+          ? store.get(route.namespace, route.name!)
+          : undefined
+        : store.get(undefined, route.name!);
+      if (!obj) {
+        throw new HttpError(
+          404,
+          'NotFound',
+          `${info.resource}${info.group ? `.${info.group}` : ''} "${route.name}" not found`,
+          {
+            name: route.name,
+            ...(info.group ? { group: info.group } : {}),
+            kind: info.resource,
+          },
+        );
       }
       return json(res, 200, obj);
     }
-    const filter = this.filterFor(store, namespace, url);
-    const watch = ['true', '1'].includes(url.searchParams.get('watch') ?? '');
-    if (watch) return this.watch(req, res, store, filter, url);
+    const filter = this.filterFor(store, route.namespace, url);
+    if (verb === 'watch') return this.watch(req, res, store, filter, url);
     if (url.searchParams.get('resourceVersionMatch') === 'Exact') {
       const rv = Number(url.searchParams.get('resourceVersion'));
       if (rv < store.oldestResourceVersion())
@@ -177,11 +245,59 @@ export class ApiServer {
     const list = store.list(filter);
     return json(res, 200, {
       kind: store.listKind,
-      apiVersion: 'v1',
+      apiVersion: store.apiVersion,
       metadata: { resourceVersion: list.resourceVersion },
       // List items carry no kind/apiVersion, as the API server serves them.
       items: list.items.map(({ kind: _k, apiVersion: _a, ...item }) => item),
     });
+  }
+
+  /** `pods/{name}/log`, `pods/{name}/proxy`; any other subresource is unknown (404). */
+  private subresource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: ResourceInfo,
+    route: ResourcePath,
+    url: URL,
+  ): Promise<void> | void {
+    const sub = info.subresources.find((s) => s.name === route.subresource);
+    if (!sub || route.name === undefined || (info.namespaced && route.namespace === undefined))
+      throw notFound();
+    const method = req.method ?? 'GET';
+    if (info.resource === 'pods' && sub.name === 'proxy')
+      return this.podProxy.proxy(req, res, this.podProxy.target(req, route.namespace!, route.name, url));
+    const verb = verbOf(method, true, url);
+    if (!verb || !sub.verbs.includes(verb)) throw methodNotAllowed();
+    if (info.resource === 'pods' && sub.name === 'log' && route.subpath.length === 0)
+      return servePodLog(
+        req,
+        res,
+        this.o.backend.containersOf,
+        route.namespace!,
+        route.name,
+        url.searchParams,
+      );
+    throw notFound();
+  }
+
+  /** `create`: Events (with the token), and the SelfSubject*Reviews (open to every caller). */
+  private async create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: ResourceInfo,
+    namespace: string | undefined,
+  ): Promise<void> {
+    if (info.resource === 'events') {
+      if (namespace === undefined) throw methodNotAllowed();
+      return this.createEvent(req, res, namespace);
+    }
+    const body = await readJson(req);
+    const caller = { mayWrite: this.mayWrite(req) };
+    if (info.resource === 'selfsubjectaccessreviews')
+      return json(res, 201, selfSubjectAccessReview(body, caller));
+    if (info.resource === 'selfsubjectrulesreviews')
+      return json(res, 201, selfSubjectRulesReview(body, caller));
+    throw methodNotAllowed();
   }
 
   private filterFor(store: ObjectStore, namespace: string | undefined, url: URL): ObjectFilter {
@@ -286,9 +402,10 @@ export class ApiServer {
     if (!event['involvedObject'] || typeof event['involvedObject'] !== 'object') {
       throw new HttpError(422, 'Invalid', `Event "${name}" is invalid: involvedObject: Required value`);
     }
-    if (this.o.backend.events.get(namespace, name))
+    const events = this.o.backend.stores.get(storeKey('', 'events'))!;
+    if (events.get(namespace, name))
       throw new HttpError(409, 'AlreadyExists', `events "${name}" already exists`);
-    const stored = this.o.backend.events.upsert({
+    const stored = events.upsert({
       ...event,
       apiVersion: 'v1',
       kind: 'Event',
@@ -297,14 +414,18 @@ export class ApiServer {
     json(res, 201, stored);
   }
 
-  private authorize(req: IncomingMessage): void {
-    if (!this.o.token) return;
+  /** True when no token is configured or the request carries it. */
+  private mayWrite(req: IncomingMessage): boolean {
+    if (!this.o.token) return true;
     const header = req.headers.authorization ?? '';
     const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
     const want = Buffer.from(this.o.token);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) {
+    return given.length === want.length && timingSafeEqual(given, want);
+  }
+
+  private authorize(req: IncomingMessage): void {
+    if (!this.mayWrite(req))
       throw new KubeletSimError('Unauthorized', 'a valid bearer token is required for this request');
-    }
   }
 
   /** One translation point: Kubernetes Status for the API slice, problem+json for control. */
@@ -316,7 +437,7 @@ export class ApiServer {
     const isControl = (req.url ?? '').startsWith('/control/');
     if (err instanceof HttpError) {
       if (isControl) return problem(res, err.status, err.reason, err.reason, err.message, req.url);
-      return json(res, err.status, statusObject(err.status, err.reason, err.message));
+      return json(res, err.status, statusObject(err.status, err.reason, err.message, err.details));
     }
     const e = KubeletSimError.from(err);
     const status = PROBLEM_STATUS[e.code];
@@ -324,23 +445,4 @@ export class ApiServer {
     if (isControl) return problem(res, status, e.code, e.reason, e.message, req.url);
     return json(res, status, statusObject(status, e.reason, e.message));
   }
-}
-
-function apiResourceList(): Record<string, unknown> {
-  const r = (name: string, kind: string, namespaced: boolean, verbs: string[]) => ({
-    name,
-    singularName: kind.toLowerCase(),
-    namespaced,
-    kind,
-    verbs,
-  });
-  return {
-    kind: 'APIResourceList',
-    groupVersion: 'v1',
-    resources: [
-      r('nodes', 'Node', false, ['get', 'list', 'watch']),
-      r('pods', 'Pod', true, ['get', 'list', 'watch']),
-      r('events', 'Event', true, ['create', 'get', 'list', 'watch']),
-    ],
-  };
 }

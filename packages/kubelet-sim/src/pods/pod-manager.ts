@@ -61,6 +61,7 @@ export class PodManager {
       event: (pod, c, type, reason, message) => this.event(pod, c, type, reason, message),
       publish: (pod) => this.publish(pod),
       release: (pod) => this.release(pod),
+      environment: (pod, c) => this.environment(pod, c),
     });
     o.deviceManager.on('devices', ({ resource }) =>
       this.workers.onDeviceHealth(resource, this.pods.values()),
@@ -157,6 +158,15 @@ export class PodManager {
       admission: this.o.topology.newDecision(false),
     };
     this.pods.set(k, pod);
+    // The pod arrives bound to this node: what the scheduler records when it binds one.
+    this.event(
+      pod,
+      undefined,
+      'Normal',
+      'Scheduled',
+      `Successfully assigned ${spec.namespace}/${spec.name} to ${this.o.nodeName}`,
+      'default-scheduler',
+    );
     const log = this.log.child({ pod: k, uid: spec.uid });
     try {
       await this.o.topology.admit(spec, pod.qos, pod.admission!, false);
@@ -193,7 +203,14 @@ export class PodManager {
     const pod = this.pods.get(k);
     if (!pod) throw new KubeletSimError('NotFound', `pods "${name}" not found`, { reason: 'NotFound' });
     pod.gone = true;
-    for (const c of [...pod.init, ...pod.app]) clearTimer(c);
+    for (const c of [...pod.init, ...pod.app]) {
+      clearTimer(c);
+      if (c.state.kind === 'running') {
+        this.event(pod, c, 'Normal', 'Killing', `Stopping container ${c.spec.name}`);
+        c.log.write('received SIGTERM; exiting with code 0');
+      }
+      c.log.end();
+    }
     this.pods.delete(k);
     this.release(pod);
     this.o.store.delete(namespace, name);
@@ -223,12 +240,46 @@ export class PodManager {
     this.o.memoryManager.release(pod.spec.uid);
   }
 
+  /** A pod's containers and their logs (`pods/{name}/log`); undefined for an unknown pod. */
+  containersOf(namespace: string, name: string): ContainerRuntime[] | undefined {
+    const p = this.pods.get(`${namespace}/${name}`);
+    return p ? [...p.init, ...p.app] : undefined;
+  }
+
+  /** What a starting container finds: its devices (the plugin's Allocate response), CPUs, memory. */
+  private environment(pod: PodRuntime, c: ContainerRuntime): string[] {
+    const lines: string[] = [];
+    for (const a of this.o.deviceManager.containerAllocations(pod.spec.uid, c.spec.name)) {
+      const r = a.response;
+      lines.push(`devices: ${a.resource} = ${[...a.deviceIds].join(', ')}`);
+      for (const [k, v] of Object.entries(r.envs).sort(([x], [y]) => x.localeCompare(y)))
+        lines.push(`env: ${k}=${v}`);
+      for (const d of r.devices)
+        lines.push(`device node: ${d.containerPath} (host ${d.hostPath}, ${d.permissions || 'rwm'})`);
+      for (const m of r.mounts)
+        lines.push(`mount: ${m.containerPath} (host ${m.hostPath}${m.readOnly ? ', read-only' : ''})`);
+      for (const d of r.cdiDevices) lines.push(`cdi device: ${d.name}`);
+      for (const [k, v] of Object.entries(r.annotations).sort(([x], [y]) => x.localeCompare(y)))
+        lines.push(`annotation: ${k}=${v}`);
+    }
+    const cpus = this.o.cpuManager.cpusOf(pod.spec.uid, c.spec.name);
+    lines.push(
+      cpus.length > 0
+        ? `cpus: ${cpus.join(',')} (exclusive)`
+        : `cpus: ${this.o.cpuManager.sharedPool().join(',')} (shared pool)`,
+    );
+    for (const b of this.o.memoryManager.blocksOf(pod.spec.uid, c.spec.name))
+      lines.push(`memory: ${b.type} ${b.bytes} bytes on NUMA node(s) ${b.numaNodes.join(',')}`);
+    return lines;
+  }
+
   private event(
     pod: PodRuntime,
     c: ContainerRuntime | undefined,
     type: EventType,
     reason: string,
     message: string,
+    component?: string,
   ): void {
     this.o.events.record(
       {
@@ -241,6 +292,7 @@ export class PodManager {
       type,
       reason,
       message,
+      component,
     );
   }
 

@@ -36,6 +36,8 @@ export interface PodWorkersOptions {
   publish: (pod: PodRuntime) => void;
   /** Frees what a pod that just ended holds. */
   release: (pod: PodRuntime) => void;
+  /** What a starting container finds in its environment (its devices, CPUs, memory), as log lines. */
+  environment: (pod: PodRuntime, c: ContainerRuntime) => string[];
 }
 
 export class PodWorkers {
@@ -77,6 +79,8 @@ export class PodWorkers {
       }
       if (now.kind !== 'running') return;
       if (!c.spec.sidecar) {
+        c.log.write('exiting with code 0 (init container completed)');
+        c.log.end();
         c.state = {
           kind: 'terminated',
           exitCode: 0,
@@ -113,9 +117,19 @@ export class PodWorkers {
     }
     if (pod.gone || isTerminal(pod)) return;
     if (c.lastTerminated) c.restartCount++;
+    if (c.containerId) c.log.rotate();
     c.containerId = `containerd://${randomBytes(32).toString('hex')}`;
+    // What the kubelet records for a start (kuberuntime_container.go startContainer): the image is
+    // "already present" (nothing is pulled), the container is created, then started.
+    const image = typeof c.spec.raw['image'] === 'string' ? c.spec.raw['image'] : '';
+    this.o.event(pod, c, 'Normal', 'Pulled', `Container image "${image}" already present on machine`);
+    this.o.event(pod, c, 'Normal', 'Created', `Created container: ${c.spec.name}`);
     c.state = { kind: 'running', startedAt: new Date() };
     this.o.event(pod, c, 'Normal', 'Started', `Started container ${c.spec.name}`);
+    c.log.write(
+      `plugboard kubelet-sim: container ${c.spec.name} of pod ${pod.spec.namespace}/${pod.spec.name} started (${c.containerId}, restart ${c.restartCount})`,
+    );
+    for (const line of this.o.environment(pod, c)) c.log.write(line);
     const bad = this.unhealthyDevice(pod, c);
     if (bad) this.fail(pod, c, bad);
   }
@@ -145,6 +159,8 @@ export class PodWorkers {
       { pod: `${pod.spec.namespace}/${pod.spec.name}`, container: c.spec.name, why },
       'container failed',
     );
+    c.log.write(`fatal: ${why}; exiting with code 1`, finishedAt);
+    c.log.end();
     // Init containers restart unless the pod's policy is Never; sidecars always; app containers
     // unless Never (OnFailure restarts a non-zero exit, like Always).
     const restarts = c.spec.sidecar || pod.spec.restartPolicy !== 'Never';

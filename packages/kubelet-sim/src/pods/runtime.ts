@@ -4,6 +4,7 @@
 
 import type { AdmissionDecision } from '../cm/topologymanager/scope.js';
 import type { KubeObject } from '../apiserver/object-store.js';
+import { ContainerLog } from '../kuberuntime/container-log.js';
 import type { ContainerSpec, PodSpec, QosClass } from './pod-spec.js';
 
 export interface BackoffOptions {
@@ -44,6 +45,8 @@ export interface ContainerRuntime {
   /** A start attempt is awaiting PreStartContainer. */
   starting: boolean;
   containerId: string | null;
+  /** What the simulated workload wrote: the running instance and the previous one. */
+  log: ContainerLog;
 }
 
 export interface PodRuntime {
@@ -100,6 +103,7 @@ export function newContainer(spec: ContainerSpec): ContainerRuntime {
     timer: null,
     starting: false,
     containerId: null,
+    log: new ContainerLog(),
   };
 }
 

@@ -1,21 +1,25 @@
 // The Node object the simulated kubelet keeps up to date (what pkg/kubelet/nodestatus setters.go
-// of release-1.33 report, stored as the API server would): capacity and allocatable with the
-// extended resources from the device manager (capacity = all devices, allocatable = healthy, 0
-// once a gone plugin's grace period expired), conditions, addresses and nodeInfo.
+// report, stored as the API server would): capacity and allocatable with the extended resources
+// from the device manager (capacity = all devices, allocatable = healthy, 0 once a gone plugin's
+// grace period expired), conditions with their heartbeat, addresses and nodeInfo.
 
 import { release } from 'node:os';
 import { kubeTime } from '../util/kube-time.js';
-import type { KubeObject } from './object-store.js';
+import type { KubeObject } from '../apiserver/object-store.js';
 import { totalCpus, totalHugepages, totalMemoryBytes, type NodeShape } from '../machine/node-shape.js';
 
-/** The kubelet version whose device-manager behaviour the simulator follows. */
-export const SIMULATED_KUBELET_VERSION = 'v1.33.0';
+/** The Kubernetes release whose kubelet and API server the simulator follows. */
+export const SIMULATED_KUBERNETES_VERSION = 'v1.37.0';
+/** What the Node reports as `kubeletVersion` and `/version` as `gitVersion`: says it is simulated. */
+export const SIMULATED_KUBELET_VERSION = `${SIMULATED_KUBERNETES_VERSION}-plugboard-sim`;
 
 export interface NodeObjectInput {
   name: string;
   uid: string;
   createdAt: Date;
   readySince: Date;
+  /** When the kubelet last reported its status (the conditions' lastHeartbeatTime). */
+  heartbeat: Date;
   hostIp: string;
   port: number;
   shape: NodeShape;
@@ -43,10 +47,11 @@ export function renderNode(n: NodeObjectInput): KubeObject {
   const extended = (m: Map<string, number>) =>
     Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, String(v)]));
   const since = kubeTime(n.readySince);
+  const heartbeat = kubeTime(n.heartbeat);
   const condition = (type: string, status: string, reason: string, message: string) => ({
     type,
     status,
-    lastHeartbeatTime: since,
+    lastHeartbeatTime: heartbeat,
     lastTransitionTime: since,
     reason,
     message,

@@ -1,0 +1,167 @@
+// The resources the API slice serves, in one table: what discovery (legacy and aggregated), the
+// OpenAPI documents, server-side Tables, SelfSubject*Reviews and the router all read. Names, short
+// names, categories and verbs are kube-apiserver's for these kinds (Kubernetes 1.37, as `kubectl
+// api-resources -o wide` lists them on a real cluster) — except `verbs`, which lists what the slice
+// really allows: a verb a real cluster has but the slice refuses is answered 405 (see server.ts).
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
+
+export interface SubresourceInfo {
+  /** `log`, `proxy`, `status`. */
+  name: string;
+  /** Kind answered (`Pod` for status, `Pod` for log as upstream reports it, `NodeProxyOptions`, …). */
+  kind: string;
+  verbs: readonly Verb[];
+}
+
+export interface ResourceInfo {
+  /** API group, `''` for the core group. */
+  group: string;
+  version: string;
+  /** Plural resource name in URLs (`pods`). */
+  resource: string;
+  singular: string;
+  kind: string;
+  listKind: string;
+  namespaced: boolean;
+  verbs: readonly Verb[];
+  shortNames: readonly string[];
+  categories: readonly string[];
+  subresources: readonly SubresourceInfo[];
+  /** The OpenAPI definition name of the kind (`io.k8s.api.core.v1.Pod`). */
+  definition: string;
+}
+
+const READ: readonly Verb[] = ['get', 'list', 'watch'];
+
+export const RESOURCES: readonly ResourceInfo[] = [
+  {
+    group: '',
+    version: 'v1',
+    resource: 'namespaces',
+    singular: 'namespace',
+    kind: 'Namespace',
+    listKind: 'NamespaceList',
+    namespaced: false,
+    verbs: READ,
+    shortNames: ['ns'],
+    categories: [],
+    subresources: [],
+    definition: 'io.k8s.api.core.v1.Namespace',
+  },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'nodes',
+    singular: 'node',
+    kind: 'Node',
+    listKind: 'NodeList',
+    namespaced: false,
+    verbs: READ,
+    shortNames: ['no'],
+    categories: [],
+    subresources: [{ name: 'proxy', kind: 'NodeProxyOptions', verbs: ['get'] }],
+    definition: 'io.k8s.api.core.v1.Node',
+  },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'pods',
+    singular: 'pod',
+    kind: 'Pod',
+    listKind: 'PodList',
+    namespaced: true,
+    verbs: READ,
+    shortNames: ['po'],
+    categories: ['all'],
+    subresources: [
+      { name: 'log', kind: 'Pod', verbs: ['get'] },
+      { name: 'proxy', kind: 'PodProxyOptions', verbs: ['get', 'create', 'update', 'patch', 'delete'] },
+    ],
+    definition: 'io.k8s.api.core.v1.Pod',
+  },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'events',
+    singular: 'event',
+    kind: 'Event',
+    listKind: 'EventList',
+    namespaced: true,
+    verbs: ['create', 'get', 'list', 'watch'],
+    shortNames: ['ev'],
+    categories: [],
+    subresources: [],
+    definition: 'io.k8s.api.core.v1.Event',
+  },
+  {
+    group: '',
+    version: 'v1',
+    resource: 'services',
+    singular: 'service',
+    kind: 'Service',
+    listKind: 'ServiceList',
+    namespaced: true,
+    verbs: READ,
+    shortNames: ['svc'],
+    categories: ['all'],
+    subresources: [],
+    definition: 'io.k8s.api.core.v1.Service',
+  },
+  {
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    resource: 'leases',
+    singular: 'lease',
+    kind: 'Lease',
+    listKind: 'LeaseList',
+    namespaced: true,
+    verbs: READ,
+    shortNames: [],
+    categories: [],
+    subresources: [],
+    definition: 'io.k8s.api.coordination.v1.Lease',
+  },
+  {
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    resource: 'selfsubjectaccessreviews',
+    singular: 'selfsubjectaccessreview',
+    kind: 'SelfSubjectAccessReview',
+    listKind: 'SelfSubjectAccessReviewList',
+    namespaced: false,
+    verbs: ['create'],
+    shortNames: [],
+    categories: [],
+    subresources: [],
+    definition: 'io.k8s.api.authorization.v1.SelfSubjectAccessReview',
+  },
+  {
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    resource: 'selfsubjectrulesreviews',
+    singular: 'selfsubjectrulesreview',
+    kind: 'SelfSubjectRulesReview',
+    listKind: 'SelfSubjectRulesReviewList',
+    namespaced: false,
+    verbs: ['create'],
+    shortNames: [],
+    categories: [],
+    subresources: [],
+    definition: 'io.k8s.api.authorization.v1.SelfSubjectRulesReview',
+  },
+];
+
+/** `v1` for the core group, `group/version` otherwise. */
+export function groupVersion(r: Pick<ResourceInfo, 'group' | 'version'>): string {
+  return r.group === '' ? r.version : `${r.group}/${r.version}`;
+}
+
+/** The API groups served (besides the core group), in discovery order. */
+export function apiGroups(resources: readonly ResourceInfo[] = RESOURCES): string[] {
+  return [...new Set(resources.filter((r) => r.group !== '').map((r) => r.group))];
+}
+
+export function findResource(group: string, version: string, resource: string): ResourceInfo | undefined {
+  return RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);
+}
