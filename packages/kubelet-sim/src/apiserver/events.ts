@@ -5,7 +5,7 @@
 // of the same reason and message for the same object bumps `count` and `lastTimestamp` instead of
 // creating a new Event.
 
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { KubeObject, ObjectStore } from './object-store.js';
 import { kubeTime } from '../util/kube-time.js';
 
@@ -22,6 +22,7 @@ export interface InvolvedObject {
 export class EventRecorder {
   /** Aggregation key (object, reason, message) → Event name. */
   private readonly byKey = new Map<string, string>();
+  private lastNanos = 0n;
 
   constructor(
     private readonly store: ObjectStore,
@@ -52,7 +53,11 @@ export class EventRecorder {
         lastTimestamp: now,
       });
     }
-    const name = `${involved.name}.${randomBytes(8).toString('hex')}`;
+    // client-go names an Event `<object>.<creation time in Unix nanoseconds, hex>`, so names sort
+    // in creation order (which the API server's lists and `kubectl describe` keep for equal times).
+    const nanos = BigInt(Date.now()) * 1_000_000n;
+    this.lastNanos = nanos > this.lastNanos ? nanos : this.lastNanos + 1n;
+    const name = `${involved.name}.${this.lastNanos.toString(16)}`;
     if (this.byKey.size > 10_000) this.byKey.clear(); // a lookup cache, not state: bounded
     this.byKey.set(key, name);
     return this.store.upsert({

@@ -4,6 +4,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeletSimErrorCode } from '../errors.js';
+import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 
 const MAX_BODY = 1024 * 1024;
 
@@ -103,7 +104,7 @@ export function problem(
   res.end(body);
 }
 
-export async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -111,9 +112,21 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
     if (size > MAX_BODY) throw new HttpError(413, 'RequestEntityTooLarge', 'request body too large');
     chunks.push(chunk);
   }
+  return Buffer.concat(chunks);
+}
+
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const body = await readBody(req);
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    return JSON.parse(body.toString('utf8')) as unknown;
   } catch {
     throw new HttpError(400, 'BadRequest', 'request body is not valid JSON');
   }
+}
+
+/** A Kubernetes object from a JSON or (for the kinds protobuf.ts knows) protobuf request body. */
+export async function readObject(req: IncomingMessage): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+  if (type === PROTOBUF_CONTENT_TYPE) return decodeProtobufObject(await readBody(req));
+  return readJson(req);
 }

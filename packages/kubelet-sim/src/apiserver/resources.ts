@@ -60,7 +60,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     verbs: READ,
     shortNames: ['no'],
     categories: [],
-    subresources: [{ name: 'proxy', kind: 'NodeProxyOptions', verbs: ['get'] }],
+    subresources: [],
     definition: 'io.k8s.api.core.v1.Node',
   },
   {

@@ -16,11 +16,28 @@ import { kubeTime } from '../util/kube-time.js';
 import { SIMULATED_KUBELET_VERSION, SIMULATED_KUBERNETES_VERSION } from '../nodestatus/setters.js';
 import { selfSubjectAccessReview, selfSubjectRulesReview } from './authorization.js';
 import { ControlApi, type ControlBackend } from './control-api.js';
-import { HttpError, json, notFound, PROBLEM_STATUS, problem, readJson, statusObject, text } from './http.js';
+import {
+  HttpError,
+  json,
+  notFound,
+  PROBLEM_STATUS,
+  problem,
+  readJson,
+  readObject,
+  statusObject,
+  text,
+} from './http.js';
 import type { KubeObject, ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
 import { servePodLog, type PodContainers } from './pod-log.js';
 import { PodProxy } from './pod-proxy.js';
-import { findResource, type ResourceInfo, type Verb } from './resources.js';
+import {
+  apiGroups,
+  findResource,
+  groupVersion,
+  RESOURCES,
+  type ResourceInfo,
+  type Verb,
+} from './resources.js';
 import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 
 export interface ApiBackend extends ControlBackend {
@@ -204,6 +221,36 @@ export class ApiServer {
     }
     if (method === 'GET' && path === 'api')
       return json(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
+    if (method === 'GET' && path === 'apis')
+      return json(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: legacyGroups() });
+    if (method === 'GET' && (path === 'api/v1' || /^apis\/[^/]+\/[^/]+$/.test(path))) {
+      const gv = path === 'api/v1' ? 'v1' : path.slice(5);
+      const resources = RESOURCES.filter((r) => groupVersion(r) === gv);
+      if (resources.length === 0) throw notFound();
+      return json(res, 200, {
+        kind: 'APIResourceList',
+        apiVersion: 'v1',
+        groupVersion: gv,
+        resources: resources.flatMap((r) => [
+          {
+            name: r.resource,
+            singularName: r.singular,
+            namespaced: r.namespaced,
+            kind: r.kind,
+            verbs: r.verbs,
+            ...(r.shortNames.length ? { shortNames: r.shortNames } : {}),
+            ...(r.categories.length ? { categories: r.categories } : {}),
+          },
+          ...r.subresources.map((sr) => ({
+            name: `${r.resource}/${sr.name}`,
+            singularName: '',
+            namespaced: r.namespaced,
+            kind: sr.kind,
+            verbs: sr.verbs,
+          })),
+        ]),
+      });
+    }
     const route = parseResourcePath(parts);
     if (!route) throw notFound();
     const info = findResource(route.group, route.version, route.resource);
@@ -291,7 +338,7 @@ export class ApiServer {
       if (namespace === undefined) throw methodNotAllowed();
       return this.createEvent(req, res, namespace);
     }
-    const body = await readJson(req);
+    const body = await readObject(req);
     const caller = { mayWrite: this.mayWrite(req) };
     if (info.resource === 'selfsubjectaccessreviews')
       return json(res, 201, selfSubjectAccessReview(body, caller));
@@ -445,4 +492,13 @@ export class ApiServer {
     if (isControl) return problem(res, status, e.code, e.reason, e.message, req.url);
     return json(res, status, statusObject(status, e.reason, e.message));
   }
+}
+
+/** Interim legacy group list (replaced by discovery.ts). */
+function legacyGroups(): unknown[] {
+  return apiGroups().map((g) => {
+    const v = RESOURCES.find((r) => r.group === g)!.version;
+    const gv = { groupVersion: `${g}/${v}`, version: v };
+    return { name: g, versions: [gv], preferredVersion: gv };
+  });
 }
