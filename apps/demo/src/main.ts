@@ -14,6 +14,7 @@ import { startDemoCluster, type DemoCluster } from './cluster.js';
 import { loadDemo } from './demo-config.js';
 import { DemoError } from './errors.js';
 import { loadScenario, playScenario, type ScenarioPlayback } from './scenario-player.js';
+import { writeDemoKubeconfig } from './kubeconfig.js';
 import { ensureWebBuild } from './web-build.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -144,8 +145,19 @@ async function main(): Promise<void> {
         `scenario ${scenario.document.name}: ${scenario.document.steps.length} step(s) scheduled on every gateway`,
       );
     }
+    const kubeconfig = join(stateDir, 'kubeconfig');
+    writeDemoKubeconfig(
+      kubeconfig,
+      cluster.nodes.map((n) => ({ name: n.name, kubeconfigPath: n.sim.kubeconfigPath })),
+    );
     say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s — open ${web.url}`);
     say(`try: ${firstFaultHint(cluster, web.url)}`);
+    say(
+      `     or kubectl: export KUBECONFIG=${kubeconfig}; kubectl get pods -o wide; kubectl describe node ${cluster.nodes[0]!.name}`,
+    );
+    say(
+      `     (one context per node: ${cluster.nodes.map((n) => n.name).join(', ')} — kubectl --context ${cluster.nodes.at(-1)!.name} get events)`,
+    );
     say('     or replay a timeline: npm start -- --scenario examples/scenarios/numa-outage.yaml');
     say('stop with Ctrl-C');
   } catch (err) {

@@ -3,7 +3,8 @@
 // allocatable; SIGINT (what Ctrl-C sends to the foreground group) leaves no process, socket or port.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -124,6 +125,33 @@ describe('npm start', { timeout: 600_000 }, () => {
     const after = (await (await fetch(`${url}/api/nodes/gpu-node-a/node`)).json()) as NodeSnapshot;
     assert.equal(after.resources[GPU]!.kubelet.allocatable, 7);
     assert.equal(after.pods['ml/batch-spread']!.affectedByUnhealthyDevice, true);
+  });
+
+  it('prints a kubeconfig with one context per node that a real kubectl reads', async () => {
+    const m = /kubectl: export KUBECONFIG=(\S+);/.exec(output);
+    assert.ok(m, `the demo prints how to point kubectl at it:\n${output}`);
+    const kubectl = execFileSync(
+      process.execPath,
+      [join(repoRoot, 'deploy/scripts/fetch-tools.mjs'), 'kubectl'],
+      {
+        encoding: 'utf8',
+      },
+    ).trim();
+    const env = {
+      ...process.env,
+      KUBECONFIG: m[1]!,
+      HOME: stateDir,
+      KUBECACHEDIR: join(stateDir, 'kube-cache'),
+    };
+    const run = (...args: string[]) => promisify(execFile)(kubectl, args, { env, encoding: 'utf8' });
+    const contexts = (await run('config', 'get-contexts', '-o', 'name')).stdout.trim().split('\n');
+    assert.deepEqual(contexts, ['edge-node', 'gpu-node-a', 'gpu-node-b']);
+    for (const node of contexts) {
+      const { stdout } = await run('--context', node, 'get', 'nodes');
+      assert.match(stdout, new RegExp(`^${node}\\s+Ready\\s`, 'm'), stdout);
+    }
+    const pods = (await run('--context', 'gpu-node-a', 'get', 'pods', '-A', '-o', 'wide')).stdout;
+    assert.match(pods, /^ml\s+batch-spread\s+1\/1\s+Running\s/m, pods);
   });
 
   it('stops on SIGINT within 5 s: no process, no socket, the port is free', async () => {

@@ -39,6 +39,7 @@ import {
   type Verb,
 } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
+import { tableRequest, toTable, watchTableTransform } from './tables.js';
 
 export interface ApiBackend extends ControlBackend {
   /** One store per served resource with objects, keyed `${group}/${resource}` (`/pods`, `coordination.k8s.io/leases`). */
@@ -262,6 +263,8 @@ export class ApiServer {
     if (verb === 'create') return this.create(req, res, info, route.namespace);
     const store = this.o.backend.stores.get(storeKey(info.group, info.resource));
     if (!store) throw notFound();
+    // kubectl asks for server-side Tables (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`).
+    const table = tableRequest(req.headers.accept, url.searchParams);
     if (verb === 'get') {
       const obj = info.namespaced
         ? route.namespace !== undefined
@@ -280,16 +283,29 @@ export class ApiServer {
           },
         );
       }
+      if (table)
+        return json(
+          res,
+          200,
+          toTable(info, [obj], table, { resourceVersion: obj.metadata.resourceVersion ?? '' }, new Date()),
+        );
       return json(res, 200, obj);
     }
     const filter = this.filterFor(store, route.namespace, url);
-    if (verb === 'watch') return this.watch(req, res, store, filter, url);
+    if (verb === 'watch')
+      return this.watch(req, res, store, filter, url, table ? watchTableTransform(info, table) : null);
     if (url.searchParams.get('resourceVersionMatch') === 'Exact') {
       const rv = Number(url.searchParams.get('resourceVersion'));
       if (rv < store.oldestResourceVersion())
         throw new HttpError(410, 'Expired', 'The resourceVersion for the provided list is too old.');
     }
     const list = store.list(filter);
+    if (table)
+      return json(
+        res,
+        200,
+        toTable(info, list.items, table, { resourceVersion: list.resourceVersion }, new Date()),
+      );
     return json(res, 200, {
       kind: store.listKind,
       apiVersion: store.apiVersion,
@@ -368,6 +384,8 @@ export class ApiServer {
     store: ObjectStore,
     filter: ObjectFilter,
     url: URL,
+    /** Turns each event's object into a one-row Table (a watch that asked for Tables). */
+    transform: ((object: unknown, now: Date) => unknown) | null,
   ): void {
     const rvParam = url.searchParams.get('resourceVersion') ?? '';
     if (rvParam !== '' && !/^\d+$/.test(rvParam))
@@ -391,7 +409,8 @@ export class ApiServer {
         res.destroy();
         return;
       }
-      res.write(`${JSON.stringify(event)}\n`);
+      const out = transform ? { type: event.type, object: transform(event.object, new Date()) } : event;
+      res.write(`${JSON.stringify(out)}\n`);
     };
     const started = store.watch(fromRv, filter, send, { initialEventsEnd });
     if (!started.ok) {
