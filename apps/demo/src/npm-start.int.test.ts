@@ -151,7 +151,9 @@ describe('npm start', { timeout: 600_000 }, () => {
       assert.match(stdout, new RegExp(`^${node}\\s+Ready\\s`, 'm'), stdout);
     }
     const pods = (await run('--context', 'gpu-node-a', 'get', 'pods', '-A', '-o', 'wide')).stdout;
-    assert.match(pods, /^ml\s+batch-spread\s+1\/1\s+Running\s/m, pods);
+    // The previous test's fault holds batch-spread's GPU: kubectl shows the container crash-looping.
+    assert.match(pods, /^ml\s+batch-spread\s+0\/1\s+CrashLoopBackOff\s+\d+ \([^)]+ ago\)\s/m, pods);
+    assert.match(pods, /^ml\s+inference\s+1\/1\s+Running\s+0\s/m, pods);
   });
 
   it('stops on SIGINT within 5 s: no process, no socket, the port is free', async () => {
