@@ -60,7 +60,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     verbs: READ,
     shortNames: ['no'],
     categories: [],
-    subresources: [],
+    subresources: [{ name: 'proxy', kind: 'NodeProxyOptions', verbs: ['get'] }],
     definition: 'io.k8s.api.core.v1.Node',
   },
   {

@@ -47,6 +47,8 @@ export interface ApiBackend extends ControlBackend {
   /** A pod's containers with their logs (`pods/{name}/log`). */
   containersOf: PodContainers;
   admitPod(pod: unknown): Promise<KubeObject>;
+  /** The kubelet's `GET /configz` document (`{"kubeletconfig": {…}}`), served through `nodes/{name}/proxy/configz`. */
+  configz(): unknown;
 }
 
 /** The store of a resource: what `stores` is keyed by. */
@@ -131,6 +133,8 @@ export interface ApiServerOptions {
    * on every request, so entries may be added after start.
    */
   podProxyTargets?: ReadonlyMap<string, string> | undefined;
+  /** Serve the control API under /control/v1/ (default true); false answers 404 there, as a real API server. */
+  controlApi?: boolean;
   logger: Logger;
 }
 
@@ -201,7 +205,8 @@ export class ApiServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-    if (parts[0] === 'control') return this.controlApi.handle(req, res, parts.slice(1), url);
+    if (parts[0] === 'control' && this.o.controlApi !== false)
+      return this.controlApi.handle(req, res, parts.slice(1), url);
     return this.kube(req, res, parts, url);
   }
 
@@ -315,7 +320,7 @@ export class ApiServer {
     });
   }
 
-  /** `pods/{name}/log`, `pods/{name}/proxy`; any other subresource is unknown (404). */
+  /** `pods/{name}/log`, `pods/{name}/proxy`, `nodes/{name}/proxy`; any other subresource is unknown (404). */
   private subresource(
     req: IncomingMessage,
     res: ServerResponse,
@@ -331,6 +336,7 @@ export class ApiServer {
       return this.podProxy.proxy(req, res, this.podProxy.target(req, route.namespace!, route.name, url));
     const verb = verbOf(method, true, url);
     if (!verb || !sub.verbs.includes(verb)) throw methodNotAllowed();
+    if (info.resource === 'nodes' && sub.name === 'proxy') return this.nodeProxy(res, route);
     if (info.resource === 'pods' && sub.name === 'log' && route.subpath.length === 0)
       return servePodLog(
         req,
@@ -341,6 +347,20 @@ export class ApiServer {
         url.searchParams,
       );
     throw notFound();
+  }
+
+  /**
+   * `nodes/{name}/proxy/…`: the API server forwards to that node's kubelet, whose server here has one
+   * path, `configz`; any other path is the kubelet's plain-text 404.
+   */
+  private nodeProxy(res: ServerResponse, route: ResourcePath): void {
+    if (!this.o.backend.stores.get(storeKey('', 'nodes'))?.get(undefined, route.name!))
+      throw new HttpError(404, 'NotFound', `nodes "${route.name}" not found`, {
+        name: route.name,
+        kind: 'nodes',
+      });
+    if (route.subpath.join('/') === 'configz') return json(res, 200, this.o.backend.configz());
+    return text(res, 404, '404 page not found\n');
   }
 
   /** `create`: Events (with the token), and the SelfSubject*Reviews (open to every caller). */
@@ -500,7 +520,7 @@ export class ApiServer {
       res.end();
       return;
     }
-    const isControl = (req.url ?? '').startsWith('/control/');
+    const isControl = this.o.controlApi !== false && (req.url ?? '').startsWith('/control/');
     if (err instanceof HttpError) {
       if (isControl) return problem(res, err.status, err.reason, err.reason, err.message, req.url);
       return json(res, err.status, statusObject(err.status, err.reason, err.message, err.details));
