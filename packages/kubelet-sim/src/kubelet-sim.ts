@@ -24,6 +24,7 @@ import { DEFAULT_GRACE_PERIOD_MS } from './cm/devicemanager/types.js';
 import { MemoryManager } from './cm/memorymanager/memory-manager.js';
 import { TopologyAdmission } from './cm/topologymanager/scope.js';
 import { MAX_ALIGNABLE_NUMA_NODES } from './cm/topologymanager/topology-manager.js';
+import { configz } from './configz.js';
 import { KubeletSimError } from './errors.js';
 import {
   buildNodeShape,
@@ -348,6 +349,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       port,
       token: opts.controlToken,
       podProxyTargets: opts.podProxyTargets,
+      ...(opts.controlApi === false ? { controlApi: false } : {}),
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
       logger,
       backend: {
@@ -365,6 +367,15 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         deletePod: (namespace, name) => pods.delete(namespace, name),
         restart,
         state,
+        configz: () =>
+          configz({
+            maxPods: shape.maxPods,
+            cpuManagerPolicy: cpuManager.policy,
+            memoryManagerPolicy: memoryManager.policy,
+            topologyManagerPolicy: topology.policy,
+            topologyManagerScope: topology.scope,
+            reservedCpus: cpuManager.reservedCpus(),
+          }),
         // Read straight from the managers: what a gateway polls every second, without rendering
         // every pod and the whole node as state() does.
         admissions: () => ({

@@ -46,6 +46,12 @@ export interface KubeletSimOptions extends NodeShapeOptions {
   topologyManagerScope?: TopologyManagerScope;
   /** Bearer token for mutations; required when `listen` is not a loopback address. */
   controlToken?: string;
+  /**
+   * Serve the control API under /control/v1/ (default true). false leaves only what a real API
+   * server and kubelet offer (the API slice, `nodes/{name}/proxy/configz`, PodResources): for
+   * testing clients that must work on a real cluster.
+   */
+  controlApi?: boolean;
   /** Events kept per kind for watches; older resourceVersions get 410 Gone. Default 1000. */
   watchHistorySize?: number;
   /** Events kept (the least recently changed are deleted beyond it). Default 1000. */
