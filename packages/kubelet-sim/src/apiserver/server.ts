@@ -16,6 +16,8 @@ import { kubeTime } from '../util/kube-time.js';
 import { SIMULATED_KUBELET_VERSION, SIMULATED_KUBERNETES_VERSION } from '../nodestatus/setters.js';
 import { selfSubjectAccessReview, selfSubjectRulesReview } from './authorization.js';
 import { ControlApi, type ControlBackend } from './control-api.js';
+import { discovery } from './discovery.js';
+import { openApi } from './openapi/index.js';
 import {
   HttpError,
   json,
@@ -30,14 +32,7 @@ import {
 import type { KubeObject, ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
 import { servePodLog, type PodContainers } from './pod-log.js';
 import { PodProxy } from './pod-proxy.js';
-import {
-  apiGroups,
-  findResource,
-  groupVersion,
-  RESOURCES,
-  type ResourceInfo,
-  type Verb,
-} from './resources.js';
+import { findResource, type ResourceInfo, type Verb } from './resources.js';
 import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { tableRequest, toTable, watchTableTransform } from './tables.js';
 
@@ -225,37 +220,20 @@ export class ApiServer {
         platform: `linux/${process.arch === 'x64' ? 'amd64' : process.arch}`,
       });
     }
-    if (method === 'GET' && path === 'api')
-      return json(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] });
-    if (method === 'GET' && path === 'apis')
-      return json(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: legacyGroups() });
-    if (method === 'GET' && (path === 'api/v1' || /^apis\/[^/]+\/[^/]+$/.test(path))) {
-      const gv = path === 'api/v1' ? 'v1' : path.slice(5);
-      const resources = RESOURCES.filter((r) => groupVersion(r) === gv);
-      if (resources.length === 0) throw notFound();
-      return json(res, 200, {
-        kind: 'APIResourceList',
-        apiVersion: 'v1',
-        groupVersion: gv,
-        resources: resources.flatMap((r) => [
-          {
-            name: r.resource,
-            singularName: r.singular,
-            namespaced: r.namespaced,
-            kind: r.kind,
-            verbs: r.verbs,
-            ...(r.shortNames.length ? { shortNames: r.shortNames } : {}),
-            ...(r.categories.length ? { categories: r.categories } : {}),
-          },
-          ...r.subresources.map((sr) => ({
-            name: `${r.resource}/${sr.name}`,
-            singularName: '',
-            namespaced: r.namespaced,
-            kind: sr.kind,
-            verbs: sr.verbs,
-          })),
-        ]),
+    // Discovery (legacy and aggregated) and the OpenAPI documents, built from resources.ts.
+    const doc =
+      discovery(method, path, req.headers.accept, { ifNoneMatch: req.headers['if-none-match'] }) ??
+      openApi(method, path, req.headers.accept, {
+        query: url.searchParams,
+        ifNoneMatch: req.headers['if-none-match'],
       });
+    if (doc) {
+      res.writeHead(doc.status, {
+        ...(doc.contentType ? { 'Content-Type': doc.contentType } : {}),
+        ...doc.headers,
+      });
+      res.end(doc.serialized);
+      return;
     }
     const route = parseResourcePath(parts);
     if (!route) throw notFound();
@@ -531,13 +509,4 @@ export class ApiServer {
     if (isControl) return problem(res, status, e.code, e.reason, e.message, req.url);
     return json(res, status, statusObject(status, e.reason, e.message));
   }
-}
-
-/** Interim legacy group list (replaced by discovery.ts). */
-function legacyGroups(): unknown[] {
-  return apiGroups().map((g) => {
-    const v = RESOURCES.find((r) => r.group === g)!.version;
-    const gv = { groupVersion: `${g}/${v}`, version: v };
-    return { name: g, versions: [gv], preferredVersion: gv };
-  });
 }
