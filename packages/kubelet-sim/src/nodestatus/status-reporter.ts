@@ -38,8 +38,9 @@ export class NodeStatusReporter {
     ev.record(ref, 'Normal', 'NodeAllocatableEnforced', 'Updated Node Allocatable limit across pods');
     for (const reason of ['NodeHasSufficientMemory', 'NodeHasNoDiskPressure', 'NodeHasSufficientPID'])
       ev.record(ref, 'Normal', reason, `Node ${name} status is now: ${reason}`);
+    // The node controller refers to the Node object itself (its real UID), not the kubelet's nodeRef.
     ev.record(
-      ref,
+      { kind: 'Node', name, uid: node.metadata.uid },
       'Normal',
       'RegisteredNode',
       `Node ${name} event: Registered Node ${name} in Controller`,
