@@ -8,6 +8,7 @@ const root = resolve(fileURLToPath(import.meta.url), '../..');
 const order = [
   '@plugboard/proto',
   '@plugboard/api',
+  '@plugboard/topology',
   '@plugboard/plugin',
   '@plugboard/kubelet-sim',
   '@plugboard/node-gateway',

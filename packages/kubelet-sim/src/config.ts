@@ -7,8 +7,7 @@ import { z } from 'zod';
 import { KubeletSimError } from './errors.js';
 import type { KubeletSimOptions } from './types.js';
 import { parseCpuList } from './machine/node-shape.js';
-import { parseQuantity } from './util/quantity.js';
-import { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './cm/topologymanager/topology-manager.js';
+import { parseQuantity, TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from '@plugboard/topology';
 
 export const USAGE = `Usage: plugboard-kubelet-sim --device-plugin-dir DIR --state-dir DIR [options]
 

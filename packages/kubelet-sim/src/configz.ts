@@ -5,6 +5,8 @@
 // agent learns the Topology, CPU and Memory Manager policies without reading the kubelet's files.
 // Only the fields the simulator models are filled; `omitempty` ones it does not use are left out.
 
+import { formatCpuList } from './machine/node-shape.js';
+
 export interface ConfigzInput {
   maxPods: number;
   cpuManagerPolicy: string;
@@ -12,19 +14,6 @@ export interface ConfigzInput {
   topologyManagerPolicy: string;
   topologyManagerScope: string;
   reservedCpus: readonly number[];
-}
-
-/** A CPU list in the kernel's cpuset syntax (`0-3,8`), as cpuset.CPUSet.String writes it. */
-export function formatCpuSet(ids: readonly number[]): string {
-  const sorted = [...new Set(ids)].sort((a, b) => a - b);
-  const ranges: string[] = [];
-  for (let i = 0; i < sorted.length;) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    ranges.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
-    i = j + 1;
-  }
-  return ranges.join(',');
 }
 
 export function configz(c: ConfigzInput): { kubeletconfig: Record<string, unknown> } {
@@ -37,7 +26,7 @@ export function configz(c: ConfigzInput): { kubeletconfig: Record<string, unknow
       memoryManagerPolicy: c.memoryManagerPolicy,
       topologyManagerPolicy: c.topologyManagerPolicy,
       topologyManagerScope: c.topologyManagerScope,
-      ...(c.reservedCpus.length ? { reservedSystemCPUs: formatCpuSet(c.reservedCpus) } : {}),
+      ...(c.reservedCpus.length ? { reservedSystemCPUs: formatCpuList(c.reservedCpus) } : {}),
       podPidsLimit: -1,
       containerLogMaxSize: '10Mi',
       containerLogMaxFiles: 5,

@@ -2,6 +2,8 @@
 // a real kubelet writes into pod status or a gRPC status) so each boundary can translate once:
 // gRPC status in the servers, problem+json in the control API, a thrown error in the library.
 
+import { admissionRejection, TopologyError } from '@plugboard/topology';
+
 export type KubeletSimErrorCode =
   /** Pod admission failed in the device manager (the kubelet's UnexpectedAdmissionError). */
   | 'UnexpectedAdmissionError'
@@ -38,4 +40,28 @@ export class KubeletSimError extends Error {
     const message = err instanceof Error ? err.message : String(err);
     return new KubeletSimError('Internal', message, { cause: err });
   }
+}
+
+/** The resource managers' refusals (a TopologyError from @plugboard/topology) as a KubeletSimError, same code. */
+export function fromTopology<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof TopologyError)
+      throw new KubeletSimError(err.code, err.message, { reason: err.reason, cause: err });
+    throw err;
+  }
+}
+
+/**
+ * Any admission failure as the kubelet reports it: this package's errors as they are, the resource
+ * managers' with their reason, anything else as UnexpectedAdmissionError.
+ */
+export function asRejection(err: unknown): KubeletSimError {
+  if (err instanceof KubeletSimError) return err;
+  const { reason, message } = admissionRejection(err);
+  return new KubeletSimError(err instanceof TopologyError ? err.code : 'UnexpectedAdmissionError', message, {
+    reason,
+    cause: err,
+  });
 }

@@ -14,21 +14,25 @@ export type { AdmittedPod, BackoffOptions } from './pods/runtime.js';
 export type { ResourceView, DeviceView, PluginOptions, RegisteredVia } from './cm/devicemanager/types.js';
 export type { KubeObject } from './apiserver/object-store.js';
 export type { RateLimit } from './apis/podresources/grpc/ratelimit.js';
-export type { CpuManagerPolicy } from './cm/cpumanager/cpu-manager.js';
-export type { MemoryManagerPolicy, MemoryBlock, MemoryResource } from './cm/memorymanager/memory-manager.js';
-export type { HugepageResource } from './machine/node-shape.js';
+// The resource managers' types and names come from @plugboard/topology (kubelet-sim admits with it).
 export type {
   AdmissionDecision,
   AdmissionStep,
   ContainerPlacement,
+  CpuManagerPolicy,
+  HintProvider,
   HintView,
+  HugepageResource,
+  MemoryBlock,
+  MemoryManagerPolicy,
+  MemoryResource,
   ProviderHintsView,
-  TopologyOverride,
-} from './cm/topologymanager/scope.js';
-export type {
   TopologyManagerPolicy,
   TopologyManagerScope,
-  HintProvider,
-} from './cm/topologymanager/topology-manager.js';
-export { TOPOLOGY_MANAGER_POLICIES, TOPOLOGY_MANAGER_SCOPES } from './cm/topologymanager/topology-manager.js';
-export { isExtendedResourceName } from './util/resource-names.js';
+  TopologyOverride,
+} from '@plugboard/topology';
+export {
+  isExtendedResourceName,
+  TOPOLOGY_MANAGER_POLICIES,
+  TOPOLOGY_MANAGER_SCOPES,
+} from '@plugboard/topology';

@@ -18,14 +18,11 @@ import { ObjectStore, ResourceVersionClock } from './apiserver/object-store.js';
 import { ApiServer, storeKey } from './apiserver/server.js';
 import { NodeLeaseController } from './nodelease/lease-controller.js';
 import { NodeStatusReporter } from './nodestatus/status-reporter.js';
-import { CpuManager } from './cm/cpumanager/cpu-manager.js';
+import { CpuManager, MAX_ALIGNABLE_NUMA_NODES, MemoryManager, TopologyAdmission } from '@plugboard/topology';
 import { DeviceManager } from './cm/devicemanager/manager.js';
 import { DEFAULT_GRACE_PERIOD_MS } from './cm/devicemanager/types.js';
-import { MemoryManager } from './cm/memorymanager/memory-manager.js';
-import { TopologyAdmission } from './cm/topologymanager/scope.js';
-import { MAX_ALIGNABLE_NUMA_NODES } from './cm/topologymanager/topology-manager.js';
 import { configz } from './configz.js';
-import { KubeletSimError } from './errors.js';
+import { fromTopology, KubeletSimError } from './errors.js';
 import {
   buildNodeShape,
   totalCpus,
@@ -110,7 +107,9 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     ...(opts.dialTimeoutMs !== undefined ? { dialTimeoutMs: opts.dialTimeoutMs } : {}),
     logger,
   });
-  const cpuManager = new CpuManager(shape, opts.cpuManagerPolicy ?? 'static', opts.reservedCpus ?? []);
+  const cpuManager = fromTopology(
+    () => new CpuManager(shape, opts.cpuManagerPolicy ?? 'static', opts.reservedCpus ?? []),
+  );
   const memoryManager = new MemoryManager(shape, opts.memoryManagerPolicy ?? 'Static');
   const topology = new TopologyAdmission({
     policy: topologyPolicy,

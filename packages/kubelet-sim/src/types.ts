@@ -4,12 +4,18 @@
 import type { Logger } from 'pino';
 import type { RateLimit } from './apis/podresources/grpc/ratelimit.js';
 import type { KubeObject } from './apiserver/object-store.js';
-import type { CpuManagerPolicy } from './cm/cpumanager/cpu-manager.js';
+import type {
+  AdmissionDecision,
+  CpuManagerPolicy,
+  HugepageResource,
+  MemoryBlock,
+  MemoryManagerPolicy,
+  TopologyManagerPolicy,
+  TopologyManagerScope,
+  TopologyOverride,
+} from '@plugboard/topology';
 import type { DeviceView, PluginOptions, ResourceView } from './cm/devicemanager/types.js';
-import type { MemoryBlock, MemoryManagerPolicy } from './cm/memorymanager/memory-manager.js';
-import type { AdmissionDecision, TopologyOverride } from './cm/topologymanager/scope.js';
-import type { TopologyManagerPolicy, TopologyManagerScope } from './cm/topologymanager/topology-manager.js';
-import type { HugepageResource, NodeShapeOptions } from './machine/node-shape.js';
+import type { NodeShapeOptions } from './machine/node-shape.js';
 import type { PodSpecInput } from './pods/pod-spec.js';
 import type { AdmittedPod, BackoffOptions } from './pods/runtime.js';
 

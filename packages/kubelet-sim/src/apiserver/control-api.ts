@@ -5,11 +5,11 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { KubeletSimError } from '../errors.js';
-import type { TopologyOverride } from '../cm/topologymanager/scope.js';
 import {
   TOPOLOGY_MANAGER_POLICIES,
   TOPOLOGY_MANAGER_SCOPES,
-} from '../cm/topologymanager/topology-manager.js';
+  type TopologyOverride,
+} from '@plugboard/topology';
 import { HttpError, json, readJson } from './http.js';
 
 export interface ControlBackend {

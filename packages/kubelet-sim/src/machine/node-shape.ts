@@ -5,35 +5,19 @@
 // PodResources reports it and sysfs.ts writes it out the way Linux exposes it under /sys, so a
 // node agent can learn the CPU↔NUMA mapping as on a real node.
 
+import {
+  HUGEPAGE_SIZES,
+  type CpuInfo,
+  type HugepageResource,
+  type MachineInfo,
+  type NumaNode,
+} from '@plugboard/topology';
 import { KubeletSimError } from '../errors.js';
 
-/** Hugepage resources the kubelet knows on x86-64, with their page size in bytes. */
-export const HUGEPAGE_SIZES = { 'hugepages-2Mi': 2 * 2 ** 20, 'hugepages-1Gi': 2 ** 30 } as const;
-export type HugepageResource = keyof typeof HUGEPAGE_SIZES;
+export { HUGEPAGE_SIZES, type CpuInfo, type HugepageResource, type NumaNode } from '@plugboard/topology';
 
-export interface CpuInfo {
-  id: number;
-  /** Physical core (global numbering); SMT siblings share it. */
-  coreId: number;
-  numaNode: number;
-  /** All logical CPUs of the core, this one included, ascending (thread_siblings_list). */
-  siblings: number[];
-}
-
-export interface NumaNode {
-  id: number;
-  /** Logical CPU IDs on this NUMA node. */
-  cpus: number[];
-  memoryBytes: number;
-  /** Pre-allocated hugepages in bytes, by resource name; only sizes that are configured. */
-  hugepages: Partial<Record<HugepageResource, number>>;
-}
-
-export interface NodeShape {
-  numaNodes: NumaNode[];
-  /** Indexed by CPU ID. */
-  cpus: CpuInfo[];
-  threadsPerCore: number;
+/** The machine (@plugboard/topology's MachineInfo) plus what the node reports beside it. */
+export interface NodeShape extends MachineInfo {
   /** Max pods (node status `pods`), 110 like the kubelet's default. */
   maxPods: number;
 }

@@ -7,16 +7,21 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AdmissionDecision, TopologyAdmission, TopologyOverride } from '../cm/topologymanager/scope.js';
-import type { CpuManager } from '../cm/cpumanager/cpu-manager.js';
+import {
+  checkNodeResources,
+  qosClass,
+  type AdmissionDecision,
+  type CpuManager,
+  type MemoryManager,
+  type TopologyAdmission,
+  type TopologyOverride,
+} from '@plugboard/topology';
 import type { DeviceManager } from '../cm/devicemanager/manager.js';
-import { KubeletSimError } from '../errors.js';
+import { asRejection, fromTopology, KubeletSimError } from '../errors.js';
 import type { EventRecorder, EventType } from '../apiserver/events.js';
-import type { MemoryManager } from '../cm/memorymanager/memory-manager.js';
 import type { ObjectStore } from '../apiserver/object-store.js';
-import { parsePodSpec, qosClass, type ContainerSpec, type PodSpec } from './pod-spec.js';
+import { parsePodSpec, type ContainerSpec, type PodSpec } from './pod-spec.js';
 import { renderPod, resourceStatus } from './pod-status.js';
-import { checkNodeResources } from './predicate.js';
 import { PodWorkers } from './pod-workers.js';
 import {
   clearTimer,
@@ -107,7 +112,7 @@ export class PodManager {
 
   private async dryRunNow(input: unknown, override: TopologyOverride): Promise<AdmissionDecision> {
     const spec = parsePodSpec(input, this.o.nodeName);
-    const decision = this.o.topology.newDecision(true, override);
+    const decision = fromTopology(() => this.o.topology.newDecision(true, override));
     if (this.pods.has(`${spec.namespace}/${spec.name}`)) {
       decision.result = 'rejected';
       decision.reason = 'AlreadyExists';
@@ -317,15 +322,4 @@ export class PodManager {
       this.o.deviceManager,
     );
   }
-}
-
-/** Any admission failure as the kubelet reports it: our own errors as they are, the rest as UnexpectedAdmissionError. */
-function asRejection(err: unknown): KubeletSimError {
-  return err instanceof KubeletSimError
-    ? err
-    : new KubeletSimError(
-        'UnexpectedAdmissionError',
-        `Allocate failed due to ${err instanceof Error ? err.message : String(err)}, which is unexpected`,
-        { cause: err },
-      );
 }

@@ -1,14 +1,14 @@
 // Pod input for the simulator: a Kubernetes Pod object (or the subset that matters here), parsed
 // once with zod and validated and defaulted the way the API server would (pkg/apis/core/validation
-// and the v1 defaults, Kubernetes 1.33) before a kubelet ever sees it: extended resources are
-// integers with requests equal to limits, requests default to limits; QoS class as
-// pkg/apis/core/v1/helper/qos computes it.
+// and the v1 defaults, Kubernetes 1.33) before a kubelet ever sees it. Names and the served object
+// are checked here; each container's requests and limits (extended resources are integers with
+// requests equal to limits, requests default to limits) are parsed by @plugboard/topology, which
+// also has the QoS class and the pod-level request.
 
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { KubeletSimError } from '../errors.js';
-import { parseInteger, parseMilliCpu, parseQuantity } from '../util/quantity.js';
-import { isExtendedResourceName, isNativeResourceName } from '../util/resource-names.js';
+import { containerRequests, type ContainerRequests, type PodRequests } from '@plugboard/topology';
+import { fromTopology, KubeletSimError } from '../errors.js';
 
 const quantity = z.union([z.string(), z.number()]);
 const resourceList = z.record(z.string(), quantity);
@@ -52,22 +52,15 @@ export const podInputSchema = z
 export type PodSpecInput = z.input<typeof podInputSchema>;
 export type RestartPolicy = 'Always' | 'OnFailure' | 'Never';
 
-export interface ContainerSpec {
-  name: string;
-  init: boolean;
-  /** An init container with restartPolicy Always (a sidecar): keeps running, keeps its devices. */
-  sidecar: boolean;
-  /** cpu in millicores, memory/hugepages in bytes, extended resources as device counts. */
-  requests: Map<string, number>;
-  limits: Map<string, number>;
+/** A container's requests and limits (@plugboard/topology parses them) and the container as served. */
+export interface ContainerSpec extends ContainerRequests {
   /** The container as it is served back (requests defaulted from limits). */
   raw: Record<string, unknown>;
 }
 
-export interface PodSpec {
+export interface PodSpec extends PodRequests {
   name: string;
   namespace: string;
-  uid: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
   restartPolicy: RestartPolicy;
@@ -87,31 +80,6 @@ function invalid(pod: string, field: string, detail: string): KubeletSimError {
   });
 }
 
-function parseResource(pod: string, field: string, name: string, value: string | number): number {
-  const text = String(value);
-  if (name === 'cpu') {
-    const v = parseMilliCpu(value);
-    if (v === undefined || v < 0)
-      throw invalid(pod, field, `Invalid value: "${text}": must be a valid quantity`);
-    return v;
-  }
-  if (isNativeResourceName(name)) {
-    const v = parseQuantity(value);
-    if (v === undefined || v < 0)
-      throw invalid(pod, field, `Invalid value: "${text}": must be a valid quantity`);
-    return Math.ceil(v);
-  }
-  if (!isExtendedResourceName(name))
-    throw invalid(
-      pod,
-      field,
-      `Invalid value: "${name}": must be a standard resource type or fully qualified`,
-    );
-  const v = parseInteger(value);
-  if (v === undefined || v < 0) throw invalid(pod, field, `Invalid value: "${text}": must be an integer`);
-  return v;
-}
-
 function normalizeContainer(
   pod: string,
   c: z.infer<typeof containerSchema>,
@@ -125,48 +93,7 @@ function normalizeContainer(
       `Invalid value: "${c.name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`,
     );
   }
-  const rawRequests = { ...(c.resources?.requests ?? {}) };
-  const rawLimits = { ...(c.resources?.limits ?? {}) };
-  const requests = new Map<string, number>();
-  const limits = new Map<string, number>();
-  for (const [name, value] of Object.entries(rawLimits))
-    limits.set(name, parseResource(pod, `${path}.resources.limits[${name}]`, name, value));
-  for (const [name, value] of Object.entries(rawRequests)) {
-    requests.set(name, parseResource(pod, `${path}.resources.requests[${name}]`, name, value));
-  }
-  // API defaulting: a resource with only a limit gets a request equal to it.
-  for (const [name, value] of limits) {
-    if (!requests.has(name)) {
-      requests.set(name, value);
-      rawRequests[name] = rawLimits[name]!;
-    }
-  }
-  for (const [name, req] of requests) {
-    const lim = limits.get(name);
-    if (isNativeResourceName(name)) {
-      if (lim !== undefined && req > lim) {
-        throw invalid(
-          pod,
-          `${path}.resources.requests`,
-          `Invalid value: "${String(rawRequests[name])}": must be less than or equal to ${name} limit of ${String(rawLimits[name])}`,
-        );
-      }
-      continue;
-    }
-    // Extended resources cannot be overcommitted: a limit is required and must equal the request.
-    if (lim === undefined)
-      throw invalid(
-        pod,
-        `${path}.resources.limits[${name}]`,
-        'Required value: Limit must be set for non overcommitable resources',
-      );
-    if (lim !== req)
-      throw invalid(
-        pod,
-        `${path}.resources.requests[${name}]`,
-        `Invalid value: "${String(rawRequests[name])}": must be equal to ${name} limit of ${String(rawLimits[name])}`,
-      );
-  }
+  const { rawRequests, rawLimits, ...requests } = fromTopology(() => containerRequests(pod, c, path, init));
   const raw: Record<string, unknown> = {
     ...c,
     image: c.image ?? DEFAULT_IMAGE,
@@ -178,7 +105,7 @@ function normalizeContainer(
     terminationMessagePolicy: 'File',
     imagePullPolicy: 'IfNotPresent',
   };
-  return { name: c.name, init, sidecar: init && c.restartPolicy === 'Always', requests, limits, raw };
+  return { ...requests, raw };
 }
 
 /** Parses and validates a pod; throws KubeletSimError('Invalid') naming the field. */
@@ -253,37 +180,4 @@ export function parsePodSpec(input: unknown, nodeName: string): PodSpec {
     containers,
     rawSpec,
   };
-}
-
-/** The pod's effective request per resource: max(largest init container, sum of app containers + sidecars). */
-export function effectiveRequests(pod: PodSpec): Map<string, number> {
-  const sum = new Map<string, number>();
-  const add = (m: Map<string, number>, c: ContainerSpec) => {
-    for (const [k, v] of c.requests) m.set(k, (m.get(k) ?? 0) + v);
-  };
-  for (const c of pod.containers) add(sum, c);
-  const sidecars = new Map<string, number>();
-  const out = new Map(sum);
-  for (const c of pod.initContainers) {
-    if (c.sidecar) {
-      add(sidecars, c);
-      for (const [k, v] of c.requests) out.set(k, (out.get(k) ?? 0) + v);
-      continue;
-    }
-    for (const [k, v] of c.requests) out.set(k, Math.max(out.get(k) ?? 0, v + (sidecars.get(k) ?? 0)));
-  }
-  return out;
-}
-
-export type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
-
-/** QoS class from cpu and memory requests/limits, as the API server computes it. */
-export function qosClass(pod: PodSpec): QosClass {
-  const all = [...pod.initContainers, ...pod.containers];
-  const has = (c: ContainerSpec, r: string) => c.requests.has(r) || c.limits.has(r);
-  if (all.every((c) => !has(c, 'cpu') && !has(c, 'memory'))) return 'BestEffort';
-  const guaranteed = all.every((c) =>
-    ['cpu', 'memory'].every((r) => c.limits.has(r) && c.requests.get(r) === c.limits.get(r)),
-  );
-  return guaranteed ? 'Guaranteed' : 'Burstable';
 }

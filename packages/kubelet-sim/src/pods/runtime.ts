@@ -2,10 +2,10 @@
 // pod workers, status manager and container runtime; release-1.33): phases, container states,
 // the crash-loop back-off settings, and the small constructors the pod manager uses.
 
-import type { AdmissionDecision } from '../cm/topologymanager/scope.js';
+import type { AdmissionDecision, QosClass } from '@plugboard/topology';
 import type { KubeObject } from '../apiserver/object-store.js';
 import { ContainerLog } from '../kuberuntime/container-log.js';
-import type { ContainerSpec, PodSpec, QosClass } from './pod-spec.js';
+import type { ContainerSpec, PodSpec } from './pod-spec.js';
 
 export interface BackoffOptions {
   /** First back-off after the immediate restart (kubelet: 10 s). */

@@ -1,16 +1,14 @@
-// Which devices a container gets (pkg/kubelet/cm/devicemanager/manager.go, release-1.33:
-// allocateContainerResources, devicesToAllocate, filterByAffinity and
-// callGetPreferredAllocationIfAvailable): devices reusable from init containers first, then the
-// devices inside the Topology Manager's affinity (the plugin's preferred allocation among them
-// when they are more than needed), then the plugin's preference among the rest, then the unaligned
-// and the no-affinity ones; then Allocate. The manager records the result in its podDevices.
+// allocateContainerResources (pkg/kubelet/cm/devicemanager/manager.go, release-1.33) with the
+// plugin RPCs: the pick itself (devicesToAllocate, filterByAffinity) is @plugboard/topology's, asked
+// here for the plugin's GetPreferredAllocation over its endpoint
+// (callGetPreferredAllocationIfAvailable); then Allocate with the picked IDs. The manager records
+// the result in its podDevices.
 
 import type { Logger } from 'pino';
 import type { deviceplugin } from '@plugboard/proto';
-import { isSet, type Mask } from '../topologymanager/bitmask.js';
+import { devicesByNuma, devicesToAllocate, type Mask } from '@plugboard/topology';
 import type { Endpoint } from './endpoint.js';
-import { deviceHasTopologyAlignment } from './topology-hints.js';
-import { NODE_WITHOUT_TOPOLOGY, type ContainerAllocation, type DeviceView } from './types.js';
+import type { ContainerAllocation, DeviceView } from './types.js';
 
 export interface AllocationRequest {
   podUid: string;
@@ -38,12 +36,6 @@ export interface ResourceDevices {
   endpoint: () => Endpoint | undefined;
 }
 
-export interface Picked {
-  picked: string[];
-  /** The plugin's GetPreferredAllocation answer; null when it was not asked. */
-  preferred: string[] | null;
-}
-
 /**
  * allocateContainerResources for one container and resource: devicesToAllocate, then Allocate with
  * the picked IDs (not in a dry run), and the allocation the kubelet records (devices per NUMA node,
@@ -55,19 +47,18 @@ export async function allocateContainerResources(
   r: ResourceDevices,
   log: Logger,
 ): Promise<ContainerAllocation | null> {
-  const { podUid, container, resource, required } = req;
-  if (r.existing) {
-    if (r.existing.deviceIds.length !== required) {
-      throw new Error(
-        `pod "${podUid}" container "${container}" changed request for resource "${resource}" from ${r.existing.deviceIds.length} to ${required}`,
-      );
-    }
-    return null;
-  }
-  if (!r.healthy) throw new Error(`cannot allocate unregistered device ${resource}`);
-  if (r.healthy.size === 0)
-    throw new Error(`no healthy devices present; cannot allocate unhealthy devices ${resource}`);
-  const { picked, preferred } = await devicesToAllocate(req, r, log);
+  const pick = await devicesToAllocate(req, {
+    existing: r.existing?.deviceIds.length,
+    devices: r.devices(),
+    healthy: r.healthy,
+    inUse: r.inUse(),
+    preferred: (available, mustInclude, size) =>
+      req.dryRun
+        ? Promise.resolve(null)
+        : callGetPreferredAllocationIfAvailable(req, r.endpoint(), available, mustInclude, size, log),
+  });
+  if (!pick) return null;
+  const { picked, preferred } = pick;
   let response: deviceplugin.ContainerAllocateResponse = {
     envs: {},
     mounts: [],
@@ -87,143 +78,29 @@ export async function allocateContainerResources(
     }
     response = first;
   }
-  const byNuma = new Map<number, string[]>();
-  const devices = r.devices();
-  for (const id of picked) {
-    const nodes = devices?.get(id)?.numaNodes ?? [];
-    for (const n of nodes.length > 0 ? nodes : [NODE_WITHOUT_TOPOLOGY])
-      byNuma.set(n, [...(byNuma.get(n) ?? []), id]);
-  }
-  return { resource: req.resource, deviceIds: picked, byNuma, response, preferred };
-}
-
-/** devicesToAllocate: throws the kubelet's error text when the request cannot be met. */
-async function devicesToAllocate(req: AllocationRequest, r: ResourceDevices, log: Logger): Promise<Picked> {
-  const { resource, required } = req;
-  const devices = r.devices();
-  const allocated: string[] = [];
-  let preferredAnswer: string[] | null = null;
-  let needed = required;
-  const takeFrom = (ids: Iterable<string>): boolean => {
-    for (const id of ids) {
-      if (needed === 0) break;
-      if (allocated.includes(id)) continue;
-      allocated.push(id);
-      needed--;
-    }
-    return needed === 0;
+  return {
+    resource: req.resource,
+    deviceIds: picked,
+    byNuma: devicesByNuma(picked, r.devices()),
+    response,
+    preferred,
   };
-  const done = () => ({ picked: allocated, preferred: preferredAnswer });
-  if (takeFrom(req.reusable)) return done();
-
-  const inUse = r.inUse();
-  const available = orderedDevices(devices).filter(
-    (id) => r.healthy?.has(id) && !inUse.has(id) && !allocated.includes(id),
-  );
-  if (available.length < needed) {
-    throw new Error(
-      `requested number of devices unavailable for ${resource}. Requested: ${needed}, Available: ${available.length}`,
-    );
-  }
-  const preferred = async (candidates: string[]): Promise<string[]> => {
-    if (req.dryRun) return [];
-    const answer = await callGetPreferredAllocationIfAvailable(
-      req,
-      r.endpoint(),
-      [...new Set([...candidates, ...allocated])],
-      [...allocated],
-      log,
-    );
-    if (r.endpoint()?.options?.getPreferredAllocationAvailable) preferredAnswer = answer;
-    return answer;
-  };
-  const fail = () =>
-    new Error(
-      `unexpectedly allocated less resources than required. Requested: ${required}, Got: ${required - needed}`,
-    );
-  // Without topology there is nothing to align: the plugin's preference, then first-fit.
-  if (!deviceHasTopologyAlignment(devices)) {
-    const pref = await preferred(available);
-    if (takeFrom(pref.filter((id) => available.includes(id)))) return done();
-    if (takeFrom(available)) return done();
-    throw fail();
-  }
-  const { aligned, unaligned, noAffinity } = filterByAffinity(devices, available, req.affinity);
-  if (needed < aligned.length) {
-    const pref = await preferred(aligned);
-    if (takeFrom(pref.filter((id) => aligned.includes(id)))) return done();
-    if (takeFrom(aligned)) return done();
-    throw fail();
-  }
-  if (takeFrom(aligned)) return done();
-  const pref = await preferred(available);
-  if (takeFrom(pref.filter((id) => available.includes(id)))) return done();
-  if (takeFrom(unaligned)) return done();
-  if (takeFrom(noAffinity)) return done();
-  throw fail();
 }
 
-/** Devices in first-fit order: by lowest NUMA node, then the plugin's order; no topology last. */
-function orderedDevices(devices: ReadonlyMap<string, DeviceView> | undefined): string[] {
-  const list = [...(devices?.values() ?? [])];
-  const rank = (d: DeviceView) =>
-    d.numaNodes.length === 0 ? Number.MAX_SAFE_INTEGER : Math.min(...d.numaNodes);
-  return list
-    .map((d, i) => ({ d, i }))
-    .sort((a, b) => rank(a.d) - rank(b.d) || a.i - b.i)
-    .map(({ d }) => d.id);
-}
-
-/**
- * filterByAffinity: available devices split into those on NUMA nodes inside the affinity,
- * those on other NUMA nodes, and those without topology. NUMA nodes are visited affinity
- * first, then by how many available devices they hold (more first), then by ID.
- */
-function filterByAffinity(
-  devices: ReadonlyMap<string, DeviceView> | undefined,
-  available: string[],
-  affinity: Mask | null,
-): { aligned: string[]; unaligned: string[]; noAffinity: string[] } {
-  if (affinity === null) return { aligned: [], unaligned: [], noAffinity: [...available] };
-  const perNode = new Map<number, string[]>();
-  for (const id of available) {
-    const nodes = devices?.get(id)?.numaNodes ?? [];
-    for (const n of nodes.length ? nodes : [NODE_WITHOUT_TOPOLOGY])
-      perNode.set(n, [...(perNode.get(n) ?? []), id]);
-  }
-  const inMask = (n: number) => n !== NODE_WITHOUT_TOPOLOGY && isSet(affinity, n);
-  const nodes = [...perNode.keys()].sort(
-    (a, b) =>
-      Number(inMask(b)) - Number(inMask(a)) ||
-      Number(a === NODE_WITHOUT_TOPOLOGY) - Number(b === NODE_WITHOUT_TOPOLOGY) ||
-      perNode.get(b)!.length - perNode.get(a)!.length ||
-      a - b,
-  );
-  const seen = new Set<string>();
-  const out = { aligned: [] as string[], unaligned: [] as string[], noAffinity: [] as string[] };
-  for (const n of nodes) {
-    const list = inMask(n) ? out.aligned : n === NODE_WITHOUT_TOPOLOGY ? out.noAffinity : out.unaligned;
-    for (const id of perNode.get(n)!) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      list.push(id);
-    }
-  }
-  return out;
-}
-
+/** The plugin's answer; null when it does not offer GetPreferredAllocation (not asked). */
 async function callGetPreferredAllocationIfAvailable(
   req: AllocationRequest,
   endpoint: Endpoint | undefined,
   available: string[],
   mustInclude: string[],
+  size: number,
   log: Logger,
-): Promise<string[]> {
+): Promise<string[] | null> {
   if (!endpoint) throw new Error(`endpoint not found in cache for a registered resource: ${req.resource}`);
-  if (!endpoint.options?.getPreferredAllocationAvailable) return [];
+  if (!endpoint.options?.getPreferredAllocationAvailable) return null;
   log.debug(
     { resource: req.resource, podUid: req.podUid, container: req.container, rpc: 'GetPreferredAllocation' },
     'issuing a GetPreferredAllocation call for container',
   );
-  return endpoint.getPreferredAllocation(available, mustInclude, req.required);
+  return endpoint.getPreferredAllocation(available, mustInclude, size);
 }

@@ -2,15 +2,20 @@
 // upstream's files: manager.go (here: the plugin callbacks, the per-resource healthy/unhealthy
 // device sets behind node capacity and allocatable, the stop grace period, the checkpoint; its
 // allocateContainerResources, devicesToAllocate and filterByAffinity are in allocation.ts),
-// endpoint.go (one endpoint per plugin), pod_devices.go, topology_hints.go, types.go,
-// checkpoint/ and plugin/v1beta1/ (the Registration server, the plugin-watcher handler, the client).
+// endpoint.go (one endpoint per plugin), pod_devices.go, types.go, checkpoint/ and plugin/v1beta1/
+// (the Registration server, the plugin-watcher handler, the client). topology_hints.go and the pick
+// of devices are @plugboard/topology's, shared with the gateway's prediction.
 
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { HEALTHY, type deviceplugin, type DeviceHealth } from '@plugboard/proto';
 import { goGrpcErrorText } from '../../util/grpc-errors.js';
-import type { Mask } from '../topologymanager/bitmask.js';
-import type { TopologyHint } from '../topologymanager/topology-manager.js';
+import {
+  generateDeviceTopologyHints,
+  type DeviceHintProvider,
+  type Mask,
+  type TopologyHint,
+} from '@plugboard/topology';
 import { allocateContainerResources } from './allocation.js';
 import { newCheckpointManager } from '../../checkpointmanager/checkpoint-manager.js';
 import { CoalescedCheckpointWriter } from '../../checkpointmanager/coalesced-writer.js';
@@ -25,7 +30,6 @@ import { connectPlugin, runListAndWatch } from './plugin/v1beta1/client.js';
 import { DevicePluginHandler } from './plugin/v1beta1/handler.js';
 import { RegistrationServer, type ClientHandler } from './plugin/v1beta1/server.js';
 import { PodDevices } from './pod-devices.js';
-import { generateDeviceTopologyHints } from './topology-hints.js';
 import {
   DEFAULT_DIAL_TIMEOUT_MS,
   DEFAULT_GRACE_PERIOD_MS,
@@ -38,7 +42,10 @@ import {
   type ResourceView,
 } from './types.js';
 
-export class DeviceManager extends EventEmitter<DeviceManagerEvents> implements ClientHandler {
+export class DeviceManager
+  extends EventEmitter<DeviceManagerEvents>
+  implements ClientHandler, DeviceHintProvider
+{
   readonly devicePluginDir: string;
   readonly socketPath: string;
   private readonly gracePeriodMs: number;

@@ -4,8 +4,12 @@
 // Allocate returned for a container.
 
 import type { Logger } from 'pino';
-import type { deviceplugin, DeviceHealth } from '@plugboard/proto';
+import type { deviceplugin } from '@plugboard/proto';
+import type { DeviceAllocation, DeviceView } from '@plugboard/topology';
 import type { CheckpointManager } from '../../checkpointmanager/checkpoint-manager.js';
+
+// Devices, NUMA grouping and what a container got are @plugboard/topology's (the Topology Manager's side).
+export { NODE_WITHOUT_TOPOLOGY, type DeviceView } from '@plugboard/topology';
 
 /** The kubelet's endpointStopGracePeriod. */
 export const DEFAULT_GRACE_PERIOD_MS = 5 * 60 * 1000;
@@ -13,9 +17,6 @@ export const DEFAULT_GRACE_PERIOD_MS = 5 * 60 * 1000;
 export const DEFAULT_DIAL_TIMEOUT_MS = 10_000;
 /** KubeletPreStartContainerRPCTimeoutInSecs; the sim applies it to every plugin RPC. */
 export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
-/** Device IDs without NUMA affinity are grouped under this fake node (nodeWithoutTopology). */
-export const NODE_WITHOUT_TOPOLOGY = -1;
-
 export interface PluginOptions {
   preStartRequired: boolean;
   getPreferredAllocationAvailable: boolean;
@@ -23,13 +24,6 @@ export interface PluginOptions {
 
 /** How the plugin registered: Register on kubelet.sock, or the plugin watcher (plugins_registry). */
 export type RegisteredVia = 'kubelet.sock' | 'plugin-watcher';
-
-export interface DeviceView {
-  id: string;
-  health: DeviceHealth;
-  /** NUMA node IDs from Device.topology; empty means no NUMA preference. */
-  numaNodes: number[];
-}
 
 export interface ResourceView {
   name: string;
@@ -57,14 +51,8 @@ export interface ResourceView {
 }
 
 /** What Allocate returned for one container and resource, kept like the kubelet's podDevices. */
-export interface ContainerAllocation {
-  resource: string;
-  deviceIds: string[];
-  /** Device IDs per NUMA node (NODE_WITHOUT_TOPOLOGY for none). */
-  byNuma: Map<number, string[]>;
+export interface ContainerAllocation extends DeviceAllocation {
   response: deviceplugin.ContainerAllocateResponse;
-  /** The plugin's GetPreferredAllocation answer that shaped the pick; null when it was not asked. */
-  preferred: string[] | null;
 }
 
 export interface DeviceManagerOptions {

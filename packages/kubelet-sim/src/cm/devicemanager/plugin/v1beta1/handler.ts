@@ -8,7 +8,7 @@ import { lstatSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { DEVICE_PLUGIN_API_VERSION } from '@plugboard/proto';
 import { KubeletSimError } from '../../../../errors.js';
-import { isExtendedResourceName } from '../../../../util/resource-names.js';
+import { isExtendedResourceName } from '@plugboard/topology';
 import type { PluginHandler } from '../../../../pluginmanager/plugin-watcher.js';
 import type { ClientHandler } from './server.js';
 

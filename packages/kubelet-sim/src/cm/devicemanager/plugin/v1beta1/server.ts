@@ -18,7 +18,7 @@ import {
 } from '@plugboard/proto';
 import { KubeletSimError } from '../../../../errors.js';
 import { unknownStatus } from '../../../../util/grpc-errors.js';
-import { isExtendedResourceName } from '../../../../util/resource-names.js';
+import { isExtendedResourceName } from '@plugboard/topology';
 import type { RegisteredVia } from '../../types.js';
 
 /** What the server and the plugin-watcher handler need from the manager (api.go's ClientHandler role). */

@@ -7,8 +7,8 @@
 // topology (takeByTopology): whole NUMA nodes, then whole physical cores (SMT siblings together),
 // then single threads from cores that are already partly used.
 
-import { KubeletSimError } from '../../errors.js';
-import type { NodeShape } from '../../machine/node-shape.js';
+import { TopologyError } from '../errors.js';
+import type { MachineInfo } from '../machine/machine-info.js';
 import { isSet, type Mask } from '../topologymanager/bitmask.js';
 import { generateHints, type TopologyHint } from '../topologymanager/topology-manager.js';
 
@@ -23,19 +23,19 @@ export class CpuManager {
   private readonly numaIds: number[];
 
   constructor(
-    private readonly shape: NodeShape,
+    private readonly shape: MachineInfo,
     readonly policy: CpuManagerPolicy,
     reservedCpus: readonly number[] = [],
   ) {
     for (const c of reservedCpus) {
       if (!shape.cpus[c])
-        throw new KubeletSimError(
+        throw new TopologyError(
           'Config',
           `reservedCpus: CPU ${c} does not exist (the node has ${shape.cpus.length})`,
         );
     }
     if (reservedCpus.length >= shape.cpus.length)
-      throw new KubeletSimError('Config', 'reservedCpus: at least one CPU must stay allocatable');
+      throw new TopologyError('Config', 'reservedCpus: at least one CPU must stay allocatable');
     this.reserved = new Set(reservedCpus);
     this.numaIds = shape.numaNodes.map((n) => n.id);
   }
@@ -182,6 +182,18 @@ export class CpuManager {
       take([singles[0]![0]!]);
     }
     return out;
+  }
+
+  /**
+   * Takes back what a container already holds (the kubelet reads it from its state file; a node
+   * agent from PodResources' cpu_ids): those CPUs are no longer free.
+   */
+  restore(podUid: string, container: string, cpuIds: readonly number[]): void {
+    if (cpuIds.length > 0)
+      this.assigned.set(
+        `${podUid}/${container}`,
+        [...cpuIds].sort((a, b) => a - b),
+      );
   }
 
   cpusOf(podUid: string, container: string): number[] {

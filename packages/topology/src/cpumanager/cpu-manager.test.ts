@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CpuManager } from './cpu-manager.js';
-import { buildNodeShape } from '../../machine/node-shape.js';
+import { uniformMachine } from '../machine/machine-info.js';
 import { bitsOf, maskOf } from '../topologymanager/bitmask.js';
 
 // 2 NUMA nodes × 8 CPUs, 2 threads per core: node 0 = cores {0,1} {2,3} {4,5} {6,7}, node 1 = {8,9} … {14,15}.
-const shape = () => buildNodeShape({ cpus: 16, numaNodes: 2, memoryPerNumaBytes: 8 * 2 ** 30 });
+const shape = () => uniformMachine({ cpus: 16, numaNodes: 2, memoryPerNumaBytes: 8 * 2 ** 30 });
 
 test('only whole CPUs of Guaranteed pods are exclusive; the rest stay in the shared pool', () => {
   const cases: [string, number, 'static' | 'none', number][] = [

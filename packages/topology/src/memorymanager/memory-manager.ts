@@ -7,7 +7,7 @@
 // that same group. Its allocation follows the merged affinity, or its own narrowest preferred hint
 // when the Topology Manager gave none, and widens an affinity that is too small.
 
-import type { HugepageResource, NodeShape } from '../../machine/node-shape.js';
+import type { HugepageResource, MachineInfo } from '../machine/machine-info.js';
 import { bitsOf, isNarrower, maskOf, type Mask } from '../topologymanager/bitmask.js';
 import { generateHints, type TopologyHint } from '../topologymanager/topology-manager.js';
 
@@ -39,7 +39,7 @@ export class MemoryManager {
   private readonly numaIds: number[];
 
   constructor(
-    shape: NodeShape,
+    shape: MachineInfo,
     readonly policy: MemoryManagerPolicy,
   ) {
     this.numaIds = shape.numaNodes.map((n) => n.id);
@@ -167,6 +167,39 @@ export class MemoryManager {
     }
     this.blocks.set(key, { blocks, taken });
     return blocks.map((b) => ({ ...b, numaNodes: [...b.numaNodes] }));
+  }
+
+  /**
+   * Takes back what a container already holds (the kubelet's state file; a node agent reads the
+   * blocks from PodResources, which gives each block's NUMA group but not how much came from each
+   * node — taking it from the group's nodes in order, as allocate does, gives the same group totals
+   * and the same group rules, which is all hints and allocation read).
+   */
+  restore(podUid: string, container: string, blocks: readonly MemoryBlock[]): void {
+    const ids = [...(blocks[0]?.numaNodes ?? [])].sort((a, b) => a - b);
+    if (ids.length === 0 || ids.some((id) => !this.nodes.has(id))) return;
+    const taken: [number, MemoryResource, number][] = [];
+    for (const b of blocks) {
+      let left = b.bytes;
+      for (const id of ids) {
+        const n = this.nodes.get(id)!;
+        const part = Math.min(left, n.free.get(b.type) ?? 0);
+        if (part <= 0) continue;
+        n.free.set(b.type, (n.free.get(b.type) ?? 0) - part);
+        taken.push([id, b.type, part]);
+        left -= part;
+        if (left === 0) break;
+      }
+    }
+    for (const id of ids) {
+      const n = this.nodes.get(id)!;
+      n.cells = ids;
+      n.assignments++;
+    }
+    this.blocks.set(`${podUid}/${container}`, {
+      blocks: blocks.map((b) => ({ ...b, numaNodes: ids })),
+      taken,
+    });
   }
 
   blocksOf(podUid: string, container: string): MemoryBlock[] {

@@ -5,7 +5,7 @@
 // (preferred beats non-preferred, then the narrowest mask; non-preferred hints gravitate to the
 // widest minimal need) and the four policies' admit decisions. Pure functions; scope.ts drives them.
 
-import { KubeletSimError } from '../../errors.js';
+import { TopologyError } from '../errors.js';
 import { countOf, isNarrower, maskOf, type Mask } from './bitmask.js';
 import type { ResourceHints, TopologyHint, TopologyManagerPolicy } from './topology-manager.js';
 
@@ -109,12 +109,6 @@ export function applyPolicy(
 }
 
 /** The kubelet's TopologyAffinityError, as GetPodAdmitResult turns it into a rejection. */
-export function topologyAffinityError(): KubeletSimError {
-  return new KubeletSimError(
-    'TopologyAffinityError',
-    'Resources cannot be allocated with Topology locality',
-    {
-      reason: 'TopologyAffinityError',
-    },
-  );
+export function topologyAffinityError(): TopologyError {
+  return new TopologyError('TopologyAffinityError', 'Resources cannot be allocated with Topology locality');
 }

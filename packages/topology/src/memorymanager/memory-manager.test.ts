@@ -4,12 +4,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryManager } from './memory-manager.js';
-import { buildNodeShape } from '../../machine/node-shape.js';
+import { uniformMachine } from '../machine/machine-info.js';
 import { bitsOf, maskOf } from '../topologymanager/bitmask.js';
 
 test('Memory Manager: Guaranteed pods only, hints by free memory, groups and widening', () => {
   const mem = new MemoryManager(
-    buildNodeShape({
+    uniformMachine({
       cpus: 4,
       numaNodes: 2,
       memoryPerNumaBytes: 4 * 2 ** 30,

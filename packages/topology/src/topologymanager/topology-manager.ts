@@ -2,7 +2,9 @@
 // the hint a provider gives (a NUMA affinity plus `preferred`) and the hint generation the three
 // hint providers share (the device manager, the CPU Manager, the Memory Manager). The folder
 // follows upstream's files: bitmask.ts (bitmask/), policy.ts (policy.go and the policy_*.go
-// merges), scope.ts (scope.go, scope_container.go, scope_pod.go: the admit handler).
+// merges), scope.ts (scope.go, scope_container.go, scope_pod.go: the admit handler). Pure: the
+// admit handler works on whatever providers it is given (kubelet-sim's live managers, or the
+// gateway's copies rebuilt from PodResources for a prediction).
 
 import { allMasks, countOf, type Mask } from './bitmask.js';
 

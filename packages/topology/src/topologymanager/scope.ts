@@ -4,20 +4,24 @@
 // Manager, in the kubelet's order — for NUMA hints, merges them under the policy (policy.ts),
 // rejects with TopologyAffinityError when the policy says so, and otherwise lets each provider
 // allocate inside the merged affinity (allocateAlignedResources). Every step is recorded in an
-// AdmissionDecision, which the control API serves so a dashboard can say why a pod landed where it
-// did (or why it was refused).
+// AdmissionDecision, which kubelet-sim's control API serves and the gateway's prediction answers, so
+// a dashboard can say why a pod landed (or would land) where it did, or why it was refused.
 
 import type { CpuManager, CpuManagerPolicy } from '../cpumanager/cpu-manager.js';
-import type { DeviceManager } from '../devicemanager/manager.js';
-import { NODE_WITHOUT_TOPOLOGY } from '../devicemanager/types.js';
+import { NODE_WITHOUT_TOPOLOGY, type DeviceHintProvider } from '../devicemanager/types.js';
 import type { MemoryManager, MemoryManagerPolicy, MemoryResource } from '../memorymanager/memory-manager.js';
-import type { ContainerSpec, PodSpec, QosClass } from '../../pods/pod-spec.js';
+import {
+  podLevel,
+  type ContainerRequests as ContainerSpec,
+  type PodRequests as PodSpec,
+  type QosClass,
+} from '../pod/requests.js';
 import type {
   AdmissionDecision as ApiAdmissionDecision,
   ContainerPlacement,
   TopologyHintView,
 } from '@plugboard/api';
-import { KubeletSimError } from '../../errors.js';
+import { TopologyError } from '../errors.js';
 import { bitsOf, type Mask } from './bitmask.js';
 import { applyPolicy, topologyAffinityError } from './policy.js';
 import {
@@ -54,7 +58,7 @@ export interface TopologyAdmissionOptions {
   policy: TopologyManagerPolicy;
   scope: TopologyManagerScope;
   numaIds: number[];
-  deviceManager: DeviceManager;
+  deviceManager: DeviceHintProvider;
   cpuManager: CpuManager;
   memoryManager: MemoryManager;
 }
@@ -63,20 +67,6 @@ const view = (h: TopologyHint): TopologyHintView => ({
   numaNodes: h.mask === null ? null : bitsOf(h.mask),
   preferred: h.preferred,
 });
-
-/** Max of the init containers' need vs the sum over app containers and sidecars (the pod-level request). */
-function podLevel(spec: PodSpec, need: (c: ContainerSpec) => number): number {
-  let sum = spec.containers.reduce((s, c) => s + need(c), 0);
-  let sidecars = 0;
-  let max = 0;
-  for (const c of spec.initContainers) {
-    if (c.sidecar) {
-      sidecars += need(c);
-      sum += need(c);
-    } else max = Math.max(max, need(c) + sidecars);
-  }
-  return Math.max(max, sum);
-}
 
 export class TopologyAdmission {
   constructor(private readonly o: TopologyAdmissionOptions) {}
@@ -95,7 +85,7 @@ export class TopologyAdmission {
    */
   newDecision(dryRun: boolean, override: TopologyOverride = {}): AdmissionDecision {
     if (override.policy && override.policy !== 'none' && this.o.numaIds.length > MAX_ALIGNABLE_NUMA_NODES) {
-      throw new KubeletSimError(
+      throw new TopologyError(
         'Config',
         `topologyManagerPolicy: unsupported on machines with more than ${MAX_ALIGNABLE_NUMA_NODES} NUMA Nodes`,
       );
@@ -175,7 +165,7 @@ export class TopologyAdmission {
   /**
    * Admits `spec` (or, with `dryRun`, works out where it would go; the caller frees the scratch
    * pod afterwards). Fills `decision` as it goes, so a failure still shows the steps taken.
-   * Throws TopologyAffinityError (a KubeletSimError) or a plain Error with the kubelet's text.
+   * Throws TopologyAffinityError (a TopologyError) or a plain Error with the kubelet's text.
    */
   async admit(spec: PodSpec, qos: QosClass, decision: AdmissionDecision, dryRun: boolean): Promise<void> {
     const all = [...spec.initContainers, ...spec.containers];

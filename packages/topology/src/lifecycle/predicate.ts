@@ -3,16 +3,16 @@
 // the pod: pods, cpu, memory and extended resources requested by it plus those of the other active
 // pods must fit the node's allocatable, else reason OutOf<resource>.
 
-import type { DeviceManager } from '../cm/devicemanager/manager.js';
-import { KubeletSimError } from '../errors.js';
-import { effectiveRequests, type PodSpec } from './pod-spec.js';
+import type { DeviceHintProvider } from '../devicemanager/types.js';
+import { TopologyError } from '../errors.js';
+import { effectiveRequests, type PodRequests } from '../pod/requests.js';
 
 /** Throws OutOf<resource> when `spec` does not fit next to the `others` (the other active pods). */
 export function checkNodeResources(
-  spec: PodSpec,
-  others: readonly PodSpec[],
+  spec: PodRequests,
+  others: readonly PodRequests[],
   allocatable: ReadonlyMap<string, number>,
-  devices: DeviceManager,
+  devices: Pick<DeviceHintProvider, 'isDevicePluginResource' | 'allocatedDevices'>,
 ): void {
   const requested = effectiveRequests(spec);
   if (others.length + 1 > (allocatable.get('pods') ?? Infinity)) {
@@ -29,8 +29,8 @@ export function checkNodeResources(
   }
 }
 
-function outOf(resource: string, requested: number, used: number, capacity: number): KubeletSimError {
-  return new KubeletSimError(
+function outOf(resource: string, requested: number, used: number, capacity: number): TopologyError {
+  return new TopologyError(
     'OutOfResource',
     `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
     { reason: `OutOf${resource}` },
