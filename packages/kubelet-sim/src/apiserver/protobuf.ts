@@ -67,8 +67,8 @@ export function decodeProtobufObject(body: Buffer): Record<string, unknown> {
         1: { name: 'apiVersion', type: 'string' },
         2: { name: 'kind', type: 'string' },
       });
-      apiVersion = String(t['apiVersion'] ?? '');
-      kind = String(t['kind'] ?? '');
+      apiVersion = typeof t['apiVersion'] === 'string' ? t['apiVersion'] : '';
+      kind = typeof t['kind'] === 'string' ? t['kind'] : '';
     } else if (no === 2 && wire === WireType.LengthDelimited) raw = unknown.bytes();
     else unknown.skip(wire);
   }
