@@ -5,5 +5,11 @@
 export * as deviceplugin from './gen/v1beta1/api.pb.js';
 export * as podresources from './gen/podresources/v1/api.pb.js';
 export * as pluginregistration from './gen/pluginregistration/v1/api.pb.js';
+// Dynamic Resource Allocation: the DRAPlugin service (v1, and v1beta1 for older kubelets) and the
+// DRAResourceHealth service (v1, and v1alpha1 for older kubelets), vendored verbatim from upstream.
+export * as drav1 from './gen/dra/v1/api.pb.js';
+export * as drav1beta1 from './gen/dra/v1beta1/api.pb.js';
+export * as drahealthv1 from './gen/dra-health/v1/api.pb.js';
+export * as drahealthv1alpha1 from './gen/dra-health/v1alpha1/api.pb.js';
 export * from './constants.js';
 export { bindUnixServer, closeUnixServer, type BindUnixServerOptions } from './unix-server.js';
