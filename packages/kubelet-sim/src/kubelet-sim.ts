@@ -16,6 +16,7 @@ import { ensureNamespace, kubernetesService, SYSTEM_NAMESPACES } from './apiserv
 import { EventRecorder } from './apiserver/events.js';
 import { ObjectStore, ResourceVersionClock } from './apiserver/object-store.js';
 import { ApiServer, storeKey } from './apiserver/server.js';
+import { resourceValidators } from './apiserver/validation/resource.js';
 import { NodeLeaseController } from './nodelease/lease-controller.js';
 import { NodeStatusReporter } from './nodestatus/status-reporter.js';
 import { CpuManager, MAX_ALIGNABLE_NUMA_NODES, MemoryManager, TopologyAdmission } from '@plugboard/topology';
@@ -90,6 +91,13 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     Infinity,
     'coordination.k8s.io/v1',
   );
+  // resource.k8s.io/v1: what DRA drivers, operators and the simulated scheduler write.
+  const draStore = (kind: string, namespaced: boolean) =>
+    new ObjectStore(kind, `${kind}List`, namespaced, clock, historySize, Infinity, 'resource.k8s.io/v1');
+  const deviceClasses = draStore('DeviceClass', false);
+  const resourceClaims = draStore('ResourceClaim', true);
+  const resourceClaimTemplates = draStore('ResourceClaimTemplate', true);
+  const resourceSlices = draStore('ResourceSlice', false);
   for (const ns of SYSTEM_NAMESPACES) ensureNamespace(namespaces, ns);
   // A namespace a pod names exists from then on (the slice has no namespace writes).
   podStore.watch(
@@ -359,7 +367,12 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
           [storeKey('', 'events'), eventStore],
           [storeKey('', 'services'), services],
           [storeKey('coordination.k8s.io', 'leases'), leases],
+          [storeKey('resource.k8s.io', 'deviceclasses'), deviceClasses],
+          [storeKey('resource.k8s.io', 'resourceclaims'), resourceClaims],
+          [storeKey('resource.k8s.io', 'resourceclaimtemplates'), resourceClaimTemplates],
+          [storeKey('resource.k8s.io', 'resourceslices'), resourceSlices],
         ]),
+        validators: resourceValidators(),
         containersOf: (namespace, name) => pods.containersOf(namespace, name),
         admitPod: (pod) => pods.admit(pod),
         dryRunPod: (pod, override) => pods.dryRun(pod, override),

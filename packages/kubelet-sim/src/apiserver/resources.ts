@@ -33,6 +33,41 @@ export interface ResourceInfo {
 }
 
 const READ: readonly Verb[] = ['get', 'list', 'watch'];
+/** What kube-apiserver allows on the resource.k8s.io kinds (drivers, operators and the control API write them). */
+const READ_WRITE: readonly Verb[] = [
+  'create',
+  'delete',
+  'deletecollection',
+  'get',
+  'list',
+  'patch',
+  'update',
+  'watch',
+];
+
+/** Dynamic Resource Allocation, `resource.k8s.io/v1` (GA since 1.34). */
+function draResources(): ResourceInfo[] {
+  const dra = (resource: string, kind: string, namespaced: boolean, withStatus: boolean): ResourceInfo => ({
+    group: 'resource.k8s.io',
+    version: 'v1',
+    resource,
+    singular: kind.toLowerCase(),
+    kind,
+    listKind: `${kind}List`,
+    namespaced,
+    verbs: READ_WRITE,
+    shortNames: [],
+    categories: [],
+    subresources: withStatus ? [{ name: 'status', kind, verbs: ['get', 'patch', 'update'] }] : [],
+    definition: `io.k8s.api.resource.v1.${kind}`,
+  });
+  return [
+    dra('deviceclasses', 'DeviceClass', false, false),
+    dra('resourceclaims', 'ResourceClaim', true, true),
+    dra('resourceclaimtemplates', 'ResourceClaimTemplate', true, false),
+    dra('resourceslices', 'ResourceSlice', false, false),
+  ];
+}
 
 export const RESOURCES: readonly ResourceInfo[] = [
   {
@@ -122,6 +157,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
     subresources: [],
     definition: 'io.k8s.api.coordination.v1.Lease',
   },
+  ...draResources(),
   {
     group: 'authorization.k8s.io',
     version: 'v1',
@@ -161,6 +197,9 @@ export function groupVersion(r: Pick<ResourceInfo, 'group' | 'version'>): string
 export function apiGroups(resources: readonly ResourceInfo[] = RESOURCES): string[] {
   return [...new Set(resources.filter((r) => r.group !== '').map((r) => r.group))];
 }
+
+/** The store of a resource, keyed `${group}/${resource}` (`/pods`, `resource.k8s.io/resourceclaims`). */
+export const storeKey = (group: string, resource: string) => `${group}/${resource}`;
 
 export function findResource(group: string, version: string, resource: string): ResourceInfo | undefined {
   return RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);

@@ -86,6 +86,11 @@ export const FIELDS: Record<string, FieldGetters> = {
     'status.podIP': path('status', 'podIP'),
     'status.nominatedNodeName': path('status', 'nominatedNodeName'),
   },
+  ResourceSlice: {
+    ...META,
+    'spec.nodeName': path('spec', 'nodeName'),
+    'spec.driver': path('spec', 'driver'),
+  },
   Event: {
     ...META,
     'involvedObject.kind': path('involvedObject', 'kind'),

@@ -32,13 +32,16 @@ import {
 import type { KubeObject, ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
 import { servePodLog, type PodContainers } from './pod-log.js';
 import { PodProxy } from './pod-proxy.js';
-import { findResource, type ResourceInfo, type Verb } from './resources.js';
+import { findResource, storeKey, type ResourceInfo, type Verb } from './resources.js';
+import { RestStorage, type Validator } from './rest-storage.js';
 import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { tableRequest, toTable, watchTableTransform } from './tables.js';
 
 export interface ApiBackend extends ControlBackend {
   /** One store per served resource with objects, keyed `${group}/${resource}` (`/pods`, `coordination.k8s.io/leases`). */
   stores: ReadonlyMap<string, ObjectStore>;
+  /** Validation of the resources clients may write, keyed like `stores`. */
+  validators?: ReadonlyMap<string, Validator>;
   /** A pod's containers with their logs (`pods/{name}/log`). */
   containersOf: PodContainers;
   admitPod(pod: unknown): Promise<KubeObject>;
@@ -46,8 +49,7 @@ export interface ApiBackend extends ControlBackend {
   configz(): unknown;
 }
 
-/** The store of a resource: what `stores` is keyed by. */
-export const storeKey = (group: string, resource: string) => `${group}/${resource}`;
+export { storeKey };
 
 /** A request path below `/api/v1` or `/apis/{group}/{version}`, split as the API server routes it. */
 interface ResourcePath {
@@ -138,6 +140,7 @@ const MAX_WATCH_BACKLOG = 16 * 1024 * 1024;
 export class ApiServer {
   private server: Server | null = null;
   private readonly watches = new Set<ServerResponse>();
+  private readonly storages = new Map<string, RestStorage>();
   private readonly podProxy: PodProxy;
   private readonly controlApi: ControlApi;
   private readonly log: Logger;
@@ -243,6 +246,9 @@ export class ApiServer {
     if (route.subpath.length > 0) throw notFound();
     const verb = verbOf(method, route.name !== undefined, url);
     if (!verb || !info.verbs.includes(verb)) throw methodNotAllowed();
+    const storage = this.storage(info);
+    if (storage && !['get', 'list', 'watch'].includes(verb))
+      return this.write(req, res, storage, verb, route, url, false);
     if (verb === 'create') return this.create(req, res, info, route.namespace);
     const store = this.o.backend.stores.get(storeKey(info.group, info.resource));
     if (!store) throw notFound();
@@ -314,6 +320,11 @@ export class ApiServer {
       return this.podProxy.proxy(req, res, this.podProxy.target(req, route.namespace!, route.name, url));
     const verb = verbOf(method, true, url);
     if (!verb || !sub.verbs.includes(verb)) throw methodNotAllowed();
+    const storage = sub.name === 'status' ? this.storage(info) : undefined;
+    if (storage) {
+      if (verb === 'get') return json(res, 200, storage.get(route.namespace, route.name));
+      return this.write(req, res, storage, verb, route, url, true);
+    }
     if (info.resource === 'nodes' && sub.name === 'proxy') return this.nodeProxy(res, route);
     if (info.resource === 'pods' && sub.name === 'log' && route.subpath.length === 0)
       return servePodLog(
@@ -339,6 +350,58 @@ export class ApiServer {
       });
     if (route.subpath.join('/') === 'configz') return json(res, 200, this.o.backend.configz());
     return text(res, 404, '404 page not found\n');
+  }
+
+  /** The write path of a resource clients may write (its verbs include create), or undefined. */
+  private storage(info: ResourceInfo): RestStorage | undefined {
+    if (!info.verbs.includes('update')) return undefined;
+    const key = storeKey(info.group, info.resource);
+    let storage = this.storages.get(key);
+    if (!storage) {
+      const store = this.o.backend.stores.get(key);
+      if (!store) return undefined;
+      storage = new RestStorage(info, store, this.o.backend.validators?.get(key) ?? (() => []));
+      this.storages.set(key, storage);
+    }
+    return storage;
+  }
+
+  /** create, update, patch, delete, deletecollection (of the object or its status), with the token. */
+  private async write(
+    req: IncomingMessage,
+    res: ServerResponse,
+    storage: RestStorage,
+    verb: Verb,
+    route: ResourcePath,
+    url: URL,
+    status: boolean,
+  ): Promise<void> {
+    this.authorize(req);
+    const ns = route.namespace;
+    if (storage.info.namespaced && ns === undefined && verb !== 'deletecollection') throw methodNotAllowed();
+    switch (verb) {
+      case 'create':
+        return json(res, 201, storage.create(ns, await readJson(req)));
+      case 'update':
+        return json(res, 200, storage.update(ns, route.name!, await readJson(req), status));
+      case 'patch': {
+        const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+        return json(res, 200, storage.patch(ns, route.name!, type, await readJson(req), status));
+      }
+      case 'delete':
+        return json(res, 200, storage.delete(ns, route.name!));
+      case 'deletecollection': {
+        const deleted = storage.deleteCollection(this.filterFor(storage.store, ns, url));
+        return json(res, 200, {
+          kind: storage.store.listKind,
+          apiVersion: storage.store.apiVersion,
+          metadata: {},
+          items: deleted.map(({ kind: _k, apiVersion: _a, ...item }) => item),
+        });
+      }
+      default:
+        throw methodNotAllowed();
+    }
   }
 
   /** `create`: Events (with the token), and the SelfSubject*Reviews (open to every caller). */

@@ -657,7 +657,68 @@ const leasePrinter: Printer = {
   }),
 };
 
+// resource.k8s.io (printers.go: printResourceClaim, printResourceClaimTemplate, printResourceSlice;
+// DeviceClass has no printer of its own columns beyond name and age).
+const DRA_DOC = {
+  claimState: 'A summary of the current state (allocated, pending, reserved, etc.).',
+  sliceNodeName:
+    'NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.\n\nExactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set. This field is immutable.',
+  sliceDriver:
+    'Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters. This field is immutable.',
+  poolName:
+    'Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.\n\nIt must not be longer than 253 characters and must consist of one or more DNS sub-domains separated by slashes. This field is immutable.',
+} as const;
+
+/** resourceClaimState: deleted, pending or allocated, and reserved. */
+export function resourceClaimState(claim: KubeObject): string {
+  const status = fields(claim['status']);
+  const states: string[] = [];
+  const deleted = claim.metadata['deletionTimestamp'] !== undefined;
+  if (deleted) states.push('deleted');
+  if (!present(status['allocation'])) {
+    if (!deleted) states.push('pending');
+  } else states.push('allocated');
+  if (items(status['reservedFor']).length > 0) states.push('reserved');
+  return states.join(',');
+}
+
+const nameAgePrinter: Printer = {
+  columns: [nameColumn, ageColumn],
+  print: (o, now) => ({ cells: [name(o), age(o, now)] }),
+};
+
+const resourceClaimPrinter: Printer = {
+  columns: [nameColumn, column('State', DRA_DOC.claimState), ageColumn],
+  print: (claim, now) => ({ cells: [name(claim), resourceClaimState(claim), age(claim, now)] }),
+};
+
+const resourceSlicePrinter: Printer = {
+  columns: [
+    nameColumn,
+    column('Node', DRA_DOC.sliceNodeName),
+    column('Driver', DRA_DOC.sliceDriver),
+    column('Pool', DRA_DOC.poolName),
+    ageColumn,
+  ],
+  print: (slice, now) => {
+    const spec = fields(slice['spec']);
+    return {
+      cells: [
+        name(slice),
+        str(spec['nodeName']),
+        str(spec['driver']),
+        str(fields(spec['pool'])['name']),
+        age(slice, now),
+      ],
+    };
+  },
+};
+
 const PRINTERS = new Map<string, Printer>([
+  ['resource.k8s.io/deviceclasses', nameAgePrinter],
+  ['resource.k8s.io/resourceclaims', resourceClaimPrinter],
+  ['resource.k8s.io/resourceclaimtemplates', nameAgePrinter],
+  ['resource.k8s.io/resourceslices', resourceSlicePrinter],
   ['/namespaces', namespacePrinter],
   ['/nodes', nodePrinter],
   ['/pods', podPrinter],

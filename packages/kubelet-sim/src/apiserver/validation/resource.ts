@@ -1,0 +1,442 @@
+// Validation of the resource.k8s.io/v1 kinds, as kube-apiserver applies it
+// (pkg/apis/resource/validation/validation.go, release-1.37): names and qualified names, the
+// limits (32 requests, 8 subrequests, 32 selectors, 128 devices per slice, 32 attributes and
+// capacities per device), exactly one of `exactly`/`firstAvailable`, allocation modes and counts,
+// constraints naming existing requests with fully qualified attributes, one way to select nodes per
+// slice, typed attributes, taint effects, and the immutable fields (a claim's and a template's
+// spec, a slice's driver and node). CEL selectors are compiled when a compiler is given. The field
+// paths and messages are the ones `kubectl` prints from a real API server.
+
+import type { FieldError, Validator } from '../rest-storage.js';
+import type { KubeObject } from '../object-store.js';
+import { storeKey } from '../resources.js';
+
+type Obj = Record<string, unknown>;
+
+/** Compiles one CEL device selector; returns the compiler's error text or null. */
+export type SelectorCompiler = (expression: string) => string | null;
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+
+const LIMITS = {
+  requests: 32,
+  subrequests: 8,
+  selectors: 32,
+  constraints: 32,
+  config: 32,
+  devicesPerSlice: 128,
+  attributesAndCapacity: 32,
+  taints: 16,
+  reservedFor: 256,
+  attributeName: 32,
+  stringValue: 64,
+  celLength: 10 * 1024,
+};
+
+const q = (v: unknown) => JSON.stringify(v);
+
+class Errors {
+  readonly list: FieldError[] = [];
+  required(field: string, what = ''): void {
+    this.list.push({ type: 'FieldValueRequired', field, detail: `Required value${what ? `: ${what}` : ''}` });
+  }
+  invalid(field: string, value: unknown, why: string): void {
+    this.list.push({ type: 'FieldValueInvalid', field, detail: `Invalid value: ${q(value)}: ${why}` });
+  }
+  notSupported(field: string, value: unknown, allowed: string[]): void {
+    this.list.push({
+      type: 'FieldValueNotSupported',
+      field,
+      detail: `Unsupported value: ${q(value)}: supported values: ${allowed.map((a) => q(a)).join(', ')}`,
+    });
+  }
+  duplicate(field: string, value: unknown): void {
+    this.list.push({ type: 'FieldValueDuplicate', field, detail: `Duplicate value: ${q(value)}` });
+  }
+  forbidden(field: string, why: string): void {
+    this.list.push({ type: 'FieldValueForbidden', field, detail: `Forbidden: ${why}` });
+  }
+  tooMany(field: string, actual: number, max: number): void {
+    this.list.push({
+      type: 'FieldValueTooMany',
+      field,
+      detail: `Too many: ${actual}: must have at most ${max} items`,
+    });
+  }
+  immutable(field: string, value: unknown): void {
+    this.invalid(field, value, 'field is immutable');
+  }
+}
+
+const asObj = (v: unknown): Obj | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
+const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+function dnsLabel(e: Errors, field: string, v: unknown): void {
+  if (typeof v !== 'string' || v === '') return e.required(field);
+  if (v.length > 63 || !DNS1123_LABEL.test(v))
+    e.invalid(
+      field,
+      v,
+      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    );
+}
+
+function dnsSubdomain(e: Errors, field: string, v: unknown, max = 253): void {
+  if (typeof v !== 'string' || v === '') return e.required(field);
+  if (v.length > max || !DNS1123_SUBDOMAIN.test(v))
+    e.invalid(
+      field,
+      v,
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    );
+}
+
+/** `domain/ID` (or, unless `requireDomain`, a bare C identifier), as attributes and capacities are named. */
+function qualifiedName(e: Errors, field: string, v: unknown, requireDomain: boolean): void {
+  if (typeof v !== 'string' || v === '') return e.required(field);
+  const slash = v.indexOf('/');
+  if (slash < 0) {
+    if (requireDomain) return e.required(field, 'the domain is required');
+  } else {
+    dnsSubdomain(e, field, v.slice(0, slash), 63);
+  }
+  const id = slash < 0 ? v : v.slice(slash + 1);
+  if (!C_IDENTIFIER.test(id) || id.length > LIMITS.attributeName)
+    e.invalid(
+      field,
+      id,
+      `a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')${id.length > LIMITS.attributeName ? `, must be no more than ${LIMITS.attributeName} characters` : ''}`,
+    );
+}
+
+function selectors(e: Errors, field: string, v: unknown, compile: SelectorCompiler | undefined): void {
+  const list = asList(v);
+  if (list.length > LIMITS.selectors) e.tooMany(field, list.length, LIMITS.selectors);
+  list.forEach((s, i) => {
+    const cel = asObj(asObj(s)?.['cel']);
+    const f = `${field}[${i}].cel`;
+    if (!cel) return e.required(f);
+    const expr = cel['expression'];
+    if (typeof expr !== 'string' || expr === '') return e.required(`${f}.expression`);
+    if (expr.length > LIMITS.celLength)
+      return e.list.push({
+        type: 'FieldValueTooLong',
+        field: `${f}.expression`,
+        detail: `Too long: may not be more than ${LIMITS.celLength} bytes`,
+      });
+    const err = compile?.(expr);
+    if (err) e.invalid(`${f}.expression`, expr, `compilation failed: ${err}`);
+  });
+}
+
+function tolerations(e: Errors, field: string, v: unknown): void {
+  asList(v).forEach((t, i) => {
+    const tol = asObj(t) ?? {};
+    const f = `${field}[${i}]`;
+    const op = tol['operator'] ?? 'Equal';
+    if (op !== 'Equal' && op !== 'Exists') e.notSupported(`${f}.operator`, op, ['Equal', 'Exists']);
+    if (op === 'Exists' && tol['value'])
+      e.invalid(`${f}.operator`, op, "value must be empty when `operator` is 'Exists'");
+    if (tol['key'] !== undefined && tol['key'] !== '') qualifiedName(e, `${f}.key`, tol['key'], false);
+    const effect = tol['effect'];
+    if (effect !== undefined && effect !== '' && effect !== 'NoSchedule' && effect !== 'NoExecute')
+      e.notSupported(`${f}.effect`, effect, ['NoExecute', 'NoSchedule']);
+  });
+}
+
+function exactRequest(e: Errors, field: string, r: Obj, compile: SelectorCompiler | undefined): void {
+  dnsSubdomain(e, `${field}.deviceClassName`, r['deviceClassName']);
+  selectors(e, `${field}.selectors`, r['selectors'], compile);
+  const mode = r['allocationMode'] ?? 'ExactCount';
+  if (mode !== 'ExactCount' && mode !== 'All')
+    e.notSupported(`${field}.allocationMode`, mode, ['All', 'ExactCount']);
+  const count = r['count'];
+  if (mode === 'All' && count !== undefined && count !== 0)
+    e.invalid(`${field}.count`, count, 'must not be specified when allocationMode is All');
+  if (mode === 'ExactCount' && count !== undefined && !(Number.isInteger(count) && (count as number) > 0))
+    e.invalid(`${field}.count`, count, 'must be greater than zero');
+  tolerations(e, `${field}.tolerations`, r['tolerations']);
+}
+
+function claimSpec(
+  e: Errors,
+  field: string,
+  spec: Obj | undefined,
+  compile: SelectorCompiler | undefined,
+): void {
+  const devices = asObj(spec?.['devices']) ?? {};
+  const requests = asList(devices['requests']);
+  const fr = `${field}.devices.requests`;
+  if (requests.length > LIMITS.requests) e.tooMany(fr, requests.length, LIMITS.requests);
+  const names = new Set<string>();
+  requests.forEach((raw, i) => {
+    const r = asObj(raw) ?? {};
+    const f = `${fr}[${i}]`;
+    dnsLabel(e, `${f}.name`, r['name']);
+    if (typeof r['name'] === 'string') {
+      if (names.has(r['name'])) e.duplicate(`${f}.name`, r['name']);
+      names.add(r['name']);
+    }
+    const exactly = asObj(r['exactly']);
+    const first = r['firstAvailable'];
+    if (!exactly && first === undefined)
+      return e.required(f, 'exactly one of `exactly` or `firstAvailable` is required');
+    if (exactly && first !== undefined)
+      return e.invalid(
+        f,
+        '{…}',
+        'exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set',
+      );
+    if (exactly) return exactRequest(e, `${f}.exactly`, exactly, compile);
+    const subs = asList(first);
+    if (subs.length === 0) e.required(`${f}.firstAvailable`);
+    if (subs.length > LIMITS.subrequests) e.tooMany(`${f}.firstAvailable`, subs.length, LIMITS.subrequests);
+    const subNames = new Set<string>();
+    subs.forEach((s, j) => {
+      const sub = asObj(s) ?? {};
+      const fs = `${f}.firstAvailable[${j}]`;
+      dnsLabel(e, `${fs}.name`, sub['name']);
+      if (typeof sub['name'] === 'string') {
+        if (subNames.has(sub['name'])) e.duplicate(`${fs}.name`, sub['name']);
+        subNames.add(sub['name']);
+        if (typeof r['name'] === 'string') names.add(`${r['name']}/${sub['name']}`);
+      }
+      exactRequest(e, fs, sub, compile);
+    });
+  });
+  const constraints = asList(devices['constraints']);
+  if (constraints.length > LIMITS.constraints)
+    e.tooMany(`${field}.devices.constraints`, constraints.length, LIMITS.constraints);
+  constraints.forEach((raw, i) => {
+    const c = asObj(raw) ?? {};
+    const f = `${field}.devices.constraints[${i}]`;
+    asList(c['requests']).forEach((name, j) => {
+      if (typeof name !== 'string' || !names.has(name))
+        e.invalid(
+          `${f}.requests[${j}]`,
+          name,
+          "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+        );
+    });
+    if (c['matchAttribute'] === undefined) e.required(`${f}.matchAttribute`);
+    else qualifiedName(e, `${f}.matchAttribute`, c['matchAttribute'], true);
+  });
+  const config = asList(devices['config']);
+  if (config.length > LIMITS.config) e.tooMany(`${field}.devices.config`, config.length, LIMITS.config);
+  config.forEach((raw, i) => {
+    const c = asObj(raw) ?? {};
+    const f = `${field}.devices.config[${i}]`;
+    asList(c['requests']).forEach((name, j) => {
+      if (typeof name !== 'string' || !names.has(name))
+        e.invalid(
+          `${f}.requests[${j}]`,
+          name,
+          "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+        );
+    });
+    opaque(e, f, c);
+  });
+}
+
+function opaque(e: Errors, field: string, c: Obj): void {
+  const o = asObj(c['opaque']);
+  if (!o) return e.required(`${field}.opaque`);
+  dnsSubdomain(e, `${field}.opaque.driver`, o['driver'], 63);
+  if (o['parameters'] === undefined) e.required(`${field}.opaque.parameters`);
+}
+
+function meta(e: Errors, obj: KubeObject): void {
+  dnsSubdomain(e, 'metadata.name', obj.metadata.name);
+}
+
+function immutableSpec(
+  e: Errors,
+  old: KubeObject | undefined,
+  field: string,
+  value: unknown,
+  was: unknown,
+): void {
+  if (old && JSON.stringify(value ?? null) !== JSON.stringify(was ?? null)) e.immutable(field, value);
+}
+
+export function validateDeviceClass(compile?: SelectorCompiler): Validator {
+  return (obj) => {
+    const e = new Errors();
+    meta(e, obj);
+    const spec = asObj(obj['spec']) ?? {};
+    selectors(e, 'spec.selectors', spec['selectors'], compile);
+    const config = asList(spec['config']);
+    if (config.length > LIMITS.config) e.tooMany('spec.config', config.length, LIMITS.config);
+    config.forEach((c, i) => opaque(e, `spec.config[${i}]`, asObj(c) ?? {}));
+    return e.list;
+  };
+}
+
+export function validateResourceClaim(compile?: SelectorCompiler): Validator {
+  return (obj, old) => {
+    const e = new Errors();
+    meta(e, obj);
+    claimSpec(e, 'spec', asObj(obj['spec']), compile);
+    immutableSpec(e, old, 'spec', obj['spec'], old?.['spec']);
+    const status = asObj(obj['status']);
+    const reserved = asList(status?.['reservedFor']);
+    if (reserved.length > LIMITS.reservedFor)
+      e.tooMany('status.reservedFor', reserved.length, LIMITS.reservedFor);
+    reserved.forEach((r, i) => {
+      const ref = asObj(r) ?? {};
+      for (const k of ['resource', 'name', 'uid'])
+        if (typeof ref[k] !== 'string' || ref[k] === '') e.required(`status.reservedFor[${i}].${k}`);
+    });
+    const allocation = asObj(status?.['allocation']);
+    const results = asList(asObj(allocation?.['devices'])?.['results']);
+    results.forEach((r, i) => {
+      const res = asObj(r) ?? {};
+      const f = `status.allocation.devices.results[${i}]`;
+      if (typeof res['request'] !== 'string' || res['request'] === '') e.required(`${f}.request`);
+      dnsSubdomain(e, `${f}.driver`, res['driver'], 63);
+      if (typeof res['pool'] !== 'string' || res['pool'] === '') e.required(`${f}.pool`);
+      dnsLabel(e, `${f}.device`, res['device']);
+    });
+    const oldAllocation = asObj(asObj(old?.['status'])?.['allocation']);
+    if (oldAllocation && allocation && JSON.stringify(oldAllocation) !== JSON.stringify(allocation))
+      e.immutable('status.allocation', '{…}');
+    return e.list;
+  };
+}
+
+export function validateResourceClaimTemplate(compile?: SelectorCompiler): Validator {
+  return (obj, old) => {
+    const e = new Errors();
+    meta(e, obj);
+    const spec = asObj(obj['spec']) ?? {};
+    claimSpec(e, 'spec.spec', asObj(spec['spec']), compile);
+    immutableSpec(e, old, 'spec', obj['spec'], old?.['spec']);
+    return e.list;
+  };
+}
+
+const NODE_SELECTION = ['nodeName', 'nodeSelector', 'allNodes', 'perDeviceNodeSelection'] as const;
+
+export function validateResourceSlice(): Validator {
+  return (obj, old) => {
+    const e = new Errors();
+    meta(e, obj);
+    const spec = asObj(obj['spec']) ?? {};
+    dnsSubdomain(e, 'spec.driver', spec['driver'], 63);
+    const pool = asObj(spec['pool']);
+    if (!pool) e.required('spec.pool');
+    else {
+      const name = pool['name'];
+      if (typeof name !== 'string' || name === '') e.required('spec.pool.name');
+      else
+        for (const part of name.split('/'))
+          if (!DNS1123_SUBDOMAIN.test(part)) {
+            e.invalid(
+              'spec.pool.name',
+              name,
+              'a valid pool name is one or more DNS subdomains separated by slashes',
+            );
+            break;
+          }
+      const gen = pool['generation'] ?? 0;
+      if (!Number.isInteger(gen) || (gen as number) < 0)
+        e.invalid('spec.pool.generation', gen, 'must be greater than or equal to 0');
+      const count = pool['resourceSliceCount'];
+      if (!Number.isInteger(count) || (count as number) < 1)
+        e.invalid('spec.pool.resourceSliceCount', count ?? 0, 'must be greater than zero');
+    }
+    const set = NODE_SELECTION.filter((k) => spec[k] !== undefined && spec[k] !== false && spec[k] !== '');
+    if (set.length !== 1)
+      e.invalid(
+        'spec',
+        '{…}',
+        `exactly one of \`nodeName\`, \`nodeSelector\`, \`allNodes\`, \`perDeviceNodeSelection\` is required${set.length > 1 ? ', but multiple fields are set' : ''}`,
+      );
+    if (typeof spec['nodeName'] === 'string' && spec['nodeName'])
+      dnsSubdomain(e, 'spec.nodeName', spec['nodeName']);
+    const devices = asList(spec['devices']);
+    if (devices.length > LIMITS.devicesPerSlice)
+      e.tooMany('spec.devices', devices.length, LIMITS.devicesPerSlice);
+    const names = new Set<string>();
+    devices.forEach((raw, i) => {
+      const d = asObj(raw) ?? {};
+      const f = `spec.devices[${i}]`;
+      dnsLabel(e, `${f}.name`, d['name']);
+      if (typeof d['name'] === 'string') {
+        if (names.has(d['name'])) e.duplicate(`${f}.name`, d['name']);
+        names.add(d['name']);
+      }
+      const attributes = asObj(d['attributes']) ?? {};
+      const capacity = asObj(d['capacity']) ?? {};
+      const total = Object.keys(attributes).length + Object.keys(capacity).length;
+      if (total > LIMITS.attributesAndCapacity)
+        e.invalid(
+          f,
+          total,
+          `the total number of attributes and capacities must not exceed ${LIMITS.attributesAndCapacity}`,
+        );
+      for (const [name, rawValue] of Object.entries(attributes)) {
+        const fa = `${f}.attributes[${q(name)}]`;
+        qualifiedName(e, fa, name, false);
+        const value = asObj(rawValue) ?? {};
+        const kinds = ['int', 'bool', 'string', 'version'].filter((k) => value[k] !== undefined);
+        if (kinds.length !== 1) {
+          e.invalid(
+            fa,
+            value,
+            kinds.length === 0
+              ? 'exactly one value must be specified'
+              : 'exactly one value must be specified, but multiple fields are set',
+          );
+          continue;
+        }
+        const [kind] = kinds as [string];
+        const v = value[kind];
+        if (kind === 'int' && !Number.isInteger(v)) e.invalid(`${fa}.int`, v, 'must be an integer');
+        if (kind === 'bool' && typeof v !== 'boolean') e.invalid(`${fa}.bool`, v, 'must be a boolean');
+        if (kind === 'string' && (typeof v !== 'string' || v.length > LIMITS.stringValue))
+          e.invalid(`${fa}.string`, v, `must be a string of at most ${LIMITS.stringValue} characters`);
+        if (kind === 'version' && (typeof v !== 'string' || v.length > LIMITS.stringValue || !SEMVER.test(v)))
+          e.invalid(`${fa}.version`, v, 'must be a string compatible with semver.org spec 2.0.0');
+      }
+      for (const [name, rawValue] of Object.entries(capacity)) {
+        const fc = `${f}.capacity[${q(name)}]`;
+        qualifiedName(e, fc, name, false);
+        if (asObj(rawValue)?.['value'] === undefined) e.required(`${fc}.value`);
+      }
+      const taints = asList(d['taints']);
+      if (taints.length > LIMITS.taints) e.tooMany(`${f}.taints`, taints.length, LIMITS.taints);
+      taints.forEach((t, j) => {
+        const taint = asObj(t) ?? {};
+        const ft = `${f}.taints[${j}]`;
+        qualifiedName(e, `${ft}.key`, taint['key'], false);
+        const effect = taint['effect'];
+        if (effect === undefined || effect === '') e.required(`${ft}.effect`);
+        else if (effect !== 'NoSchedule' && effect !== 'NoExecute' && effect !== 'None')
+          e.notSupported(`${ft}.effect`, effect, ['NoExecute', 'NoSchedule', 'None']);
+      });
+    });
+    if (old) {
+      const oldSpec = asObj(old['spec']) ?? {};
+      if (spec['driver'] !== oldSpec['driver']) e.immutable('spec.driver', spec['driver']);
+      if ((spec['nodeName'] ?? '') !== (oldSpec['nodeName'] ?? ''))
+        e.immutable('spec.nodeName', spec['nodeName']);
+    }
+    return e.list;
+  };
+}
+
+/** The validators of the resource.k8s.io kinds, keyed as the API server's stores are. */
+export function resourceValidators(compile?: SelectorCompiler): ReadonlyMap<string, Validator> {
+  return new Map([
+    [storeKey('resource.k8s.io', 'deviceclasses'), validateDeviceClass(compile)],
+    [storeKey('resource.k8s.io', 'resourceclaims'), validateResourceClaim(compile)],
+    [storeKey('resource.k8s.io', 'resourceclaimtemplates'), validateResourceClaimTemplate(compile)],
+    [storeKey('resource.k8s.io', 'resourceslices'), validateResourceSlice()],
+  ]);
+}
