@@ -347,7 +347,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       logger: this.#logger,
     });
     try {
-      await bindUnixServer(server, this.socketPath);
+      await bindUnixServer(server, this.socketPath, { log: this.#logger });
     } catch (err) {
       server.forceShutdown();
       throw new PluginError('internal', `cannot serve on ${this.socketPath}: ${(err as Error).message}`, {
@@ -364,7 +364,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
         onStatus: (status) => this.#onWatcherStatus(status.pluginRegistered, status.error),
       });
       try {
-        await bindUnixServer(registrationServer, this.registrationSocketPath);
+        await bindUnixServer(registrationServer, this.registrationSocketPath, { log: this.#logger });
       } catch (err) {
         registrationServer.forceShutdown();
         throw new PluginError(

@@ -91,3 +91,19 @@ test('a server bound at the same path right after close keeps its socket', async
 test('closing a server that was never bound resolves', async () => {
   await closeUnixServer(registrationServer([]), null);
 });
+
+test('a server bound to two paths serves on both and closes both', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'pb-unix-server-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const calls: string[] = [];
+  const server = registrationServer(calls);
+  const [a, b] = [join(root, 'a.sock'), join(root, 'b.sock')];
+  await bindUnixServer(server, a);
+  await bindUnixServer(server, b);
+  await register(a, 'example.com/a');
+  await register(b, 'example.com/b');
+  await closeUnixServer(server, a);
+  assert.deepEqual(calls, ['example.com/a', 'example.com/b']);
+  assert.equal(existsSync(a), false);
+  assert.equal(existsSync(b), false, "the listener's close unlinks its path");
+});

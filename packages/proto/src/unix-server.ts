@@ -4,15 +4,42 @@
 // goes before binding, and closing resolves only once the listener and its sessions are closed,
 // so a caller that binds the same path again (a kubelet restart, a plugin re-serving) never races
 // the old server's close.
+//
+// The listener is our own net.Server, which hands each connection to grpc-js through a connection
+// injector behind an AuthorityRewritingSocket (h2-authority-rewriter.ts): Node's HTTP/2 layer
+// refuses the raw socket path that grpc-go < 1.57, grpc-java, older Python gRPC and kubelets
+// < 1.26 send as `:authority` on a Unix socket, where a grpc-go server (a real kubelet) accepts
+// it. Refused connections and streams are logged with the reason.
 
 import { mkdir, unlink } from 'node:fs/promises';
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { ServerCredentials, type Server } from '@grpc/grpc-js';
+import { AuthorityRewritingSocket } from './h2-authority-rewriter.js';
+
+/** The logger calls bindUnixServer makes; a pino logger fits. */
+export interface UnixServerLogger {
+  warn(fields: object, message: string): void;
+  debug(fields: object, message: string): void;
+}
 
 export interface BindUnixServerOptions {
   /** Mode for directories created on the way to the socket (e.g. 0o750); the umask's default otherwise. */
   directoryMode?: number;
+  /**
+   * Where a refused connection or stream is logged (warn, with `socket`, `scope`, `streamId`,
+   * `code` and `reason`), and a connection's first rewritten `:authority` (debug).
+   */
+  log?: UnixServerLogger;
 }
+
+interface Listener {
+  server: NetServer;
+  sockets: Set<Socket>;
+}
+
+// A server may be bound to more than one path.
+const listeners = new WeakMap<Server, Listener[]>();
 
 async function removeSocketFile(path: string): Promise<void> {
   try {
@@ -23,8 +50,8 @@ async function removeSocketFile(path: string): Promise<void> {
 }
 
 /**
- * Binds `server` to `unix://<socketPath>`: creates the socket's directory when missing and
- * replaces a stale socket file left by an earlier process.
+ * Binds `server` to `socketPath`: creates the socket's directory when missing and replaces a stale
+ * socket file left by an earlier process.
  */
 export async function bindUnixServer(
   server: Server,
@@ -36,11 +63,43 @@ export async function bindUnixServer(
     ...(opts.directoryMode !== undefined ? { mode: opts.directoryMode } : {}),
   });
   await removeSocketFile(socketPath);
-  await new Promise<void>((resolve, reject) => {
-    server.bindAsync(`unix://${socketPath}`, ServerCredentials.createInsecure(), (err) =>
-      err ? reject(err) : resolve(),
+  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+  const log = opts.log;
+  const sockets = new Set<Socket>();
+  const listener = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    injector.injectConnection(
+      new AuthorityRewritingSocket(socket, {
+        onRefused: (refusal) =>
+          log?.warn(
+            { socket: socketPath, ...refusal },
+            refusal.scope === 'connection' ? 'gRPC connection refused' : 'gRPC stream refused',
+          ),
+        onRewritten: ({ streamId, authority }) =>
+          log?.debug(
+            { socket: socketPath, streamId, authority },
+            "client's :authority is one Node's HTTP/2 layer refuses (a raw socket path, as grpc-go < 1.57 sends): serving it as localhost",
+          ),
+      }),
     );
   });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(socketPath, () => {
+        listener.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    injector.destroy();
+    throw err;
+  }
+  listener.on('error', (err) =>
+    log?.warn({ socket: socketPath, err: err.message }, 'Unix socket listener error'),
+  );
+  listeners.set(server, [...(listeners.get(server) ?? []), { server: listener, sockets }]);
 }
 
 /**
@@ -49,12 +108,22 @@ export async function bindUnixServer(
  * for a server that was never bound to a path of its own.
  */
 export async function closeUnixServer(server: Server, socketPath: string | null): Promise<void> {
-  // tryShutdown's callback fires once every listener and session is closed; forceShutdown right
-  // after cancels what is in flight (a Register still dialling its plugin, a ListAndWatch stream)
-  // instead of waiting for it.
+  const bound = listeners.get(server) ?? [];
+  listeners.delete(server);
+  // A listener's close callback fires once its handle is closed — libuv unlinks the socket path
+  // then — and every connection is gone.
+  const listenersClosed = Promise.all(
+    bound.map((listener) => new Promise<void>((resolve) => listener.server.close(() => resolve()))),
+  );
+  // tryShutdown's callback fires once every session is closed; forceShutdown right after cancels
+  // what is in flight (a Register still dialling its plugin, a ListAndWatch stream) instead of
+  // waiting for it.
   await new Promise<void>((resolve) => {
     server.tryShutdown(() => resolve());
     server.forceShutdown();
   });
+  // A session's close lets its socket flush and end; one whose client does not read goes now.
+  for (const listener of bound) for (const socket of listener.sockets) socket.destroy();
+  await listenersClosed;
   if (socketPath !== null) await removeSocketFile(socketPath).catch(() => undefined);
 }

@@ -62,7 +62,7 @@ export class PodResourcesServer {
       }),
     };
     server.addService(podresources.PodResourcesListerService, impl);
-    await bindUnixServer(server, this.o.socketPath, { directoryMode: 0o750 });
+    await bindUnixServer(server, this.o.socketPath, { directoryMode: 0o750, log: this.log });
     this.server = server;
     this.log.info(
       { socket: this.o.socketPath, rateLimit: this.o.rateLimit },

@@ -52,7 +52,7 @@ export class RegistrationServer {
     server.addService(deviceplugin.RegistrationService, {
       register: this.register.bind(this),
     } satisfies deviceplugin.RegistrationServer);
-    await bindUnixServer(server, this.socketPath);
+    await bindUnixServer(server, this.socketPath, { log: this.o.log });
     this.server = server;
     this.o.log.info({ socket: this.socketPath }, 'device plugin registration server listening');
   }

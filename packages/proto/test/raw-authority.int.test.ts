@@ -1,0 +1,318 @@
+// bindUnixServer against clients that send a raw socket path as `:authority` — as grpc-go before
+// 1.57, grpc-java, older Python gRPC and kubelets before 1.26 do on a Unix socket — written frame
+// by frame over a real Unix socket to a real grpc-js Registration service: literal and Huffman
+// coded, across CONTINUATION frames with padding and priority, and again on the same connection
+// through the dynamic table. Also: a grpc-js client is untouched, and refusals (an undecodable
+// header block, a header nghttp2 refuses, a client that is not HTTP/2) are logged with the reason
+// and do not take the server down.
+
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { credentials, Server, ServerCredentials } from '@grpc/grpc-js';
+import { deviceplugin } from '../src/index.js';
+import { bindUnixServer, closeUnixServer, type UnixServerLogger } from '../src/unix-server.js';
+import { F, field, frame, grpcMessage, hpack, RawH2Client, T } from './h2-frames.js';
+
+interface LogEntry {
+  level: 'warn' | 'debug';
+  msg: string;
+  [field: string]: unknown;
+}
+
+const root = mkdtempSync(join(tmpdir(), 'pb-raw-authority-'));
+const socketPath = join(root, 'device-plugins', 'kubelet.sock');
+const registered: string[] = [];
+const logs: LogEntry[] = [];
+const log: UnixServerLogger = {
+  warn: (fields, msg) => logs.push({ level: 'warn', msg, ...fields }),
+  debug: (fields, msg) => logs.push({ level: 'debug', msg, ...fields }),
+};
+const clients: RawH2Client[] = [];
+
+function registrationServer(): Server {
+  const server = new Server();
+  server.addService(deviceplugin.RegistrationService, {
+    register: (call, callback) => {
+      registered.push(call.request.resourceName);
+      callback(null, {});
+    },
+  } satisfies deviceplugin.RegistrationServer);
+  return server;
+}
+
+let server: Server;
+before(async () => {
+  server = registrationServer();
+  await bindUnixServer(server, socketPath, { log });
+});
+after(async () => {
+  for (const c of clients) c.close();
+  await closeUnixServer(server, socketPath);
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function rawClient(path = socketPath): Promise<RawH2Client> {
+  const client = await RawH2Client.connect(path);
+  clients.push(client);
+  return client;
+}
+
+const REGISTER_PATH = '/v1beta1.Registration/Register';
+
+/** A Register request's header block as grpc-go 1.33 writes it: every literal indexed. */
+function registerHeaders(authority: string, huffman = false): Buffer {
+  return Buffer.concat([
+    hpack.indexed(3), // :method POST
+    hpack.indexed(6), // :scheme http
+    hpack.incremental(4, REGISTER_PATH, huffman), // :path
+    hpack.incremental(1, authority, huffman), // :authority
+    hpack.incremental(31, 'application/grpc', huffman), // content-type
+    hpack.incremental('te', 'trailers', huffman),
+    hpack.incremental(58, 'grpc-go/1.33.0', huffman), // user-agent
+  ]);
+}
+
+function registerBody(resourceName: string): Buffer {
+  const request = deviceplugin.RegisterRequest.encode({
+    version: 'v1beta1',
+    endpoint: 'raw.sock',
+    resourceName,
+    options: undefined,
+  }).finish();
+  return grpcMessage(request);
+}
+
+/** Waits for the trailers of `streamId` and returns its grpc-status. */
+async function grpcStatus(client: RawH2Client, streamId: number): Promise<string | undefined> {
+  await client.waitFor(
+    (f) =>
+      f.streamId === streamId &&
+      (f.type === T.RST_STREAM || (f.type === T.HEADERS && (f.flags & F.END_STREAM) !== 0)),
+    `the end of stream ${streamId}`,
+  );
+  const reset = client.frames.find((f) => f.streamId === streamId && f.type === T.RST_STREAM);
+  if (reset) return `RST_STREAM ${reset.payload.readUInt32BE(0)}`;
+  const blocks = client.headerBlocks(streamId);
+  return field(blocks.at(-1)!, 'grpc-status');
+}
+
+test("control: Node's HTTP/2 server alone resets a raw-path :authority with PROTOCOL_ERROR", async (t) => {
+  const plainPath = join(root, 'plain.sock');
+  const plain = registrationServer();
+  await new Promise<void>((resolve, reject) =>
+    plain.bindAsync(`unix://${plainPath}`, ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
+  t.after(() => closeUnixServer(plain, plainPath));
+  const client = await rawClient(plainPath);
+  client.send(
+    frame(T.HEADERS, F.END_HEADERS, 1, registerHeaders(plainPath)),
+    frame(T.DATA, F.END_STREAM, 1, registerBody('example.com/plain')),
+  );
+  assert.equal(await grpcStatus(client, 1), 'RST_STREAM 1');
+  assert.ok(!registered.includes('example.com/plain'));
+});
+
+test('a raw-path :authority (literal) is served; a second request through the dynamic table too', async () => {
+  logs.length = 0;
+  const client = await rawClient();
+  client.send(
+    frame(T.HEADERS, F.END_HEADERS, 1, registerHeaders(socketPath)),
+    frame(T.DATA, F.END_STREAM, 1, registerBody('example.com/literal')),
+  );
+  assert.equal(await grpcStatus(client, 1), '0');
+
+  // Dynamic table, newest first: 62 user-agent, 63 te, 64 content-type, 65 :authority, 66 :path.
+  const indexedOnly = Buffer.concat([3, 6, 66, 65, 64, 63, 62].map((i) => hpack.indexed(i)));
+  client.send(
+    frame(T.HEADERS, F.END_HEADERS, 3, indexedOnly),
+    frame(T.DATA, F.END_STREAM, 3, registerBody('example.com/indexed')),
+  );
+  assert.equal(await grpcStatus(client, 3), '0');
+  assert.deepEqual(registered.slice(-2), ['example.com/literal', 'example.com/indexed']);
+  assert.deepEqual(
+    logs.map((e) => [e.level, e.authority, e.socket]),
+    [['debug', socketPath, socketPath]],
+    'one debug line for the connection, no warnings',
+  );
+});
+
+test('a Huffman-coded raw-path :authority over HEADERS (padded, with priority) + CONTINUATION', async () => {
+  logs.length = 0;
+  const client = await rawClient();
+  const block = registerHeaders(socketPath, true);
+  const cut1 = 7;
+  const cut2 = Math.floor(block.length / 2);
+  const padding = Buffer.alloc(6);
+  const priority = Buffer.from([0, 0, 0, 0, 15]); // no dependency, weight 16
+  client.send(
+    frame(
+      T.HEADERS,
+      F.PADDED | F.PRIORITY,
+      1,
+      Buffer.of(padding.length),
+      priority,
+      block.subarray(0, cut1),
+      padding,
+    ),
+    frame(T.CONTINUATION, 0, 1, block.subarray(cut1, cut2)),
+    frame(T.CONTINUATION, F.END_HEADERS, 1, block.subarray(cut2)),
+    frame(T.DATA, 0, 1, registerBody('example.com/huffman')),
+    frame(T.DATA, F.END_STREAM, 1),
+  );
+  assert.equal(await grpcStatus(client, 1), '0');
+  assert.equal(registered.at(-1), 'example.com/huffman');
+  assert.equal(logs.filter((e) => e.level === 'warn').length, 0);
+});
+
+test('a request with neither :authority nor host is served, as grpc-go serves it', async () => {
+  const client = await rawClient();
+  const block = Buffer.concat([
+    hpack.indexed(3),
+    hpack.indexed(6),
+    hpack.withoutIndexing(4, REGISTER_PATH),
+    hpack.withoutIndexing(31, 'application/grpc'),
+    hpack.withoutIndexing('te', 'trailers'),
+  ]);
+  client.send(
+    frame(T.HEADERS, F.END_HEADERS, 1, block),
+    frame(T.DATA, F.END_STREAM, 1, registerBody('example.com/no-authority')),
+  );
+  assert.equal(await grpcStatus(client, 1), '0');
+});
+
+test('a @grpc/grpc-js client is served and nothing is logged', async () => {
+  logs.length = 0;
+  const client = new deviceplugin.RegistrationClient(`unix://${socketPath}`, credentials.createInsecure());
+  try {
+    for (const name of ['example.com/grpc-js-1', 'example.com/grpc-js-2']) {
+      await new Promise<void>((resolve, reject) =>
+        client.register(
+          { version: 'v1beta1', endpoint: 'x.sock', resourceName: name, options: undefined },
+          (err) => (err ? reject(err) : resolve()),
+        ),
+      );
+    }
+  } finally {
+    client.close();
+  }
+  assert.deepEqual(registered.slice(-2), ['example.com/grpc-js-1', 'example.com/grpc-js-2']);
+  assert.deepEqual(logs, []);
+});
+
+test('a @grpc/grpc-js client sending the socket path as its authority (as grpc-go < 1.57 does) is served', async () => {
+  logs.length = 0;
+  const client = new deviceplugin.RegistrationClient(`unix://${socketPath}`, credentials.createInsecure(), {
+    'grpc.default_authority': socketPath,
+  });
+  try {
+    await new Promise<void>((resolve, reject) =>
+      client.register(
+        {
+          version: 'v1beta1',
+          endpoint: 'x.sock',
+          resourceName: 'example.com/default-authority',
+          options: undefined,
+        },
+        (err) => (err ? reject(err) : resolve()),
+      ),
+    );
+  } finally {
+    client.close();
+  }
+  assert.equal(registered.at(-1), 'example.com/default-authority');
+  assert.deepEqual(
+    logs.map((e) => e.level),
+    ['debug'],
+  );
+});
+
+test('an undecodable header block: GOAWAY COMPRESSION_ERROR, logged with the reason; the server keeps serving', async () => {
+  logs.length = 0;
+  const bad = await rawClient();
+  // Index 70 names a dynamic-table entry this fresh connection does not have.
+  bad.send(frame(T.HEADERS, F.END_HEADERS | F.END_STREAM, 1, hpack.indexed(3), hpack.indexed(70)));
+  const goaway = await bad.waitFor((f) => f.type === T.GOAWAY, 'GOAWAY');
+  assert.equal(goaway.payload.readUInt32BE(4), 9, 'COMPRESSION_ERROR');
+  assert.match(goaway.payload.toString('utf8', 8), /stream 1 cannot be decoded: index 70 beyond the table/);
+  await bad.waitClosed();
+  assert.deepEqual(
+    logs.map(({ level, msg, socket, scope, code }) => ({ level, msg, socket, scope, code })),
+    [
+      {
+        level: 'warn',
+        msg: 'gRPC connection refused',
+        socket: socketPath,
+        scope: 'connection',
+        code: 'COMPRESSION_ERROR',
+      },
+    ],
+  );
+  assert.match(String(logs[0]!.reason), /index 70 beyond the table/);
+
+  const good = await rawClient();
+  good.send(
+    frame(T.HEADERS, F.END_HEADERS, 1, registerHeaders(socketPath)),
+    frame(T.DATA, F.END_STREAM, 1, registerBody('example.com/after-bad')),
+  );
+  assert.equal(await grpcStatus(good, 1), '0');
+});
+
+test("a stream nghttp2 refuses for another reason is logged with nghttp2's reason; the connection goes on", async () => {
+  logs.length = 0;
+  const client = await rawClient();
+  const teGzip = Buffer.concat([
+    hpack.indexed(3),
+    hpack.indexed(6),
+    hpack.withoutIndexing(4, REGISTER_PATH),
+    hpack.withoutIndexing(1, 'localhost'),
+    hpack.withoutIndexing('te', 'gzip'),
+  ]);
+  client.send(frame(T.HEADERS, F.END_HEADERS | F.END_STREAM, 1, teGzip));
+  assert.equal(await grpcStatus(client, 1), 'RST_STREAM 1');
+  await waitForLog((e) => e.scope === 'stream');
+  assert.deepEqual(
+    logs.map(({ msg, scope, streamId, code, reason }) => ({ msg, scope, streamId, code, reason })),
+    [
+      {
+        msg: 'gRPC stream refused',
+        scope: 'stream',
+        streamId: 1,
+        code: 'PROTOCOL_ERROR',
+        reason: 'te: "gzip" (HTTP/2 allows only "trailers")',
+      },
+    ],
+  );
+  client.send(
+    frame(T.HEADERS, F.END_HEADERS, 3, registerHeaders(socketPath)),
+    frame(T.DATA, F.END_STREAM, 3, registerBody('example.com/after-reset')),
+  );
+  assert.equal(await grpcStatus(client, 3), '0');
+});
+
+test('a client that does not speak HTTP/2 is logged', async () => {
+  logs.length = 0;
+  const socket = connect(socketPath);
+  socket.on('error', () => undefined);
+  socket.end('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  await waitForLog((e) => e.scope === 'connection');
+  socket.destroy();
+  assert.equal(logs[0]!.msg, 'gRPC connection refused');
+  assert.match(
+    String(logs[0]!.reason),
+    /^not an HTTP\/2 client: no connection preface \(got "GET \/ HTTP\/1.1\\r\\n"…\)$/,
+  );
+});
+
+async function waitForLog(match: (e: LogEntry) => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!logs.some(match)) {
+    if (Date.now() > deadline) throw new Error(`no such log entry; got ${JSON.stringify(logs)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
