@@ -4,7 +4,6 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeletSimErrorCode } from '../errors.js';
-import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 
 const MAX_BODY = 1024 * 1024;
 
@@ -104,7 +103,7 @@ export function problem(
   res.end(body);
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -122,11 +121,4 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   } catch {
     throw new HttpError(400, 'BadRequest', 'request body is not valid JSON');
   }
-}
-
-/** A Kubernetes object from a JSON or (for the kinds protobuf.ts knows) protobuf request body. */
-export async function readObject(req: IncomingMessage): Promise<unknown> {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
-  if (type === PROTOBUF_CONTENT_TYPE) return decodeProtobufObject(await readBody(req));
-  return readJson(req);
 }

@@ -7,7 +7,8 @@
 // generated.proto.
 
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
-import { HttpError } from './http.js';
+import type { IncomingMessage } from 'node:http';
+import { HttpError, readBody, readJson } from './http.js';
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf';
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -88,4 +89,11 @@ export function decodeProtobufObject(body: Buffer): Record<string, unknown> {
     else r.skip(wire);
   }
   return { apiVersion, kind, metadata: {}, spec: specObj };
+}
+
+/** A Kubernetes object from a JSON or (for the kinds above) protobuf request body. */
+export async function readObject(req: IncomingMessage): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+  if (type === PROTOBUF_CONTENT_TYPE) return decodeProtobufObject(await readBody(req));
+  return readJson(req);
 }

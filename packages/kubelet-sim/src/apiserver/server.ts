@@ -18,19 +18,10 @@ import { selfSubjectAccessReview, selfSubjectRulesReview } from './authorization
 import { ControlApi, type ControlBackend } from './control-api.js';
 import { discovery } from './discovery.js';
 import { openApi } from './openapi/index.js';
-import {
-  HttpError,
-  json,
-  notFound,
-  PROBLEM_STATUS,
-  problem,
-  readJson,
-  readObject,
-  statusObject,
-  text,
-} from './http.js';
+import { HttpError, json, notFound, PROBLEM_STATUS, problem, readJson, statusObject, text } from './http.js';
 import type { KubeObject, ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
 import { servePodLog, type PodContainers } from './pod-log.js';
+import { readObject } from './protobuf.js';
 import { PodProxy } from './pod-proxy.js';
 import { findResource, storeKey, type ResourceInfo, type Verb } from './resources.js';
 import { RestStorage, type Validator } from './rest-storage.js';
