@@ -1,7 +1,8 @@
 // A kubelet's Topology Manager admission decision as kubelet-sim makes it and reports it on its
-// control API (`GET /control/v1/state?view=admissions`, `POST /control/v1/pods?dryRun=All`), and as
-// the gateway shows it per pod ("why here?"). One declaration for both sides: kubelet-sim produces
-// it (narrowing the policy names to its own unions), the gateway and the dashboard read it.
+// control API (`GET /control/v1/state?view=admissions`, `POST /control/v1/pods?dryRun=All`), as the
+// gateway predicts it for "try to place" (`POST /api/v1/placement`), and as the gateway shows it
+// per pod ("why here?"). One declaration for all sides: @plugboard/topology produces it (narrowing
+// the policy names to its own unions), the gateway and the dashboard read it.
 import type { Timestamp } from './common.ts';
 
 export interface TopologyHintView {
@@ -61,7 +62,14 @@ export interface AdmissionDecision {
   containers: ContainerPlacement[];
 }
 
-/** A decision as the gateway shows it: from kubelet-sim (a real kubelet only logs its decision). */
+/**
+ * A decision as the gateway shows it. `kubelet-sim`: what the simulated kubelet decided (a real
+ * kubelet only logs its decision). `prediction`: what the gateway worked out itself with the
+ * kubelet's own rules (@plugboard/topology) from sysfs, the kubelet's configz, PodResources and the
+ * plugins' preferred allocation — a forecast of the kubelet's answer, not the answer.
+ */
 export interface AdmissionView extends AdmissionDecision {
-  source: 'kubelet-sim';
+  source: 'kubelet-sim' | 'prediction';
+  /** A prediction's caveats: what it could not take into account (absent otherwise). */
+  notes?: string[];
 }

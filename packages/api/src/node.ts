@@ -282,12 +282,25 @@ export interface NodeTopology {
   kubelet: KubeletTopologySettings | null;
   /** Why `kubelet` is null. */
   kubeletReason: string | null;
-  /** "Try to place" (dry-run then admit) needs a kubelet-sim behind the kubeconfig. */
-  placement: { available: boolean; reason: string | null };
+  /**
+   * "Try to place": the preview is the gateway's prediction (it needs the sysfs layout, the kubelet's
+   * settings and PodResources); `admit` — admitting the previewed pod — needs kubelet-sim's control
+   * API behind the kubeconfig (absent from gateways older than the prediction: then it follows
+   * `available`).
+   */
+  placement: {
+    available: boolean;
+    reason: string | null;
+    admit?: { available: boolean; reason: string | null };
+  };
 }
 
 export interface KubeletTopologySettings {
-  source: 'kubelet-sim';
+  /**
+   * Where the settings were read: the kubelet's configz through the API server's node proxy (any
+   * kubelet), or kubelet-sim's control API (when configz is not readable).
+   */
+  source: 'configz' | 'kubelet-sim';
   /** none | best-effort | restricted | single-numa-node */
   topologyManagerPolicy: string;
   /** container | pod */
