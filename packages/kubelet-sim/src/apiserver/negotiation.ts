@@ -65,13 +65,17 @@ export function rangeMatches(range: MediaRange, type: string, subtype: string): 
 export interface DocumentResponse {
   status: number;
   contentType: string;
-  /** The document (or Status) as a JSON value; a string for a non-JSON body (a redirect's HTML). */
+  /**
+   * The document (or Status) as a JSON value; a string for a non-JSON body (a redirect's HTML); the
+   * decoded message for a protobuf body.
+   */
   body: unknown;
   /**
-   * The exact bytes to send (the ETag is the hash of these): `JSON.stringify(body)` for JSON,
-   * prepared once per document rather than per request. Empty for 304 Not Modified.
+   * The exact bytes to send: `JSON.stringify(body)` for JSON (the ETag is the hash of these), the
+   * encoded message for protobuf; prepared once per document rather than per request. Empty for
+   * 304 Not Modified.
    */
-  serialized: string;
+  serialized: string | Uint8Array;
   headers?: Record<string, string>;
 }
 

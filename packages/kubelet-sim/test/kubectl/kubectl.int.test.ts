@@ -2,11 +2,15 @@
 // an operator reads — as a Kubernetes 1.37 node and its API server print it (issue #16): `get`
 // tables with their exact columns, `describe node` with the extended resource and the node Lease,
 // `describe pod` events, `explain`, `api-resources`, `cluster-info`, `auth can-i`, `logs`, the
-// read-only API refusing writes, and `get pods -w` through a device fault and a kubelet restart.
+// read-only API refusing writes, `create -f` validated against the protobuf `/openapi/v2`, and
+// `get pods -w` through a device fault and a kubelet restart.
 // Expected output follows upstream (kubernetes/kubectl release 1.35, kube-apiserver's printers,
 // the kubelet's event reasons and messages), not kubelet-sim's current answers.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { PodSpecInput } from '../../src/index.js';
 import { startWithPlugin, waitFor, type SimFixture } from '../helpers.js';
@@ -458,6 +462,43 @@ describe('kubectl reads a healthy node', { concurrency: true }, () => {
     assert.equal(cordon.code, 0, 'kubectl 1.35 exits 0 after printing a cordon error');
     const nodes = parseTable(ok(await kubectl.run(['get', 'no'])));
     assert.equal(nodes.rows[0]?.['STATUS'], 'Ready', 'not SchedulingDisabled');
+  });
+
+  test('create -f validates against /openapi/v2 (protobuf) first, then reaches the server', async () => {
+    // client-go fetches /openapi/v2 only as protobuf; kubectl validates the manifest against it
+    // before sending, so a valid Pod gets as far as the server's 405 and an unknown field does not.
+    const dir = mkdtempSync(join(tmpdir(), 'pb-manifests-'));
+    try {
+      const pod = join(dir, 'pod.yaml');
+      writeFileSync(
+        pod,
+        'apiVersion: v1\nkind: Pod\nmetadata:\n  name: manifest\n  namespace: default\nspec:\n' +
+          '  containers:\n    - name: main\n      image: busybox:1.37\n',
+      );
+      const created = await kubectl.run(['create', '-f', pod]);
+      assert.equal(created.code, 1, created.stdout + created.stderr);
+      assert.equal(
+        created.stderr,
+        `Error from server (MethodNotAllowed): error when creating "${pod}": ` +
+          'the server does not allow this method on the requested resource\n',
+      );
+      const event = join(dir, 'event.yaml');
+      writeFileSync(
+        event,
+        'apiVersion: v1\nkind: Event\nmetadata:\n  name: manifest.1\n  namespace: default\n' +
+          'involvedObject:\n  kind: Pod\n  name: trainer\nreason: Testing\nbogusField: 1\n',
+      );
+      const invalid = await kubectl.run(['create', '-f', event]);
+      assert.equal(invalid.code, 1, invalid.stdout + invalid.stderr);
+      assert.equal(
+        invalid.stderr,
+        `error: error validating "${event}": error validating data: ValidationError(Event): unknown field ` +
+          '"bogusField" in io.k8s.api.core.v1.Event; if you choose to ignore these errors, turn validation off ' +
+          'with --validate=false\n',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -20,15 +20,20 @@
 // answered `Cache-Control: public, immutable` (kubectl's HTTP cache keeps it), a stale hash with a
 // 301 to the current URL; If-None-Match answers 304.
 //
-// Difference: JSON only. kube-apiserver also serves both documents as protobuf (gnostic
-// `openapi_v2.Document`, `openapi_v3.Document`); a request that accepts only protobuf is answered
-// 406 with a Status. client-go asks for v2 *only* as protobuf (discovery OpenAPISchema), so what
-// depends on v2 fails with a 406: kubectl's client-side validation, which kubectl runs only when
-// the v3 document shows no PATCH with `fieldValidation` for the kind (so for every kind the slice
-// allows no patch on), i.e. `kubectl create|apply -f` needs `--validate=false` ("error validating
-// data: failed to download openapi"); `kubectl explain --output=plaintext-openapiv2`. Plain
-// `kubectl explain` uses v3.
+// `/openapi/v2` is also served as protobuf, as kube-apiserver serves it and as client-go's
+// discovery OpenAPISchema() asks for it (only `Accept: application/com.github.proto-openapi.spec.v2@
+// v1.0+protobuf`), which is what kubectl's client-side validation (`kubectl create|apply -f`, for
+// kinds whose v3 document shows no PATCH with `fieldValidation`) and `kubectl explain
+// --output=plaintext-openapiv2` read: gnostic's `openapi_v2.Document` (@plugboard/proto's
+// openapiv2), converted from the JSON document's own bytes as kube-openapi's ToProtoBinary does
+// (gnostic.ts), built on the first such request and kept. Negotiation is pkg/handler's: for each
+// Accept clause in preference order, the first of JSON, `…spec.v2@v1.0+protobuf` (deprecated) and
+// `…spec.v2.v1.0+protobuf` it matches; both protobuf types are answered with Content-Type
+// `application/com.github.proto-openapi.spec.v2.v1.0+protobuf` and the JSON document's ETag
+// (upstream reuses it: the response varies by Accept). Difference: v3 stays JSON only, a
+// protobuf-only request for a v3 document is answered 406 with a Status (kubectl asks v3 for JSON).
 
+import { openapiv2 } from '@plugboard/proto';
 import {
   cacheDocument,
   documentResponse,
@@ -41,9 +46,19 @@ import {
   type DocumentResponse,
 } from '../negotiation.js';
 import { buildOpenApiV2, buildOpenApiV3 } from './documents.js';
+import { gnosticDocument } from './gnostic.js';
 
-/** What client-go's discovery client sends as the only Accept for `/openapi/v2`. */
+/** What client-go's discovery client sends as the only Accept for `/openapi/v2` (deprecated upstream). */
 export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+/** The current name of the same type, and the Content-Type kube-apiserver answers either with. */
+export const OPENAPI_V2_PROTOBUF_CURRENT = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
+/** pkg/handler's accepted types for `/openapi/v2`, in the order each Accept clause is tried. */
+const V2_FORMATS = [
+  { subtype: 'json', format: 'json' },
+  { subtype: OPENAPI_V2_PROTOBUF.slice('application/'.length), format: 'protobuf' },
+  { subtype: OPENAPI_V2_PROTOBUF_CURRENT.slice('application/'.length), format: 'protobuf' },
+] as const;
 
 export interface OpenApiRequest {
   /** The request's query: `hash` on a v3 group document. */
@@ -54,6 +69,8 @@ export interface OpenApiRequest {
 
 interface Published {
   v2: CachedDocument;
+  /** The v2 document as gnostic's protobuf, built on first request. */
+  v2Protobuf?: { document: openapiv2.Document; bytes: Uint8Array };
   /** By path group (`api/v1`, `apis/coordination.k8s.io/v1`, …). */
   v3: Map<string, CachedDocument>;
   /** handler3's OpenAPIV3Discovery: `{paths: {group: {serverRelativeURL}}}`. */
@@ -79,17 +96,30 @@ function serverRelativeURL(group: string, hash: string): string {
   return `/openapi/v3/${group}?${new URLSearchParams({ hash }).toString()}`;
 }
 
-/** Whether the Accept header takes JSON before any (unsupported) alternative: handler{,3}'s loop. */
+/** Whether the Accept header takes JSON before any (unsupported) alternative: handler3's loop. */
 function acceptsJson(accept: string | undefined): boolean {
   return parseAccept(accept).some((range) => rangeMatches(range, 'application', 'json'));
 }
 
-function notAcceptable(document: string): DocumentResponse {
-  return statusResponse(
-    406,
-    'NotAcceptable',
-    `${document} is served as application/json only; kubelet-sim does not encode OpenAPI as protobuf`,
-  );
+/** handler's loop for `/openapi/v2`: the first accepted format of the most preferred clause. */
+function v2Format(accept: string | undefined): 'json' | 'protobuf' | undefined {
+  for (const range of parseAccept(accept))
+    for (const { subtype, format } of V2_FORMATS)
+      if (rangeMatches(range, 'application', subtype)) return format;
+  return undefined;
+}
+
+/** ToProtoBinary: the gnostic Document of the served JSON bytes, encoded. */
+function v2Protobuf(docs: Published): { document: openapiv2.Document; bytes: Uint8Array } {
+  if (!docs.v2Protobuf) {
+    const document = gnosticDocument(JSON.parse(docs.v2.serialized) as object);
+    docs.v2Protobuf = { document, bytes: openapiv2.Document.encode(document).finish() };
+  }
+  return docs.v2Protobuf;
+}
+
+function notAcceptable(document: string, types: string): DocumentResponse {
+  return statusResponse(406, 'NotAcceptable', `${document} is served as ${types} only`);
 }
 
 /**
@@ -113,8 +143,21 @@ export function openApi(
   const docs = documents();
 
   if (p === 'openapi/v2') {
-    if (!acceptsJson(accept)) return notAcceptable('/openapi/v2');
-    return serve(docs.v2, { Vary: 'Accept' }, request);
+    const format = v2Format(accept);
+    if (format === undefined)
+      return notAcceptable('/openapi/v2', `application/json and ${OPENAPI_V2_PROTOBUF_CURRENT}`);
+    if (format === 'json') return serve(docs.v2, { Vary: 'Accept' }, request);
+    // Upstream gives the protobuf the JSON document's ETag; the response varies by Accept.
+    const headers = { ETag: `"${docs.v2.hash}"`, Vary: 'Accept' };
+    if (ifNoneMatchHits(request.ifNoneMatch, docs.v2.hash)) return notModified(headers);
+    const { document, bytes } = v2Protobuf(docs);
+    return {
+      status: 200,
+      contentType: OPENAPI_V2_PROTOBUF_CURRENT,
+      body: document,
+      serialized: bytes,
+      headers,
+    };
   }
   // handler3 HandleDiscovery: JSON whatever the Accept header says.
   if (p === 'openapi/v3') return serve(docs.v3Discovery, {}, request);
@@ -123,7 +166,7 @@ export function openApi(
   const doc = docs.v3.get(group);
   // kube-aggregator's v3 proxy: a group-version nobody serves is a 404.
   if (!doc) return statusResponse(404, 'NotFound', 'the server could not find the requested resource');
-  if (!acceptsJson(accept)) return notAcceptable(`/openapi/v3/${group}`);
+  if (!acceptsJson(accept)) return notAcceptable(`/openapi/v3/${group}`, 'application/json');
   const headers: Record<string, string> = { Vary: 'Accept' };
   const hash = request.query?.get('hash');
   if (hash) {

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
+import { openapiv2 } from '@plugboard/proto';
 import type { DocumentResponse } from '../negotiation.js';
 import { RESOURCES } from '../resources.js';
 import { refsIn, servedPaths } from './documents.js';
 import { SWAGGER_SOURCE, swagger } from './generated/swagger.js';
-import { openApi, OPENAPI_V2_PROTOBUF } from './index.js';
+import { openApi, OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_CURRENT } from './index.js';
 import { groupVersionPrefix, HTTP_METHODS, operationVerb, pathOwner } from './paths.js';
 import type { JsonObject, UpstreamSwagger } from './types.js';
 
@@ -236,31 +237,165 @@ describe('/openapi/v2', () => {
     assert.deepEqual(Object.keys(doc.paths), Object.keys(servedPaths()));
   });
 
-  it('negotiates JSON; only-protobuf (what client-go sends) is 406 with a Status', () => {
-    for (const accept of [
-      undefined,
-      'application/json',
-      '*/*',
-      `${OPENAPI_V2_PROTOBUF}, application/json;q=0.5`,
-    ]) {
+  it('negotiates as kube-openapi pkg/handler: JSON or protobuf, else 406 with a Status', () => {
+    const json = get('openapi/v2');
+    for (const [accept, contentType] of [
+      [undefined, 'application/json'],
+      ['application/json', 'application/json'],
+      ['*/*', 'application/json'],
+      ['application/*', 'application/json'],
+      [`application/json, ${OPENAPI_V2_PROTOBUF}`, 'application/json'],
+      [`${OPENAPI_V2_PROTOBUF};q=0.5, application/json`, 'application/json'],
+      [OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_CURRENT],
+      [OPENAPI_V2_PROTOBUF_CURRENT, OPENAPI_V2_PROTOBUF_CURRENT],
+      [`${OPENAPI_V2_PROTOBUF}, application/json;q=0.5`, OPENAPI_V2_PROTOBUF_CURRENT],
+      [`text/html, ${OPENAPI_V2_PROTOBUF_CURRENT};q=0.9`, OPENAPI_V2_PROTOBUF_CURRENT],
+    ] as const) {
       const res = get('openapi/v2', accept);
       assert.equal(res.status, 200, String(accept));
-      assert.equal(res.contentType, 'application/json');
+      assert.equal(res.contentType, contentType, String(accept));
+      // One ETag for both encodings (upstream reuses the JSON one): the SHA-512 of the JSON bytes.
       assert.equal(
         res.headers?.['ETag'],
-        `"${createHash('sha512').update(res.serialized).digest('hex').toUpperCase()}"`,
+        `"${createHash('sha512').update(json.serialized).digest('hex').toUpperCase()}"`,
       );
+      assert.equal(res.headers?.['Vary'], 'Accept');
     }
-    for (const accept of [
-      OPENAPI_V2_PROTOBUF,
-      'application/com.github.proto-openapi.spec.v2.v1.0+protobuf',
-    ]) {
+    for (const accept of ['text/html', 'application/yaml', 'application/vnd.kubernetes.protobuf']) {
       const res = get('openapi/v2', accept);
-      assert.equal(res.status, 406);
-      assert.equal(res.contentType, 'application/json');
+      assert.equal(res.status, 406, accept);
       const status = res.body as JsonObject;
       assert.deepEqual([status['kind'], status['reason'], status['code']], ['Status', 'NotAcceptable', 406]);
     }
+  });
+});
+
+describe('/openapi/v2 as protobuf (client-go discovery OpenAPISchema)', () => {
+  const served = () => get('openapi/v2', OPENAPI_V2_PROTOBUF);
+  const decoded = () => openapiv2.Document.decode(served().serialized as Uint8Array);
+  const named = <V>(list: { name: string; value?: V | undefined }[]) =>
+    Object.fromEntries(list.map((n) => [n.name, n.value!]));
+  const extension = (s: { vendorExtension: openapiv2.NamedAny[] }, name: string) =>
+    s.vendorExtension.find((e) => e.name === name)?.value?.yaml;
+
+  it('is built once and answers 304 to the ETag it shares with JSON', () => {
+    const res = served();
+    assert.ok(res.serialized instanceof Uint8Array && res.serialized.length > 100_000);
+    assert.equal(served().serialized, res.serialized, 'the same cached bytes');
+    const etag = get('openapi/v2').headers?.['ETag'];
+    const again = openApi('GET', 'openapi/v2', OPENAPI_V2_PROTOBUF, { ifNoneMatch: etag });
+    assert.equal(again?.status, 304);
+    assert.equal(again?.serialized, '');
+  });
+
+  it('decodes to the JSON document: definitions, paths and parameters in its order', () => {
+    const doc = decoded();
+    const json = v2();
+    assert.equal(doc.swagger, '2.0');
+    assert.deepEqual([doc.info?.title, doc.info?.version], [json.info['title'], json.info['version']]);
+    assert.deepEqual(
+      Object.keys(named(doc.definitions!.additionalProperties)),
+      Object.keys(json.definitions),
+    );
+    assert.deepEqual(
+      doc.paths!.path.map((p) => p.name),
+      Object.keys(json.paths),
+    );
+    assert.deepEqual(Object.keys(named(doc.parameters!.additionalProperties)), Object.keys(json.parameters));
+    const bearer = named(doc.securityDefinitions!.additionalProperties)['BearerToken'];
+    assert.deepEqual([bearer?.apiKeySecurity?.in, bearer?.apiKeySecurity?.name], ['header', 'authorization']);
+  });
+
+  it('has Pod, PodSpec and Container as kubectl validates against them', () => {
+    const defs = named(decoded().definitions!.additionalProperties);
+    const pod = defs['io.k8s.api.core.v1.Pod']!;
+    assert.deepEqual(pod.type?.value, ['object']);
+    assert.equal(
+      extension(pod, 'x-kubernetes-group-version-kind'),
+      '- group: ""\n  kind: Pod\n  version: v1\n',
+    );
+    const podProps = named(pod.properties!.additionalProperties);
+    assert.deepEqual(Object.keys(podProps), ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+    assert.equal(podProps['spec']?.Ref, '#/definitions/io.k8s.api.core.v1.PodSpec');
+    assert.deepEqual(podProps['apiVersion']?.type?.value, ['string']);
+
+    const podSpec = defs['io.k8s.api.core.v1.PodSpec']!;
+    assert.deepEqual(podSpec.required, ['containers']);
+    const containers = named(podSpec.properties!.additionalProperties)['containers']!;
+    assert.deepEqual(containers.type?.value, ['array']);
+    assert.equal(containers.items?.schema.length, 1);
+    assert.equal(containers.items?.schema[0]?.Ref, '#/definitions/io.k8s.api.core.v1.Container');
+    assert.match(containers.description, /^List of containers belonging to the pod\./);
+    assert.equal(extension(containers, 'x-kubernetes-patch-merge-key'), 'name\n');
+    assert.equal(extension(containers, 'x-kubernetes-list-type'), 'map\n');
+    assert.equal(extension(containers, 'x-kubernetes-list-map-keys'), '- name\n');
+
+    assert.deepEqual(defs['io.k8s.api.core.v1.Container']!.required, ['name']);
+    const lease = defs['io.k8s.api.coordination.v1.Lease']!;
+    assert.equal(
+      extension(lease, 'x-kubernetes-group-version-kind'),
+      '- group: coordination.k8s.io\n  kind: Lease\n  version: v1\n',
+    );
+  });
+
+  it("builds the models kubectl's validator builds (kube-openapi pkg/util/proto NewOpenAPIData)", () => {
+    const defs = named(decoded().definitions!.additionalProperties);
+    // document.go ParseSchema's rules, which fail the whole model (and kubectl's validation) if broken.
+    const check = (s: openapiv2.Schema, path: string): void => {
+      const types = s.type?.value ?? [];
+      if (s.Ref !== '') {
+        assert.equal(s.properties?.additionalProperties.length ?? 0, 0, `${path}: embedded type with a $ref`);
+        assert.equal(types.length, 0, `${path}: a $ref with a type`);
+        assert.match(s.Ref, /^#\/definitions\//, path);
+        assert.ok(defs[s.Ref.slice('#/definitions/'.length)], `${path}: unknown model ${s.Ref}`);
+        return;
+      }
+      assert.ok(types.length <= 1, `${path}: several types`);
+      const [type] = types;
+      if (type === 'array') {
+        assert.equal(s.items?.schema.length, 1, `${path}: array needs exactly one sub-item`);
+        return check(s.items.schema[0]!, `${path}[]`);
+      }
+      if (type === undefined || type === 'object') {
+        if (s.properties) {
+          for (const p of s.properties.additionalProperties) check(p.value!, `${path}.${p.name}`);
+        } else if (s.additionalProperties?.schema) check(s.additionalProperties.schema, `${path}{}`);
+        return;
+      }
+      assert.ok(['string', 'number', 'integer', 'boolean'].includes(type), `${path}: primitive ${type}`);
+    };
+    for (const [name, schema] of Object.entries(defs)) check(schema, name);
+    // Every served kind is a model with its GVK, as kubectl looks them up.
+    for (const r of RESOURCES) {
+      const gvk = extension(defs[r.definition]!, 'x-kubernetes-group-version-kind') ?? '';
+      assert.ok(gvk.includes(`kind: ${r.kind}\n`), r.definition);
+    }
+  });
+
+  it('keeps the operations, their actions and GVKs', () => {
+    const paths = named(decoded().paths!.path);
+    const pod = paths['/api/v1/namespaces/{namespace}/pods/{name}']!;
+    assert.equal(extension(pod.get!, 'x-kubernetes-action'), 'get\n');
+    assert.equal(
+      extension(pod.get!, 'x-kubernetes-group-version-kind'),
+      'group: ""\nkind: Pod\nversion: v1\n',
+    );
+    assert.equal(pod.put, undefined, 'only served operations');
+    assert.equal(paths['/api/v1/namespaces/{namespace}/pods']?.post, undefined);
+    const events = paths['/api/v1/namespaces/{namespace}/events']!;
+    const body = events.post!.parameters.find((p) => p.parameter?.bodyParameter)?.parameter?.bodyParameter;
+    assert.equal(body?.schema?.Ref, '#/definitions/io.k8s.api.core.v1.Event');
+    assert.deepEqual(
+      events.parameters.map((p) => p.jsonReference?.Ref),
+      ['#/parameters/namespace-vgWSWtn3', '#/parameters/pretty-tJGM1-ng'],
+    );
+    const dryRun = events.post!.parameters.find(
+      (p) => p.parameter?.nonBodyParameter?.queryParameterSubSchema?.name === 'dryRun',
+    );
+    assert.ok(dryRun, 'an inline query parameter is a QueryParameterSubSchema');
+    const name = paths['/api/v1/namespaces/{namespace}/events/{name}']!.parameters[0]?.parameter;
+    assert.equal(name?.nonBodyParameter?.pathParameterSubSchema?.name, 'name');
+    assert.equal(name?.nonBodyParameter?.pathParameterSubSchema?.required, true);
   });
 });
 
