@@ -143,6 +143,18 @@ export const gatewaySectionSchema = z
         sysfsRoot: z.string().min(1).default('/sys'),
         /** Polling interval of the kubelet-sim control API (Topology Manager decisions), when present. */
         pollIntervalMs: ms(50, 60_000, 1000),
+        /**
+         * The kubelet's settings (Topology/CPU/Memory Manager policies, scope, reserved CPUs) from its
+         * configz through the API server's node proxy: needs RBAC `get` on `nodes/proxy`.
+         */
+        configz: z
+          .object({
+            enabled: z.boolean().default(true),
+            /** How often to read it again (the kubelet's settings change only when it restarts). */
+            intervalMs: ms(1000, 3_600_000, 60_000),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

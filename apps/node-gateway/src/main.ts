@@ -20,9 +20,11 @@ import { admissionRejectionEvents } from './events/admission-events.js';
 import { PodResourcesPoller } from './sources/pod-resources.js';
 import type { KubeSource } from './sources/kube.js';
 import { loadKubeClient } from './sources/kube-client.js';
-import { attachPlugins, pluginActuator } from './sources/plugins.js';
+import { attachPlugins, pluginActuator, predictionResources } from './sources/plugins.js';
 import { KUBELET_SIM_CHECKING, kubeletSimSource } from './sources/kubelet-control.js';
-import { NO_KUBELET_TOPOLOGY_SOURCE, type KubeletTopologySource } from './sources/kubelet-topology.js';
+import { NO_KUBELET_CONTROL, type KubeletTopologySource } from './sources/kubelet-topology.js';
+import { CONFIGZ_CHECKING, KubeletConfigz } from './sources/kubelet-configz.js';
+import { createPlacement } from './model/placement.js';
 import { initialSources, sourceStatus } from './sources/source-status.js';
 import { securityPosture } from './http/security-posture.js';
 import { createMetrics } from './http/metrics.js';
@@ -55,6 +57,7 @@ export interface Gateway {
 interface LiveSources {
   poller: PodResourcesPoller | null;
   kube: KubeSource | null;
+  configz: KubeletConfigz | null;
 }
 
 /** What the start phases share. */
@@ -70,7 +73,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
     const parts = await startCore(deps, { config, now, rootLogger, logger, cleanups });
     const { runtime, scenarios } = await startPluginsAndFaults(parts, deps);
     const kubeletTopology = startSources(parts);
-    const url = await startHttp(parts, scenarios, kubeletTopology);
+    const url = await startHttp(parts, scenarios, runtime, kubeletTopology);
     logger.info(
       {
         url,
@@ -100,7 +103,7 @@ async function startCore(
   const kubeClient = await loadKubeClient(config, deps.kubeConfig);
   const authorizer = securityPosture(config, kubeClient, logger);
 
-  const live: LiveSources = { poller: null, kube: null };
+  const live: LiveSources = { poller: null, kube: null, configz: null };
   const model = new NodeModel({
     nodeName: config.nodeName,
     eventRingSize: config.events.ringSize,
@@ -119,7 +122,16 @@ async function startCore(
   const metrics = createMetrics(() => model.snapshot());
   const topology = new TopologyState(model, {
     sysfsRoot: config.topology.sysfsRoot,
-    kubeletReason: config.kube.mode === 'kubeconfig' ? KUBELET_SIM_CHECKING : NO_KUBELET_TOPOLOGY_SOURCE,
+    configzReason:
+      config.kube.mode === 'disabled'
+        ? "the Kubernetes API is off (kube.mode: disabled): the kubelet's configz is read through the API server"
+        : !config.topology.configz.enabled
+          ? "reading the kubelet's configz is turned off (topology.configz.enabled: false; the chart's gateway.rbac.nodesProxy)"
+          : CONFIGZ_CHECKING,
+    controlReason: config.kube.mode === 'kubeconfig' ? KUBELET_SIM_CHECKING : NO_KUBELET_CONTROL,
+    predictionBlocked: config.podResources.socket
+      ? null
+      : 'PodResources is off (podResources.socket: null): the prediction starts from what is allocated',
     logger,
   });
 
@@ -169,7 +181,11 @@ async function startPluginsAndFaults(
     cleanups.push(() => started.stop());
     runtime = started;
   }
-  const hooks = pluginEventHooks({ ...parts, pollSoon: (delayMs) => live.poller?.pollSoon(delayMs) });
+  const hooks = pluginEventHooks({
+    ...parts,
+    pollSoon: (delayMs) => live.poller?.pollSoon(delayMs),
+    kubeletRestarted: () => live.configz?.pollSoon(),
+  });
   cleanups.push(attachPlugins(runtime, model, hooks));
 
   restorePersistedFaults(faults, pluginActuator(runtime), logger);
@@ -210,13 +226,30 @@ function startSources(parts: Parts): KubeletTopologySource | null {
   }
   if (!kubeClient) return null;
 
-  // The one place the kubelet topology source is chosen (sources/kubelet-topology.ts): kubelet-sim's
-  // control API behind a kubeconfig; none otherwise, as a real kubelet does not report it.
-  const kubeletTopology = kubeletSimSource(kubeClient, {
+  // The one place the kubelet topology sources are chosen (sources/kubelet-topology.ts): the
+  // kubelet's configz through the API server's node proxy on any cluster (unless turned off), and
+  // kubelet-sim's control API behind a kubeconfig as extra detail. One API-server connection for both.
+  const request = kubeClient.module.createApiServerRequest(kubeClient.kc);
+  cleanups.push(() => request.close());
+  if (config.topology.configz.enabled) {
+    const configz = new KubeletConfigz({
+      nodeName: config.nodeName,
+      request,
+      intervalMs: config.topology.configz.intervalMs,
+      timeoutMs: config.podResources.timeoutMs,
+      maxBackoffMs: config.kube.maxBackoffMs,
+      logger: rootLogger.child({ component: 'kubelet-configz' }),
+      onState: (settings, reason) => topology.setConfigz(settings, reason),
+    });
+    live.configz = configz;
+    configz.start();
+    cleanups.push(() => configz.stop());
+  }
+  const kubeletTopology = kubeletSimSource(kubeClient, request, {
     intervalMs: config.topology.pollIntervalMs,
     timeoutMs: config.podResources.timeoutMs,
     logger: rootLogger.child({ component: 'kubelet-control' }),
-    onState: (state, reason) => topology.setKubelet(state, reason),
+    onState: (state, reason) => topology.setControl(state, reason),
   });
   if (kubeletTopology) {
     kubeletTopology.start();
@@ -250,14 +283,26 @@ function startSources(parts: Parts): KubeletTopologySource | null {
 async function startHttp(
   parts: Parts,
   scenarios: ScenarioRunner,
+  runtime: Pick<PluginRuntime, 'resources'>,
   kubeletTopology: KubeletTopologySource | null,
 ): Promise<string> {
-  const { config, model, stream, history } = parts;
+  const { config, model, stream, history, topology, live } = parts;
+  const placement = createPlacement({
+    input: () => ({
+      topology: topology.current(),
+      ...model.sourceInputs(),
+      resources: predictionResources(runtime),
+    }),
+    refresh: async () => {
+      await live.poller?.pollFresh();
+    },
+    admit: kubeletTopology && ((pod) => kubeletTopology.admit(pod)),
+  });
   const handlers = createHandlers({
     ...parts,
     scenarios,
     hub: stream.hub,
-    placement: kubeletTopology,
+    placement,
     history: history?.store ?? null,
     readiness: () => readiness(Object.values(model.snapshot().resources)),
   });

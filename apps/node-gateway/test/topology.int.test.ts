@@ -1,7 +1,8 @@
 // NUMA placement through the gateway against kubelet-sim (Topology Manager restricted): CPUs per
 // NUMA node from the sim's sysfs fixture, each pod's devices, CPUs and memory with an alignment
 // verdict and the kubelet's admission decision, a TopologyAffinityError rejection in the event
-// ring, and the "try to place" endpoints (dry run, admit with auth, problems passed through).
+// ring, and the "try to place" endpoints (the gateway's prediction, admit with auth through kubelet-sim,
+// problems passed through).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -73,18 +74,25 @@ const guaranteed = (name: string, limits: Record<string, string>) => ({
   spec: { containers: [{ name: 'main', resources: { limits } }] },
 });
 
-test('the snapshot carries the host layout from sysfs and the kubelet settings from kubelet-sim', async () => {
-  const s = await waitFor('kubelet settings', () => snap().topology?.kubelet && snap());
+test("the snapshot carries the host layout from sysfs and the kubelet settings from the kubelet's configz", async () => {
+  const s = await waitFor(
+    'kubelet settings and the admit path',
+    () => snap().topology?.kubelet && snap().topology?.placement.admit?.available && snap(),
+  );
   assert.deepEqual(s.topology!.sysfs, { root: sim.sysfsRoot, available: true, reason: null });
   assert.deepEqual(s.topology!.kubelet, {
-    source: 'kubelet-sim',
+    source: 'configz',
     topologyManagerPolicy: 'restricted',
     topologyManagerScope: 'container',
     cpuManagerPolicy: 'static',
     memoryManagerPolicy: 'Static',
     reservedCpuIds: [0, 1],
   });
-  assert.deepEqual(s.topology!.placement, { available: true, reason: null });
+  assert.deepEqual(s.topology!.placement, {
+    available: true,
+    reason: null,
+    admit: { available: true, reason: null },
+  });
   const n0 = s.numa.nodes['0']!;
   assert.deepEqual(n0.cpuIds, [0, 1, 2, 3, 4, 5, 6, 7]);
   assert.deepEqual(n0.cpuCores, [
@@ -185,6 +193,7 @@ test('try to place: a dry run through the gateway, then an admission that needs 
   });
   assert.equal(res.status, 200);
   const preview = (await res.json()) as AdmissionView;
+  assert.equal(preview.source, 'prediction', 'the gateway predicts; it does not ask kubelet-sim');
   assert.equal(preview.dryRun, true);
   assert.equal(preview.result, 'admitted');
   assert.equal(snap().pods['default/placed'], undefined, 'a preview admits nothing');
@@ -236,7 +245,7 @@ test('try to place: a dry run through the gateway, then an admission that needs 
   assert.equal(bad.status, 422);
 });
 
-test('against an API server without the kubelet-sim control API the policy is unknown', async () => {
+test('against an API server without the kubelet-sim control API there are no decisions and no admit path', async () => {
   const seen: { url?: string; authorization?: string }[] = [];
   const server: Server = createServer((req, res) => {
     seen.push({ url: req.url, authorization: req.headers.authorization });
@@ -269,7 +278,7 @@ test('against an API server without the kubelet-sim control API the policy is un
       url: '/control/v1/state?view=admissions',
       authorization: 'Bearer secret-token',
     });
-    await assert.rejects(control.forward({}, false), /placement needs a kubelet-sim/);
+    await assert.rejects(control.admit({}), /admitting a pod needs kubelet-sim's control API/);
   } finally {
     control.stop();
     await new Promise<void>((r) => server.close(() => r()));

@@ -16,10 +16,12 @@ export interface PluginEventDeps {
   logger: Logger;
   /** Ask the PodResources poller (if any) to look again after `delayMs` (its default when omitted). */
   pollSoon: (delayMs?: number) => void;
+  /** A kubelet restart was seen: its settings (configz) may have changed. */
+  kubeletRestarted?: () => void;
 }
 
 export function pluginEventHooks(deps: PluginEventDeps): PluginHooks {
-  const { model, events, metrics, topology, logger, pollSoon } = deps;
+  const { model, events, metrics, topology, logger, pollSoon, kubeletRestarted } = deps;
   /** Resources the kubelet let go of, until they register again. */
   const waitingForKubelet = new Set<string>();
   return {
@@ -96,6 +98,7 @@ export function pluginEventHooks(deps: PluginEventDeps): PluginHooks {
         `${resource} detected a kubelet restart (${e.detectedBy}) and re-registers`,
       );
       pollSoon(50);
+      kubeletRestarted?.();
     },
     registrationError: (resource, e) => {
       metrics.registrationErrors.inc({ resource });

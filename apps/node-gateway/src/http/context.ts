@@ -5,7 +5,7 @@ import type { NodeModel } from '../model/node-model.js';
 import type { FaultStore } from '../faults/fault-store.js';
 import type { ScenarioRunner } from '../faults/scenarios.js';
 import type { NodeHistoryStore } from '../model/history.js';
-import type { KubeletTopologySource } from '../sources/kubelet-topology.js';
+import type { Placement } from '../model/placement.js';
 import type { Authorizer } from './auth.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { StreamHub } from './stream.js';
@@ -19,8 +19,8 @@ export interface HttpContext {
   hub: StreamHub;
   metrics: GatewayMetrics;
   logger: Logger;
-  /** "Try to place" through the kubelet topology source (null when there is none). */
-  placement?: Pick<KubeletTopologySource, 'forward'> | null;
+  /** "Try to place": the prediction, and admitting through kubelet-sim (null: not wired, as in some tests). */
+  placement?: Placement | null;
   /** The bounded history (null when gateway.history.enabled is false). */
   history?: NodeHistoryStore | null;
   readiness(): { ready: boolean; detail: string };

@@ -497,7 +497,7 @@ function buildPods(
           topo?.kubelet?.topologyManagerPolicy,
           // Not the preferred-allocation records: a pod's own arrive before its devices show in
           // PodResources (a changed entry rebuilds it), so every new record need not rebuild all pods.
-          topo?.kubelet?.admissions.get(key),
+          topo?.admissions.get(key),
         ]
       : [];
     if (
@@ -593,7 +593,7 @@ function buildPods(
         alignmentParts(containers, (k) => devices[k]?.numaNodes ?? reportedNuma.get(k) ?? []).map((p) =>
           p.kind === 'cpus' ? { ...p, numaNodes: p.numaNodes.filter((n) => n >= 0) } : p,
         ),
-        topo?.kubelet?.admissions.get(key) ?? null,
+        topo?.admissions.get(key) ?? null,
         !topo?.host && containers.some((c) => c.cpuIds.length > 0),
       ),
       ...(topo ? { topology: podTopology(key, containers, topo) } : {}),
@@ -652,6 +652,8 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
               inputs.topology.kubelet,
               inputs.topology.hostReason,
               inputs.topology.kubeletReason,
+              inputs.topology.admit,
+              inputs.topology.predictionBlocked,
             ],
             () => nodeTopology(inputs.topology!),
           ),

@@ -84,6 +84,11 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
     return this.current;
   }
 
+  /** The latest PodResources answer and API-server view as pushed in (what a placement prediction reads). */
+  sourceInputs(): { podResources: PodResourcesInput | null; kube: KubeInput | null } {
+    return { podResources: this.inputs.podResources, kube: this.inputs.kube };
+  }
+
   summary(): NodeSummary {
     return this.currentSummary;
   }

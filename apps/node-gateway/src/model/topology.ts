@@ -1,8 +1,9 @@
 // NUMA placement in the node model, pure: the host layout (CPUs and memory per NUMA node from
-// sysfs), the kubelet's resource-manager settings and admission decisions (from a kubelet-sim's
-// control API, else unknown), and per pod what sits where — devices, exclusive CPUs, pinned
-// memory — with an alignment verdict and its reason, plus the plugin's preferred-allocation
-// reasons behind its devices. build.ts calls these; no I/O here.
+// sysfs), the kubelet's resource-manager settings (its configz, else a kubelet-sim's control API),
+// the admission decisions (kubelet-sim's control API only), whether "try to place" can predict and
+// admit, and per pod what sits where — devices, exclusive CPUs, pinned memory — with an alignment
+// verdict and its reason, plus the plugin's preferred-allocation reasons behind its devices.
+// build.ts calls these; no I/O here.
 import type {
   AdmissionView,
   AlignmentPart,
@@ -20,6 +21,18 @@ export interface HostTopology {
   siblings: ReadonlyMap<number, readonly number[]>;
 }
 
+/** The kubelet's resource-manager settings as the gateway uses them. */
+export interface KubeletSettings {
+  /** The kubelet's configz (any kubelet), or kubelet-sim's control API. */
+  source: 'configz' | 'kubelet-sim';
+  topologyManagerPolicy: string;
+  topologyManagerScope: string;
+  cpuManagerPolicy: string;
+  memoryManagerPolicy: string;
+  reservedCpuIds: number[];
+}
+
+/** What kubelet-sim's control API reports: the settings and the admission decisions. */
 export interface KubeletControlState {
   topologyManagerPolicy: string;
   topologyManagerScope: string;
@@ -28,6 +41,12 @@ export interface KubeletControlState {
   reservedCpuIds: number[];
   /** Admission decisions by `${namespace}/${name}`. */
   admissions: ReadonlyMap<string, AdmissionView>;
+}
+
+/** An availability with the reason when it is not there. */
+export interface Availability {
+  available: boolean;
+  reason: string | null;
 }
 
 export interface PreferredRecord {
@@ -41,27 +60,38 @@ export interface TopologyInput {
   sysfsRoot: string;
   host: HostTopology | null;
   hostReason: string | null;
-  kubelet: KubeletControlState | null;
+  /** The kubelet's settings: from its configz, else from kubelet-sim's control API; null with the reason. */
+  kubelet: KubeletSettings | null;
   kubeletReason: string | null;
+  /** Admission decisions by `${namespace}/${name}`: kubelet-sim's control API only (empty otherwise). */
+  admissions: ReadonlyMap<string, AdmissionView>;
+  /** Why "try to place" cannot predict whatever the kubelet says (PodResources off), else null. */
+  predictionBlocked: string | null;
+  /** Admitting a previewed pod: kubelet-sim's control API behind the kubeconfig. */
+  admit: Availability;
   /** Recent GetPreferredAllocation answers of this node's plugins, oldest first. */
   preferred: readonly PreferredRecord[];
+}
+
+/** Whether "try to place" can predict, or why not: it needs the host layout and the kubelet's settings. */
+export function predictionAvailability(t: TopologyInput): Availability {
+  if (t.predictionBlocked) return { available: false, reason: t.predictionBlocked };
+  if (!t.host)
+    return { available: false, reason: `the NUMA layout is unknown (${t.hostReason ?? 'no sysfs'})` };
+  if (!t.kubelet)
+    return {
+      available: false,
+      reason: `the kubelet's settings are unknown (${t.kubeletReason ?? 'no source'})`,
+    };
+  return { available: true, reason: null };
 }
 
 export function nodeTopology(t: TopologyInput): NodeTopology {
   return {
     sysfs: { root: t.sysfsRoot, available: t.host !== null, reason: t.hostReason },
-    kubelet: t.kubelet && {
-      source: 'kubelet-sim',
-      topologyManagerPolicy: t.kubelet.topologyManagerPolicy,
-      topologyManagerScope: t.kubelet.topologyManagerScope,
-      cpuManagerPolicy: t.kubelet.cpuManagerPolicy,
-      memoryManagerPolicy: t.kubelet.memoryManagerPolicy,
-      reservedCpuIds: [...t.kubelet.reservedCpuIds],
-    },
+    kubelet: t.kubelet && { ...t.kubelet, reservedCpuIds: [...t.kubelet.reservedCpuIds] },
     kubeletReason: t.kubelet ? null : t.kubeletReason,
-    placement: t.kubelet
-      ? { available: true, reason: null }
-      : { available: false, reason: t.kubeletReason ?? 'the kubelet-sim control API is not reachable' },
+    placement: { ...predictionAvailability(t), admit: { ...t.admit } },
   };
 }
 
@@ -204,7 +234,7 @@ export function podTopology(
   containers: readonly ContainerState[],
   t: TopologyInput | null,
 ): PodTopology {
-  const admission = t?.kubelet?.admissions.get(key) ?? null;
+  const admission = t?.admissions.get(key) ?? null;
   return {
     policy: t?.kubelet?.topologyManagerPolicy ?? 'unknown',
     scope: t?.kubelet?.topologyManagerScope ?? 'unknown',

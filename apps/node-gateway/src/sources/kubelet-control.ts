@@ -1,21 +1,15 @@
-// The kubelet-sim control API as an optional source, reached through the kubeconfig's server:
-// it tells the Topology Manager policy and scope in force and, per pod, the admission decision
-// (hints per provider, merged hint, result) that a real kubelet only writes to its log. It also
-// carries the "try to place" requests (a dry-run admission, then a real one). Against a real API
-// server `/control/v1/state` does not exist: the source says so once and checks again rarely, and
-// the model reports the policy as unknown. This is the kubelet-sim implementation of the kubelet
-// topology source (kubelet-topology.ts).
+// The kubelet-sim control API as an optional source, reached through the kubeconfig's server: per
+// pod the admission decision (hints per provider, merged hint, result) that a real kubelet only
+// writes to its log, the settings too (used when configz cannot be read), and admitting a previewed
+// pod. Against a real API server (or a kubelet-sim started without it) `/control/v1/state` does not
+// exist: the source says so once and checks again rarely; settings then come from configz alone and
+// placement stays a prediction. This is the kubelet topology source of kubelet-topology.ts.
 import type { Logger } from 'pino';
 import type { AdmissionView } from '@plugboard/api';
 import { GatewayError } from '../errors.js';
 import type { KubeClient } from './kube-client.js';
 import type { ApiServerRequest, ApiServerResponse } from './api-server-request.js';
-import type {
-  KubeletTopologyListener,
-  KubeletTopologySource,
-  PlacementAnswer,
-  PlacementWhatIf,
-} from './kubelet-topology.js';
+import type { KubeletTopologyListener, KubeletTopologySource, PlacementAnswer } from './kubelet-topology.js';
 
 export interface KubeletControlOptions {
   /** The API server URL from the kubeconfig, for log lines (a kubelet-sim serves /control/v1/ there). */
@@ -111,7 +105,7 @@ export class KubeletControl implements KubeletTopologySource {
 
   private unavailable(reason: string): void {
     if (this.available || this.reason !== reason) {
-      this.o.logger.info({ reason }, 'kubelet-sim control API unavailable: Topology Manager policy unknown');
+      this.o.logger.info({ reason }, 'kubelet-sim control API unavailable: no admission decisions, no admit');
       this.available = false;
       this.reason = reason;
       this.etag = null;
@@ -159,30 +153,17 @@ export class KubeletControl implements KubeletTopologySource {
     );
   }
 
-  /**
-   * Forwards a pod to the kubelet-sim: a dry run (`/control/v1/placement`) or an admission
-   * (`/control/v1/pods`). Answers the simulator's status and body (problem+json passes through).
-   */
-  async forward(
-    pod: unknown,
-    admit: boolean,
-    /** Dry runs only: a Topology Manager policy/scope to try instead of the node's. */
-    whatIf: PlacementWhatIf = {},
-  ): Promise<PlacementAnswer> {
+  /** Admits a pod through kubelet-sim (`POST /control/v1/pods`); its status and body pass through. */
+  async admit(pod: unknown): Promise<PlacementAnswer> {
     if (!this.available) {
       throw new GatewayError(
         'unavailable',
-        `placement needs a kubelet-sim behind the kubeconfig (${this.reason ?? 'not available'})`,
+        `admitting a pod needs kubelet-sim's control API behind the kubeconfig (${this.reason ?? 'not available'})`,
       );
     }
     let res: ApiServerResponse;
     try {
-      const query = new URLSearchParams();
-      if (!admit) for (const [k, v] of Object.entries(whatIf)) if (v) query.set(k, v);
-      const path = admit
-        ? '/control/v1/pods'
-        : `/control/v1/placement${query.size ? `?${query.toString()}` : ''}`;
-      res = await this.o.request('POST', path, {
+      res = await this.o.request('POST', '/control/v1/pods', {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(pod),
         timeoutMs: Math.max(this.o.timeoutMs, 30_000),
@@ -199,24 +180,14 @@ export class KubeletControl implements KubeletTopologySource {
 
 /**
  * The kubelet-sim source for a kubeconfig's API server (a kubelet-sim serves its control API there);
- * null without a kubeconfig (in-cluster, the server is a real API server). `stop` also closes the
- * API server connection it made.
+ * null without a kubeconfig (in-cluster, the server is a real API server).
  */
 export function kubeletSimSource(
   kube: KubeClient,
+  request: ApiServerRequest,
   options: Omit<KubeletControlOptions, 'server' | 'request'>,
 ): KubeletTopologySource | null {
   const server = kube.mode === 'kubeconfig' ? kube.kc.getCurrentCluster()?.server : undefined;
   if (!server) return null;
-  const request = kube.module.createApiServerRequest(kube.kc);
-  const control = new KubeletControl({ ...options, server, request });
-  return {
-    start: () => control.start(),
-    stop: () => {
-      control.stop();
-      request.close();
-    },
-    pollSoon: (delayMs) => control.pollSoon(delayMs),
-    forward: (pod, admit, whatIf) => control.forward(pod, admit, whatIf),
-  };
+  return new KubeletControl({ ...options, server, request });
 }

@@ -1,20 +1,15 @@
-// The seam between the gateway and wherever the kubelet's topology facts come from: the Topology,
-// CPU and Memory Manager settings in force, the admission decision per pod (hints per provider,
-// merged hint, result), and "try to place" (a dry-run admission, or a real one).
-//
-// A real kubelet exposes none of this: its settings sit in its config file and its decisions only
-// in its log. Today the one implementation is KubeletControl (kubelet-control.ts), which reads
-// kubelet-sim's private control API behind the kubeconfig. main.ts chooses the source in one place;
-// a real-cluster implementation (say, the kubelet's /configz through the API server's node proxy,
-// with `forward` answering 503) implements this interface and is chosen there beside it. Consumers
-// (the topology state, the placement routes, the Kubernetes informer's re-poll) see only this type.
+// The seams between the gateway and the kubelet's topology facts. Two sources, chosen in main.ts:
+//   - the kubelet's configz through the API server's node proxy (kubelet-configz.ts): the Topology,
+//     CPU and Memory Manager settings, on any kubelet — what the NUMA views and the "try to place"
+//     prediction (model/placement.ts) need;
+//   - kubelet-sim's private control API behind a kubeconfig (kubelet-control.ts, this interface):
+//     optional extra detail a real kubelet only writes to its log — the admission decision per pod
+//     (hints per provider, merged hint, result) — and admitting a previewed pod.
+// Consumers (the topology state, the placement routes, the Kubernetes informer's re-poll) see only
+// these types.
 import type { KubeletControlState } from '../model/topology.js';
 
-/** Dry runs only: a Topology Manager policy/scope to try instead of the node's (a type literal, so it
- * indexes as strings). */
-export type PlacementWhatIf = { topologyManagerPolicy?: string; topologyManagerScope?: string };
-
-/** The kubelet's answer to a placement or admission, passed through as is (problem+json included). */
+/** The kubelet's answer to an admission, passed through as is (problem+json included). */
 export interface PlacementAnswer {
   status: number;
   contentType: string;
@@ -26,19 +21,16 @@ export interface KubeletTopologySource {
   stop(): void;
   /** Look again shortly: a pod was just admitted, rejected or removed. */
   pollSoon(delayMs?: number): void;
-  /**
-   * Sends a pod to the kubelet: a dry run (`admit` false, with an optional what-if policy/scope) or
-   * an admission. Throws GatewayError('unavailable') when the source cannot place pods right now.
-   */
-  forward(pod: unknown, admit: boolean, whatIf?: PlacementWhatIf): Promise<PlacementAnswer>;
+  /** Admits a pod through the kubelet. Throws GatewayError('unavailable') when it cannot right now. */
+  admit(pod: unknown): Promise<PlacementAnswer>;
 }
 
 /**
- * What a source reports on every change: the kubelet's settings and admissions, or null with the
- * reason they are unknown.
+ * What the control source reports on every change: the kubelet's settings and admissions, or null
+ * with the reason they are unknown.
  */
 export type KubeletTopologyListener = (state: KubeletControlState | null, reason: string | null) => void;
 
-/** Why the kubelet's settings are unknown when no source is chosen. */
-export const NO_KUBELET_TOPOLOGY_SOURCE =
-  'a real kubelet does not report its Topology Manager settings (only kubelet-sim does, behind a kubeconfig)';
+/** Why there are no per-pod admission decisions and no admit path without a kubelet-sim. */
+export const NO_KUBELET_CONTROL =
+  "admitting a pod needs kubelet-sim's control API behind a kubeconfig; on a real cluster create the pod through the API server (a real kubelet reports no admission decisions, only its log does)";

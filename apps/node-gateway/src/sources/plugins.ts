@@ -1,12 +1,14 @@
 // The in-process device plugins as a source: every plugin event refreshes that resource in the model
 // and is forwarded (allocations, preferred-allocation decisions, health transitions, kubelet restarts,
 // registration) to the gateway's hooks for the event ring, metrics and Kubernetes Events.
-import type {
-  PluginRuntime,
-  PreferredAllocationDecision,
-  ResourcePlugin,
-  ResourcePluginEvents,
+import {
+  preferredAllocation,
+  type PluginRuntime,
+  type PreferredAllocationDecision,
+  type ResourcePlugin,
+  type ResourcePluginEvents,
 } from '@plugboard/plugin';
+import type { PredictionResource } from '../model/placement.js';
 import type { NodeModel } from '../model/node-model.js';
 import type { FaultActuator } from '../faults/fault-store.js';
 import { GatewayError } from '../errors.js';
@@ -97,4 +99,31 @@ export function pluginActuator(runtime: Pick<PluginRuntime, 'resources'>): Fault
       run(resource, (p) => p.injectFault(deviceId, reason, options)),
     clear: (resource, deviceId) => run(resource, (p) => p.clearFault(deviceId)),
   };
+}
+
+/**
+ * The served resources as "try to place" predicts with them: the devices as the kubelet was last
+ * told (ListAndWatch order) and the plugin's own GetPreferredAllocation policy (when it offers one),
+ * answered without the RPC so a preview leaves no trace in the plugin's decision log.
+ */
+export function predictionResources(runtime: Pick<PluginRuntime, 'resources'>): PredictionResource[] {
+  return [...runtime.resources.values()].map((plugin) => {
+    const reported = plugin.reported();
+    return {
+      name: plugin.resourceName,
+      reported:
+        reported && reported.map((d) => ({ id: d.id, health: d.health, numaNodes: [...d.numaNodes] })),
+      preferred: plugin.pluginOptions().getPreferredAllocationAvailable
+        ? (available, mustInclude, size) => {
+            const numa = new Map(plugin.devices().map((d) => [d.id, d.numaNodes] as const));
+            return preferredAllocation({
+              available,
+              mustInclude,
+              size,
+              numaNodesOf: (id) => numa.get(id) ?? [],
+            }).chosen;
+          }
+        : null,
+    };
+  });
 }

@@ -111,6 +111,15 @@ export class PodResourcesPoller {
     return this.inFlight;
   }
 
+  /**
+   * Resolves once a poll that started after this call has finished: an answer no older than the
+   * call (pollNow may hand back a poll that was already out).
+   */
+  async pollFresh(): Promise<void> {
+    if (this.inFlight) await this.inFlight;
+    await this.pollNow();
+  }
+
   /** Polls after the kubelet has had a moment to record an allocation (Allocate runs before the pod is recorded). */
   pollSoon(delayMs = 20): void {
     if (this.stopped) return;
