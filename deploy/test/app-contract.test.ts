@@ -68,6 +68,7 @@ describe('gateway accepts the chart', () => {
     assert.equal(config.auth.kubernetes.enabled, false);
     assert.equal(config.auth.insecureAllowUnauthenticated, false);
     assert.equal(config.faults.enabled, false);
+    assert.equal(config.topology.configz.enabled, false, 'no nodes/proxy permission: configz is not read');
     assert.deepEqual(
       config.plugins.resources.map((r) => r.name),
       ['plugboard.example/gpu'],
@@ -82,6 +83,7 @@ describe('gateway accepts the chart', () => {
       { enabled: true, group: 'plugboard.io', resource: 'faults', verb: 'create', namespace: null },
     );
     assert.equal(config.faults.enabled, true);
+    assert.equal(config.topology.configz.enabled, true, 'gateway.rbac.nodesProxy: configz is read');
     assert.equal(config.stream.heartbeatMs, 15000);
     assert.deepEqual(
       config.plugins.resources.map((r) => r.name),

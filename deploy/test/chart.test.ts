@@ -399,7 +399,7 @@ describe('RBAC: least privilege, exactly as listed', () => {
     assert.equal(only(defaults, 'Role', '-web').metadata.namespace, 'plugboard');
   });
 
-  it('kubernetes auth adds tokenreviews/subjectaccessreviews create and the fault-operator role', () => {
+  it('kubernetes auth adds tokenreviews/subjectaccessreviews create and the fault-operator role; nodesProxy adds get on nodes/proxy', () => {
     assert.deepEqual(
       rbacRules(allFeatures),
       new Map([
@@ -407,6 +407,7 @@ describe('RBAC: least privilege, exactly as listed', () => {
           'ClusterRole/pb-plugboard-gateway',
           [
             gatewayRead,
+            { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
             { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
             { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
           ],
@@ -420,6 +421,21 @@ describe('RBAC: least privilege, exactly as listed', () => {
         kubectlPlugin,
       ]),
     );
+  });
+
+  it('gateway.rbac.nodesProxy grants get on nodes/proxy only (no other verb), and turns configz on in the gateway', () => {
+    const objects = render({ values: { gateway: { rbac: { nodesProxy: true } } } });
+    assert.deepEqual(rbacRules(objects).get('ClusterRole/pb-plugboard-gateway'), [
+      gatewayRead,
+      { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
+    ]);
+    assert.equal(at(gatewayConfig(objects), 'gateway', 'topology', 'configz', 'enabled'), true);
+    // Off (the default): no permission, and the gateway is told not to ask.
+    assert.equal(at(gatewayConfig(defaults), 'gateway', 'topology', 'configz', 'enabled'), false);
+    // The gateway's own RBAC left to the operator: the value still tells the gateway to read configz.
+    const external = render({ values: { gateway: { rbac: { create: false, nodesProxy: true } } } });
+    assert.equal(rbacRules(external).get('ClusterRole/pb-plugboard-gateway'), undefined);
+    assert.equal(at(gatewayConfig(external), 'gateway', 'topology', 'configz', 'enabled'), true);
   });
 
   it('no Kubernetes API: no gateway RBAC and no ServiceAccount token', () => {
