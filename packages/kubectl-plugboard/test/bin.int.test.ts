@@ -11,7 +11,9 @@ const runBin = (args: string[]) =>
   spawnSync(process.execPath, [bin, ...args], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '' },
-    timeout: 30_000,
+    // A deadline, not a wait: each run loads the CLI under tsx (~3.5 s of CPU), which takes far
+    // longer on a loaded CI machine; a hung CLI still fails here.
+    timeout: 120_000,
   });
 
 describe('bin/kubectl-plugboard.js', () => {
