@@ -1,19 +1,23 @@
 // Keeps a CDI spec file (<specDir>/<vendor>-<class>.json) in sync with a resource's physical
 // devices, so runtimes with CDI enabled can resolve the names Allocate returns. Written atomically
 // (temp file + rename) so a runtime never reads half a file.
-import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { writeFileAtomic } from './atomic-file.js';
 import { PluginError } from './errors.js';
 import type { PluginDevice } from './types.js';
 
 export const CDI_VERSION = '0.6.0';
 export const DEFAULT_CDI_SPEC_DIR = '/var/run/cdi';
 
+export interface CdiContainerEdits {
+  env: string[];
+  deviceNodes?: { path: string }[];
+}
+
 export interface CdiSpec {
   cdiVersion: string;
   kind: string;
-  devices: { name: string; containerEdits: { env: string[]; deviceNodes?: { path: string }[] } }[];
+  devices: { name: string; containerEdits: CdiContainerEdits }[];
 }
 
 export function cdiSpec(vendor: string, klass: string, devices: readonly PluginDevice[]): CdiSpec {
@@ -43,11 +47,8 @@ export async function writeCdiSpec(
   devices: readonly PluginDevice[],
 ): Promise<string> {
   const path = cdiSpecPath(specDir, vendor, klass);
-  const tmp = `${path}.${randomUUID()}.tmp`;
   try {
-    await mkdir(specDir, { recursive: true });
-    await writeFile(tmp, JSON.stringify(cdiSpec(vendor, klass, devices), null, 2) + '\n', { mode: 0o644 });
-    await rename(tmp, path);
+    await writeFileAtomic(path, JSON.stringify(cdiSpec(vendor, klass, devices), null, 2) + '\n');
   } catch (err) {
     throw new PluginError('internal', `cannot write CDI spec ${path}: ${(err as Error).message}`, {
       cause: err,

@@ -8,6 +8,7 @@ export type PluginErrorCode =
   | 'registration-failed'
   | 'source-failed'
   | 'pre-start-failed'
+  | 'api-request-failed'
   | 'not-found'
   | 'stopped'
   | 'internal';

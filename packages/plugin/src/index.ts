@@ -47,3 +47,26 @@ export type {
   RestartDetectedBy,
   NotHeldCause,
 } from './types.js';
+// Dynamic Resource Allocation: a DRA driver on the same device sources and fault overlay.
+export {
+  DraDriver,
+  driverNameProblem,
+  type DraDriverOptions,
+  type DraDriverEvents,
+  type DraClaimContext,
+  type DraClaimOutcome,
+  type DraRegistrationState,
+  type DraRegistrationPhase,
+} from './dra/driver.js';
+export { kubeApiFromKubeConfig, type DraKubeApi, type KubeAccess } from './dra/kube-api.js';
+export { draDeviceName } from './dra/slice-devices.js';
+export type { PreparedClaim, PreparedDevice } from './dra/checkpoint.js';
+export type {
+  DeviceAttribute,
+  DeviceTaint,
+  DeviceTaintEffect,
+  ResourceClaim,
+  ResourceSlice,
+  SliceDevice,
+} from './dra/api-types.js';
+export { STANDARD_ATTRIBUTE_NUMA_NODE, STANDARD_ATTRIBUTE_PCI_BUS_ID } from './dra/api-types.js';

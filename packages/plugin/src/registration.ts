@@ -1,4 +1,5 @@
-// Registration with the kubelet, both ways it supports:
+// Registration with the kubelet, both ways it supports (the plugin-watcher server also registers
+// DRA drivers, see dra/driver.ts):
 //  - 'kubelet': call v1beta1.Registration/Register on kubelet.sock (the plugin must already serve,
 //    since the kubelet dials back for GetDevicePluginOptions while handling Register);
 //  - 'plugin-watcher': serve pluginregistration.Registration in the plugins_registry directory;
@@ -91,8 +92,30 @@ export function registerRequest(
 }
 
 export interface PluginWatcherHandlers {
-  onStatus: (status: pluginregistration.RegistrationStatus) => void;
+  /** A returned string is answered as the call's error (upstream's DRA helper answers a refusal so). */
+  onStatus: (status: pluginregistration.RegistrationStatus) => string | void;
   onInfo?: () => void;
+}
+
+/** A pluginregistration.Registration server describing one plugin (`info` as GetInfo answers it). */
+export function registrationServer(
+  info: pluginregistration.PluginInfo,
+  handlers: PluginWatcherHandlers,
+): Server {
+  const server = newServer();
+  const impl: pluginregistration.RegistrationServer = {
+    getInfo: (_call, callback) => {
+      handlers.onInfo?.();
+      callback(null, info);
+    },
+    notifyRegistrationStatus: (call, callback) => {
+      const error = handlers.onStatus(call.request);
+      if (typeof error === 'string') callback({ code: status.UNKNOWN, details: error }, null);
+      else callback(null, {});
+    },
+  };
+  server.addService(pluginregistration.RegistrationService, impl);
+  return server;
 }
 
 /** A pluginregistration.Registration server describing one device plugin. */
@@ -101,22 +124,13 @@ export function pluginWatcherServer(
   endpoint: string,
   handlers: PluginWatcherHandlers,
 ): Server {
-  const server = newServer();
-  const impl: pluginregistration.RegistrationServer = {
-    getInfo: (_call, callback) => {
-      handlers.onInfo?.();
-      callback(null, {
-        type: DEVICE_PLUGIN_TYPE,
-        name: resourceName,
-        endpoint,
-        supportedVersions: [DEVICE_PLUGIN_API_VERSION],
-      });
+  return registrationServer(
+    {
+      type: DEVICE_PLUGIN_TYPE,
+      name: resourceName,
+      endpoint,
+      supportedVersions: [DEVICE_PLUGIN_API_VERSION],
     },
-    notifyRegistrationStatus: (call, callback) => {
-      handlers.onStatus(call.request);
-      callback(null, {});
-    },
-  };
-  server.addService(pluginregistration.RegistrationService, impl);
-  return server;
+    handlers,
+  );
 }

@@ -1,9 +1,9 @@
 // The DevicePlugin gRPC service of one resource. Transport only: device state, policy and the
 // response template live elsewhere; PluginErrors become gRPC statuses here, once.
 import type { Logger } from 'pino';
-import type { sendUnaryData, ServerUnaryCall, ServerWritableStream } from '@grpc/grpc-js';
+import type { ServerWritableStream } from '@grpc/grpc-js';
 import { deviceplugin } from '@plugboard/proto';
-import { toServiceError, newServer } from './grpc-status.js';
+import { newServer, unaryHandler, type UnaryHandler } from './grpc-status.js';
 import { PluginError } from './errors.js';
 import type { DeviceState } from './device-state.js';
 import { preferredAllocation } from './allocation/preferred.js';
@@ -38,7 +38,7 @@ function toProtoDevice(d: PluginDevice): deviceplugin.Device {
 }
 
 interface Stream {
-  call: ServerWritableStream<deviceplugin.Empty, Buffer>;
+  call: ServerWritableStream<unknown, Buffer>;
   /** Registration generation the stream was opened under (older streams closing are expected). */
   generation: number;
   sentVersion: number;
@@ -46,13 +46,25 @@ interface Stream {
   openedAt: number;
 }
 
-/** Fan-out of full device lists to every open ListAndWatch stream, coalescing bursts. */
+/** The ListAndWatch message of a device list. */
+function encodeListAndWatch(devices: readonly PluginDevice[]): Buffer {
+  return Buffer.from(
+    deviceplugin.ListAndWatchResponse.encode({ devices: devices.map(toProtoDevice) }).finish(),
+  );
+}
+
+/**
+ * Fan-out of full device lists to every open ListAndWatch stream, coalescing bursts. `encode` turns
+ * a list into the message bytes (once per list version, for all streams); the DRA side uses this
+ * same fan-out for its NodeWatchResources health streams with its own encoder.
+ */
 export class ListAndWatchStreams {
   readonly #state: DeviceState;
   readonly #streams = new Set<Stream>();
   readonly #onSend: () => void;
   readonly #onClosed: (generation: number, remaining: number, durationMs: number) => void;
   readonly #onOpened: (generation: number) => void;
+  readonly #encode: (devices: readonly PluginDevice[]) => Buffer;
   #encoded: { version: number; bytes: Buffer } | null = null;
   #scheduled = false;
   #reported: readonly PluginDevice[] | null = null;
@@ -62,11 +74,13 @@ export class ListAndWatchStreams {
     onSend: () => void,
     onClosed: (generation: number, remaining: number, durationMs: number) => void,
     onOpened: (generation: number) => void,
+    encode: (devices: readonly PluginDevice[]) => Buffer = encodeListAndWatch,
   ) {
     this.#state = state;
     this.#onSend = onSend;
     this.#onClosed = onClosed;
     this.#onOpened = onOpened;
+    this.#encode = encode;
   }
 
   get size(): number {
@@ -76,11 +90,7 @@ export class ListAndWatchStreams {
   #bytes(): Buffer {
     const version = this.#state.version;
     if (this.#encoded?.version !== version) {
-      const message = { devices: this.#state.devices().map(toProtoDevice) };
-      this.#encoded = {
-        version,
-        bytes: Buffer.from(deviceplugin.ListAndWatchResponse.encode(message).finish()),
-      };
+      this.#encoded = { version, bytes: this.#encode(this.#state.devices()) };
     }
     return this.#encoded.bytes;
   }
@@ -112,6 +122,16 @@ export class ListAndWatchStreams {
       for (const stream of this.#streams) wrote = this.#write(stream) || wrote;
       if (wrote) this.#sent();
     });
+  }
+
+  /**
+   * Encodes the current list again and sends it to every stream even if unchanged: a heartbeat for
+   * consumers that expire what they were told (the kubelet's DRA health cache does).
+   */
+  resend(): void {
+    this.#encoded = null;
+    for (const stream of this.#streams) stream.sentVersion = -1;
+    this.schedule();
   }
 
   /**
@@ -165,44 +185,13 @@ export interface DevicePluginServiceDeps {
   logger: Logger;
 }
 
-type Unary<Req, Res> = (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void;
-
 export function devicePluginServer(deps: DevicePluginServiceDeps): Server {
   const { state, logger } = deps;
-
-  // Runs a unary handler, logs it with its duration and maps errors to a status once.
-  const unary =
-    <Req, Res>(
-      rpc: string,
-      handle: (request: Req) => Res | Promise<Res>,
-      after?: (request: Req, ms: number, err: unknown) => void,
-    ): Unary<Req, Res> =>
-    (call, callback) => {
-      const started = performance.now();
-      const finish = (err: unknown, res?: Res): void => {
-        const durationMs = performance.now() - started;
-        after?.(call.request, durationMs, err);
-        if (err === null) {
-          logger.info({ rpc, durationMs }, 'rpc ok');
-          callback(null, res);
-        } else {
-          const status = toServiceError(err);
-          logger.warn({ rpc, durationMs, err: status.details }, 'rpc failed');
-          callback(status, null);
-        }
-      };
-      try {
-        const result = handle(call.request);
-        if (result instanceof Promise)
-          result.then(
-            (r) => finish(null, r),
-            (e: unknown) => finish(e),
-          );
-        else finish(null, result);
-      } catch (err) {
-        finish(err);
-      }
-    };
+  const unary = <Req, Res>(
+    rpc: string,
+    handle: (request: Req) => Res | Promise<Res>,
+    after?: (request: Req, ms: number, err: unknown) => void,
+  ): UnaryHandler<Req, Res> => unaryHandler(logger, rpc, handle, after);
 
   const impl: deviceplugin.DevicePluginServer = {
     getDevicePluginOptions: unary('GetDevicePluginOptions', () => deps.options),

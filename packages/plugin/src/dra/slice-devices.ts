@@ -1,0 +1,94 @@
+// How an advertised device (the device source + exclusion + fault overlay, as DeviceState gives
+// it) becomes a resource.k8s.io/v1 Device in a ResourceSlice: its DNS-label name, the standard NUMA
+// attribute, vendor attributes and capacity, sharing (replicas) as consumable capacity, and, when
+// enabled, a device taint while it is unhealthy (the DRA counterpart of allocatable dropping).
+import { createHash } from 'node:crypto';
+import type { PluginDevice } from '../types.js';
+import {
+  STANDARD_ATTRIBUTE_NUMA_NODE,
+  STANDARD_ATTRIBUTE_PCI_BUS_ID,
+  type DeviceAttribute,
+  type DeviceCapacity,
+  type DeviceTaint,
+  type DeviceTaintEffect,
+  type SliceDevice,
+} from './api-types.js';
+
+/** Capacity name of a shared device: how many allocations it takes (replicas). */
+export const SHARES_CAPACITY = 'shares';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * A device's name in the ResourceSlice, which must be a DNS label (lower case, digits, '-', at most
+ * 63 characters). An ID that is one already is used as is (`gpu-0`); any other is made into one
+ * and given a short hash of the ID, so the name is stable for the device's life and two IDs never
+ * share a name (`0000:3b:00.0` → `0000-3b-00-0-5d1a2c`, `ttyUSB0` → `ttyusb0-8f0a3e`).
+ */
+export function draDeviceName(id: string): string {
+  if (DNS_LABEL.test(id) && id.length <= 63) return id;
+  const base = id
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 55)
+    .replace(/-+$/, '');
+  const hash = createHash('sha256').update(id).digest('hex').slice(0, 6);
+  return base ? `${base}-${hash}` : `dev-${hash}`;
+}
+
+export interface DeviceTaintOptions {
+  effect: Exclude<DeviceTaintEffect, 'None'>;
+  /** Taint key (a label name); default `<driver>/unhealthy`. */
+  key: string;
+}
+
+export interface SliceDeviceOptions {
+  /** Vendor attributes of a device (unqualified names are in the driver's domain). */
+  attributes?: (device: PluginDevice) => Record<string, DeviceAttribute>;
+  /** Vendor capacity of a device, as quantities ("80Gi"). */
+  capacity?: (device: PluginDevice) => Record<string, string>;
+  /** The device ID is a PCI address: publish it as `resource.kubernetes.io/pciBusID`. */
+  pciBusIdFromId?: boolean;
+  /** > 1: the device takes that many allocations at once (consumable capacity `shares`). */
+  replicas: number;
+  /** Taint unhealthy devices (null: never). */
+  taint: DeviceTaintOptions | null;
+  /** Whether the overlay holds a fault on the device (taint value `fault`, else `unhealthy`). */
+  faulted: (id: string) => boolean;
+}
+
+/** RFC 3339 in whole seconds, as the API server stores `timeAdded`. */
+export function wholeSecondsUtc(iso: string): string {
+  return new Date(iso).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+export function sliceDevice(device: PluginDevice, options: SliceDeviceOptions): SliceDevice {
+  const attributes: Record<string, DeviceAttribute> = { id: { string: device.id } };
+  // KEP-6072's scalar form: the device's (first) NUMA node; the list form needs an alpha gate.
+  const numa = device.numaNodes[0];
+  if (numa !== undefined) attributes[STANDARD_ATTRIBUTE_NUMA_NODE] = { int: numa };
+  if (options.pciBusIdFromId) attributes[STANDARD_ATTRIBUTE_PCI_BUS_ID] = { string: device.id };
+  Object.assign(attributes, options.attributes?.(device));
+  const capacity: Record<string, DeviceCapacity> = {};
+  for (const [name, value] of Object.entries(options.capacity?.(device) ?? {})) capacity[name] = { value };
+  const out: SliceDevice = { name: draDeviceName(device.id), attributes };
+  if (options.replicas > 1) {
+    out.allowMultipleAllocations = true;
+    capacity[SHARES_CAPACITY] = {
+      value: String(options.replicas),
+      requestPolicy: { default: '1', validRange: { min: '1', max: String(options.replicas) } },
+    };
+  }
+  if (Object.keys(capacity).length > 0) out.capacity = capacity;
+  if (options.taint && device.health === 'Unhealthy') {
+    const taint: DeviceTaint = {
+      key: options.taint.key,
+      value: options.faulted(device.id) ? 'fault' : 'unhealthy',
+      effect: options.taint.effect,
+      timeAdded: wholeSecondsUtc(device.since),
+    };
+    out.taints = [taint];
+  }
+  return out;
+}
