@@ -7,9 +7,11 @@
 # Why not `output: 'standalone'`: Next's standalone output emits its own minimal server.js and does
 # not trace a custom server; the two cannot be combined (Next.js docs, "Custom Server"). The
 # dashboard needs its custom server for WebSocket upgrades, so the image ships the `next build`
-# output with production dependencies only (`npm ci --omit=dev`) and the server bundled by esbuild
-# (no TypeScript loader at run time). Runtime: distroless, non-root; with a read-only root
-# filesystem, Next's cache dir and /tmp are emptyDirs in the chart.
+# output with production dependencies only (`npm ci --omit=dev`), pruned to the files the server can
+# load (web-runtime-deps.mjs: Next's own traces plus @vercel/nft from the server — what standalone
+# output would keep), the server bundled by esbuild and next.config compiled to .mjs (no TypeScript
+# loader, no SWC at run time). Runtime: distroless, non-root; with a read-only root filesystem,
+# Next's cache dirs and /tmp are emptyDirs in the chart.
 ARG NODE_IMAGE=node:22-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs22-debian12:nonroot
 
@@ -29,17 +31,24 @@ WORKDIR /src
 COPY --from=context /manifests/ ./
 
 FROM manifests AS build
-ENV NEXT_TELEMETRY_DISABLED=1
+# The same first step as the gateway's build stage, so a builder that builds both runs npm ci once.
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
+ENV NEXT_TELEMETRY_DISABLED=1
 COPY --from=context /src ./
 RUN npm run build -w @plugboard/web \
  && rm -rf apps/web/.next/cache \
- && mkdir -p apps/web/public
+ && mkdir -p apps/web/public \
+ && node_modules/.bin/esbuild apps/web/next.config.ts --format=esm --platform=node --log-level=warning \
+      --outfile=apps/web/dist/next.config.mjs
 
 FROM manifests AS prod-deps
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --omit=dev --ignore-scripts --no-audit --no-fund -w @plugboard/web \
  && mkdir -p apps/web/node_modules
+COPY --from=build /src/apps/web/.next ./apps/web/.next
+COPY --from=build /src/apps/web/dist ./apps/web/dist
+COPY --from=context /src/deploy/docker/web-runtime-deps.mjs /tmp/
+RUN node /tmp/web-runtime-deps.mjs apps/web
 
 FROM ${RUNTIME_IMAGE}
 LABEL org.opencontainers.image.title="plugboard-web" \
@@ -55,7 +64,7 @@ COPY --from=prod-deps /src/package.json ./
 COPY --from=prod-deps /src/node_modules ./node_modules
 COPY --from=prod-deps /src/apps/web/node_modules ./apps/web/node_modules
 COPY --from=build /src/tsconfig.json ./
-COPY --from=build /src/apps/web/package.json /src/apps/web/next.config.ts /src/apps/web/tsconfig.json ./apps/web/
+COPY --from=build /src/apps/web/package.json /src/apps/web/dist/next.config.mjs /src/apps/web/tsconfig.json ./apps/web/
 COPY --from=build /src/apps/web/dist/server.js ./apps/web/server.mjs
 COPY --from=build /src/apps/web/public ./apps/web/public
 COPY --from=build /src/apps/web/.next ./apps/web/.next
