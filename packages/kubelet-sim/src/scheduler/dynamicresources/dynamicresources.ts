@@ -1,0 +1,319 @@
+// The scheduler's DynamicResources plugin for one pod on one node: PreFilter, Filter, PostFilter,
+// Reserve and PreBind of kubernetes pkg/scheduler/framework/plugins/dynamicresources/
+// dynamicresources.go (1.37), with the allocator of ../structured.
+//
+// A pod whose claims can be allocated gets one AllocationResult per claim (existing allocations are
+// kept) and updated claim objects: status.allocation written, the pod appended to status.reservedFor,
+// the resource.kubernetes.io/delete-protection finalizer added. Otherwise the verdict carries the
+// message the scheduler writes into the pod's PodScheduled condition (and its FailedScheduling event),
+// assembled as framework.FitError prints it for a one-node cluster:
+//
+//   0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes
+//   are available: 1 Preemption is not helpful for scheduling.
+//
+// (Filter rejection; the DRA PostFilter's own message comes before DefaultPreemption's), or, when
+// PreFilter already rejects, `0/1 nodes are available: <reason>. no new claims to deallocate, …`.
+// Fatal errors (a CEL runtime error, an unsupported field) are the scheduler's SchedulerError:
+// `running "DynamicResources" filter plugin: <error>`. Nothing here throws for bad input.
+
+import { kobj, Allocator, deviceKey, type AllocateOutcome } from '../structured/allocator.js';
+import { SelectorCache } from '../structured/cel/compile.js';
+import { applyDeviceTaintRules } from '../structured/device-taint-rules.js';
+import { nodeSelectorMatches, type NodeInfo } from '../structured/node-selector.js';
+import type {
+  AllocationResult,
+  DeviceClass,
+  DeviceTaintRule,
+  Pod,
+  ResourceClaim,
+  ResourceClaimConsumerReference,
+  ResourceSlice,
+} from '../types.js';
+
+/** resourceapi.Finalizer: set on claims the scheduler allocates. */
+export const RESOURCE_CLAIM_FINALIZER = 'resource.kubernetes.io/delete-protection';
+/** resourceapi.ResourceClaimReservedForMaxSize. */
+export const RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE = 256;
+/** The plugin's name in the scheduler (names.DynamicResources). */
+export const PLUGIN_NAME = 'DynamicResources';
+
+export interface AllocateClaimsInput {
+  /** The pod being scheduled: its claims are looked up in `claims` as PreFilter does, and it is the consumer written into reservedFor. Without it, `claims` are the pod's claims in order and reservedFor is left alone. */
+  pod?: Pod;
+  nodeName: string;
+  nodeLabels?: Readonly<Record<string, string>>;
+  /** The pod's ResourceClaims (with a pod: any claims of its namespace; the pod's are picked out). */
+  claims: readonly ResourceClaim[];
+  slices: readonly ResourceSlice[];
+  classes: readonly DeviceClass[];
+  /** Claims already allocated elsewhere: their devices are in use, except results with adminAccess. */
+  allocated: readonly ResourceClaim[];
+  taintRules?: readonly DeviceTaintRule[];
+  /** A cache of compiled selectors to reuse across calls (cel.NewCache). */
+  celCache?: SelectorCache;
+}
+
+export type AllocateClaimsResult =
+  | {
+      ok: true;
+      /** By claim UID: the claim's status.allocation (existing or new). */
+      allocations: Map<string, AllocationResult>;
+      /** The pod's claims as they are after PreBind: allocation, reservedFor, finalizer. */
+      claims: ResourceClaim[];
+    }
+  | {
+      ok: false;
+      /** The PodScheduled condition's reason: Unschedulable, or SchedulerError for fatal errors. */
+      reason: 'Unschedulable' | 'SchedulerError';
+      /** The condition message / FailedScheduling event text. */
+      message: string;
+      /** The plugin's own reasons (the node's filter status, or the error). */
+      reasons: string[];
+      /** UIDs of claims PostFilter deallocates to let the pod try again (allocated for another node). */
+      deallocate?: string[];
+    };
+
+/** The plugin's LRU of compiled selectors, shared by every call (upstream: cel.NewCache(10)). */
+const defaultCelCache = new SelectorCache(64);
+
+const PREEMPTION_NOT_HELPFUL =
+  'preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
+
+function preFilterRejection(reason: string): AllocateClaimsResult {
+  return {
+    ok: false,
+    reason: 'Unschedulable',
+    message: `0/1 nodes are available: ${reason}. no new claims to deallocate, ${PREEMPTION_NOT_HELPFUL}`,
+    reasons: [reason],
+  };
+}
+
+function filterRejection(reason: string, postFilter: string, deallocate?: string[]): AllocateClaimsResult {
+  return {
+    ok: false,
+    reason: 'Unschedulable',
+    message: `0/1 nodes are available: 1 ${reason}. ${postFilter}, ${PREEMPTION_NOT_HELPFUL}`,
+    reasons: [reason],
+    ...(deallocate ? { deallocate } : {}),
+  };
+}
+
+function schedulerError(message: string): AllocateClaimsResult {
+  return { ok: false, reason: 'SchedulerError', message, reasons: [message] };
+}
+
+/** foreachPodResourceClaim: the pod's claims in spec order, or the reason PreFilter rejects the pod. */
+function podResourceClaims(pod: Pod, claims: readonly ResourceClaim[]): ResourceClaim[] | string {
+  const namespace = pod.metadata.namespace ?? 'default';
+  const result: ResourceClaim[] = [];
+  for (const podClaim of pod.spec.resourceClaims ?? []) {
+    let claimName: string | undefined;
+    let mustCheckOwner = false;
+    if (podClaim.resourceClaimName !== undefined) {
+      claimName = podClaim.resourceClaimName;
+    } else if (podClaim.resourceClaimTemplateName !== undefined) {
+      const status = (pod.status?.resourceClaimStatuses ?? []).find((s) => s.name === podClaim.name);
+      if (!status) return `pod "${namespace}/${pod.metadata.name}": ResourceClaim not created yet`;
+      claimName = status.resourceClaimName;
+      mustCheckOwner = true;
+    } else {
+      return `pod "${namespace}/${pod.metadata.name}", spec.resourceClaim "${podClaim.name}": none of the supported fields are set`;
+    }
+    // No claim needed for this entry.
+    if (claimName === undefined) continue;
+    const claim = claims.find(
+      (c) => c.metadata.name === claimName && (c.metadata.namespace ?? namespace) === namespace,
+    );
+    if (!claim) return `resourceclaim.resource.k8s.io "${claimName}" not found`;
+    if (claim.metadata.deletionTimestamp) return `resourceclaim "${claimName}" is being deleted`;
+    if (mustCheckOwner) {
+      const controlled = (claim.metadata.ownerReferences ?? []).some(
+        (ref) => ref.controller === true && ref.uid === (pod.metadata.uid ?? ''),
+      );
+      if (!controlled) {
+        return `ResourceClaim ${namespace}/${claimName} was not created for Pod ${namespace}/${pod.metadata.name} (Pod is not owner)`;
+      }
+    }
+    result.push(claim);
+  }
+  return result;
+}
+
+const isReservedForPod = (claim: ResourceClaim, pod: Pod | undefined): boolean =>
+  pod !== undefined && (claim.status?.reservedFor ?? []).some((r) => r.uid === (pod.metadata.uid ?? ''));
+
+/**
+ * Schedules one pod's claims onto this node: allocates the unallocated ones from the node's devices
+ * and reserves every claim for the pod, or explains why the pod stays Pending.
+ */
+export function allocateClaims(input: AllocateClaimsInput): AllocateClaimsResult {
+  const node: NodeInfo = { name: input.nodeName, labels: input.nodeLabels ?? {} };
+  const pod = input.pod;
+
+  // PreFilter.
+  let claims: ResourceClaim[];
+  if (pod) {
+    const resolved = podResourceClaims(pod, input.claims);
+    if (typeof resolved === 'string') return preFilterRejection(resolved);
+    claims = resolved;
+  } else {
+    claims = [...input.claims];
+  }
+  if (claims.length === 0) return { ok: true, allocations: new Map(), claims: [] };
+
+  const classes = new Map(input.classes.map((c) => [c.metadata.name, c] as const));
+  const toAllocate: ResourceClaim[] = [];
+  for (const claim of claims) {
+    const allocation = claim.status?.allocation;
+    if (allocation) {
+      if (allocation.nodeSelector) {
+        try {
+          nodeSelectorMatches(allocation.nodeSelector, node);
+        } catch (err) {
+          return schedulerError(`running PreFilter plugin "${PLUGIN_NAME}": ${(err as Error).message}`);
+        }
+      }
+      continue;
+    }
+    toAllocate.push(claim);
+    for (const request of claim.spec.devices.requests ?? []) {
+      const checks: { className: string; requestName: string; capacity: boolean }[] = [];
+      if (request.exactly) {
+        checks.push({
+          className: request.exactly.deviceClassName,
+          requestName: request.name,
+          capacity: request.exactly.capacity?.requests !== undefined,
+        });
+      } else if ((request.firstAvailable ?? []).length > 0) {
+        for (const sub of request.firstAvailable ?? []) {
+          checks.push({
+            className: sub.deviceClassName,
+            requestName: `${request.name}/${sub.name}`,
+            capacity: sub.capacity?.requests !== undefined,
+          });
+        }
+      } else {
+        return preFilterRejection(
+          `resource claim ${kobj(claim)}, request ${request.name}: unknown request type`,
+        );
+      }
+      for (const check of checks) {
+        if (!check.className) {
+          return schedulerError(
+            `running PreFilter plugin "${PLUGIN_NAME}": request ${check.requestName}: unsupported request type`,
+          );
+        }
+        if (!classes.has(check.className)) {
+          return preFilterRejection(
+            `request ${check.requestName}: device class ${check.className} does not exist`,
+          );
+        }
+        // Consumable capacity needs the incubating allocator (DRAConsumableCapacity), not ported here.
+        if (check.capacity) {
+          return preFilterRejection(
+            `resource claim ${kobj(claim)}, request ${check.requestName}: capacity requests (DRAConsumableCapacity) are not implemented by kubelet-sim's allocator`,
+          );
+        }
+      }
+    }
+  }
+
+  // Filter.
+  const unavailable = claims.filter((claim) => {
+    const selector = claim.status?.allocation?.nodeSelector;
+    return selector !== undefined && !nodeSelectorMatches(selector, node);
+  });
+
+  let outcome: AllocateOutcome = { kind: 'allocated', results: [] };
+  if (toAllocate.length > 0) {
+    const allocator = new Allocator({
+      allocatedDevices: allocatedDevices(input.allocated, claims),
+      classes,
+      slices: applyDeviceTaintRules(input.slices, input.taintRules ?? []),
+      celCache: input.celCache ?? defaultCelCache,
+    });
+    outcome = allocator.allocate(node, toAllocate);
+  }
+  switch (outcome.kind) {
+    case 'error':
+      return schedulerError(`running "${PLUGIN_NAME}" filter plugin: ${outcome.message}`);
+    case 'failedOnNode':
+      return filterRejection(outcome.message, 'still not schedulable');
+    case 'unsatisfiable':
+      return filterRejection('cannot allocate all claims', 'still not schedulable');
+    case 'allocated':
+      break;
+  }
+  if (unavailable.length > 0) {
+    // PostFilter deallocates one claim that no other pod uses, so that the next attempt may
+    // allocate it for a node that suits the pod.
+    const victim = unavailable.find((claim) => {
+      const reserved = claim.status?.reservedFor ?? [];
+      return (
+        reserved.length === 0 ||
+        (reserved.length === 1 && pod !== undefined && reserved[0]?.uid === pod.metadata.uid)
+      );
+    });
+    return victim
+      ? filterRejection(
+          'resourceclaim not available on the node',
+          'deallocation of ResourceClaim completed',
+          [victim.metadata.uid ?? ''],
+        )
+      : filterRejection('resourceclaim not available on the node', 'still not schedulable');
+  }
+
+  // Reserve + PreBind.
+  const allocations = new Map<string, AllocationResult>();
+  const updated: ResourceClaim[] = [];
+  let next = 0;
+  for (const claim of claims) {
+    let allocation = claim.status?.allocation;
+    const copy: ResourceClaim = structuredClone(claim);
+    if (!allocation) {
+      allocation = outcome.results[next++];
+      if (!allocation)
+        return schedulerError(`running Reserve plugin "${PLUGIN_NAME}": claim allocation not found for node`);
+      copy.metadata.finalizers = [
+        ...new Set([...(copy.metadata.finalizers ?? []), RESOURCE_CLAIM_FINALIZER]),
+      ];
+      copy.status = { ...copy.status, allocation };
+    }
+    if (pod && !isReservedForPod(claim, pod)) {
+      const reservedFor = copy.status?.reservedFor ?? [];
+      if (reservedFor.length >= RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE) {
+        return schedulerError(
+          `running PreBind plugin "${PLUGIN_NAME}": add reservation to claim ${kobj(claim)}: status.reservedFor: Too many: ${reservedFor.length + 1}: must have at most ${RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE} items`,
+        );
+      }
+      const consumer: ResourceClaimConsumerReference = {
+        resource: 'pods',
+        name: pod.metadata.name,
+        uid: pod.metadata.uid ?? '',
+      };
+      copy.status = { ...copy.status, reservedFor: [...reservedFor, consumer] };
+    }
+    allocations.set(claim.metadata.uid ?? claim.metadata.name ?? '', allocation);
+    updated.push(copy);
+  }
+  return { ok: true, allocations, claims: updated };
+}
+
+/** ListAllAllocatedDevices: devices of allocated claims, except those allocated with admin access. */
+function allocatedDevices(
+  allocated: readonly ResourceClaim[],
+  podClaims: readonly ResourceClaim[],
+): Set<string> {
+  const devices = new Set<string>();
+  const seen = new Set<string>();
+  for (const claim of [...allocated, ...podClaims]) {
+    const uid = claim.metadata.uid ?? `${claim.metadata.namespace ?? ''}/${claim.metadata.name ?? ''}`;
+    if (seen.has(uid)) continue;
+    seen.add(uid);
+    for (const result of claim.status?.allocation?.devices.results ?? []) {
+      if (result.adminAccess) continue;
+      devices.add(deviceKey(result));
+    }
+  }
+  return devices;
+}

@@ -1,0 +1,855 @@
+// The structured-parameters allocator: k8s.io/dynamic-resource-allocation/structured/allocator.go and
+// the "stable" implementation it picks for a GA-only feature set,
+// structured/internal/stable/allocator_stable.go (1.37): admin access, prioritized lists
+// (firstAvailable), partitionable devices (shared counters) and device taints.
+//
+// Allocation is an exhaustive depth-first search that stops at the first solution: claims in order,
+// requests in order, for each required device every eligible device of every complete, valid pool
+// in turn (not in use, class and request selectors match, node matches, taints tolerated, counters
+// available, constraints still satisfiable), backtracking on failure. "All" requests fix their
+// device set up front. A firstAvailable request tries its subrequests in order.
+//
+// Three outcomes, as upstream: results for every claim; no solution (the scheduler's "cannot allocate
+// all claims"); or an error. Errors that only concern this node (invalid pools) are marked
+// `onNode`; all others are fatal for the scheduling attempt (bad CEL, unsupported API fields).
+//
+// Not in the stable allocator, so not here: consumable capacity (a request's `capacity`, devices'
+// allowMultipleAllocations sharing), binding conditions (devices that have them are never
+// selected), distinctAttribute constraints and list-type attributes in matchAttribute (alpha).
+
+import type {
+  AllocationResult,
+  Counter,
+  Device,
+  DeviceAllocationConfiguration,
+  DeviceAttribute,
+  DeviceClass,
+  DeviceRequest,
+  DeviceSubRequest,
+  DeviceSelector,
+  DeviceToleration,
+  NodeSelector,
+  NodeSelectorRequirement,
+  ResourceClaim,
+  ResourceSlice,
+} from '../types.js';
+import { SelectorCache } from './cel/compile.js';
+import { enhanceRuntimeError } from './cel/errors.js';
+import { Quantity } from './cel/library/quantity.js';
+import { taintPreventsAllocation } from './device-toleration.js';
+import { nodeMatches, type NodeInfo } from './node-selector.js';
+import { gatherPools, type Pool } from './pools.js';
+
+/** resourceapi.AllocationResultsMaxSize. */
+export const ALLOCATION_RESULTS_MAX_SIZE = 32;
+
+export interface DeviceID {
+  driver: string;
+  pool: string;
+  device: string;
+}
+
+/** DeviceID.String(): `<driver>/<pool>/<device>`. */
+export const deviceKey = (id: DeviceID): string => `${id.driver}/${id.pool}/${id.device}`;
+
+export type AllocateOutcome =
+  | { kind: 'allocated'; results: AllocationResult[] }
+  /** Allocate returned (nil, nil): no solution on this node. */
+  | { kind: 'unsatisfiable' }
+  /** An ErrFailedAllocationOnNode error: unschedulable on this node with this message. */
+  | { kind: 'failedOnNode'; message: string }
+  /** Any other error: the scheduling attempt fails with this message. */
+  | { kind: 'error'; message: string };
+
+export interface AllocatorOptions {
+  /** Devices in use by already allocated claims (adminAccess results excluded), as deviceKey. */
+  allocatedDevices: ReadonlySet<string>;
+  classes: ReadonlyMap<string, DeviceClass>;
+  /** ResourceSlices with DeviceTaintRules already applied. */
+  slices: readonly ResourceSlice[];
+  celCache?: SelectorCache;
+}
+
+class AllocationError extends Error {
+  override readonly name = 'AllocationError';
+}
+/** errAllocationResultMaxSizeExceeded: drives more aggressive backtracking. */
+class ResultMaxSizeExceeded extends Error {
+  override readonly name = 'ResultMaxSizeExceeded';
+}
+
+/** klog.KObj: `namespace/name`. */
+export const kobj = (claim: ResourceClaim): string =>
+  claim.metadata.namespace
+    ? `${claim.metadata.namespace}/${claim.metadata.name ?? ''}`
+    : (claim.metadata.name ?? '');
+
+interface RequestAccessor {
+  name: string;
+  deviceClassName: string;
+  allocationMode: string;
+  count: number;
+  adminAccess: boolean;
+  hasAdminAccess: boolean;
+  selectors: DeviceSelector[];
+  tolerations: DeviceToleration[] | undefined;
+}
+
+function exactAccessor(requests: readonly DeviceRequest[], index: number): RequestAccessor {
+  const r = requests[index]!;
+  const exactly = r.exactly ?? { deviceClassName: '' };
+  const mode = exactly.allocationMode || 'ExactCount';
+  return {
+    name: r.name,
+    deviceClassName: exactly.deviceClassName,
+    allocationMode: mode,
+    count: mode === 'ExactCount' ? (exactly.count ?? 1) : (exactly.count ?? 0),
+    adminAccess: exactly.adminAccess ?? false,
+    hasAdminAccess: exactly.adminAccess !== undefined,
+    selectors: exactly.selectors ?? [],
+    tolerations: exactly.tolerations,
+  };
+}
+
+function subAccessor(sub: DeviceSubRequest): RequestAccessor {
+  const mode = sub.allocationMode || 'ExactCount';
+  return {
+    name: sub.name,
+    deviceClassName: sub.deviceClassName,
+    allocationMode: mode,
+    count: mode === 'ExactCount' ? (sub.count ?? 1) : (sub.count ?? 0),
+    adminAccess: false,
+    hasAdminAccess: false,
+    selectors: sub.selectors ?? [],
+    tolerations: sub.tolerations,
+  };
+}
+
+interface DeviceWithID {
+  id: DeviceID;
+  key: string;
+  device: Device;
+  slice: ResourceSlice;
+  pool: Pool;
+}
+
+interface RequestData {
+  request: RequestAccessor;
+  parentRequest: RequestAccessor | undefined;
+  class: DeviceClass | undefined;
+  numDevices: number;
+  /** Set on the entry of subrequest 0: the subrequest that got picked. */
+  selectedSubRequestIndex: number;
+  allDevices: DeviceWithID[] | undefined;
+}
+
+const requestDataName = (rd: RequestData): string =>
+  rd.parentRequest ? `${rd.parentRequest.name}/${rd.request.name}` : rd.request.name;
+
+interface RequestIndices {
+  claimIndex: number;
+  requestIndex: number;
+  subRequestIndex: number;
+}
+interface DeviceIndices extends RequestIndices {
+  deviceIndex: number;
+}
+const indicesKey = (r: RequestIndices): string => `${r.claimIndex}/${r.requestIndex}/${r.subRequestIndex}`;
+
+interface InternalDeviceResult {
+  request: string;
+  parentRequest: string;
+  id: DeviceID;
+  device: Device;
+  slice: ResourceSlice;
+  adminAccess: boolean | undefined;
+}
+
+const resultRequestName = (r: InternalDeviceResult): string =>
+  r.parentRequest ? `${r.parentRequest}/${r.request}` : r.request;
+
+/** matchAttributeConstraint: every device of the named requests has the attribute, with one value. */
+class MatchAttributeConstraint {
+  private attribute: DeviceAttribute | undefined;
+  private numDevices = 0;
+
+  constructor(
+    private readonly requestNames: ReadonlySet<string>,
+    private readonly attributeName: string,
+  ) {}
+
+  private applies(requestName: string, subRequestName: string): boolean {
+    if (this.requestNames.size === 0) return true;
+    if (!subRequestName) return this.requestNames.has(requestName);
+    return this.requestNames.has(requestName) || this.requestNames.has(`${requestName}/${subRequestName}`);
+  }
+
+  add(requestName: string, subRequestName: string, device: Device, id: DeviceID): boolean {
+    if (!this.applies(requestName, subRequestName)) return true;
+    const attribute = lookupAttribute(device, id, this.attributeName);
+    if (!attribute) return false;
+    if (this.numDevices === 0) {
+      this.attribute = attribute;
+      this.numDevices = 1;
+      return true;
+    }
+    const first = this.attribute ?? {};
+    if (attribute.string !== undefined) {
+      if (first.string === undefined || attribute.string !== first.string) return false;
+    } else if (attribute.int !== undefined) {
+      if (first.int === undefined || BigInt(attribute.int) !== BigInt(first.int)) return false;
+    } else if (attribute.bool !== undefined) {
+      if (first.bool === undefined || attribute.bool !== first.bool) return false;
+    } else if (attribute.version !== undefined) {
+      // semver 2.0.0 versions are in minimal form, so string equality is exact equality.
+      if (first.version === undefined || attribute.version !== first.version) return false;
+    } else {
+      return false;
+    }
+    this.numDevices++;
+    return true;
+  }
+
+  remove(requestName: string, subRequestName: string): void {
+    if (!this.applies(requestName, subRequestName)) return;
+    this.numDevices--;
+  }
+}
+
+/** lookupAttribute: the fully qualified name, or the bare id when the domain is the driver's. */
+function lookupAttribute(device: Device, id: DeviceID, name: string): DeviceAttribute | undefined {
+  const attributes = device.attributes ?? {};
+  if (Object.hasOwn(attributes, name)) return attributes[name];
+  const sep = name.indexOf('/');
+  if (sep < 0 || name.slice(0, sep) !== id.driver) return undefined;
+  const bare = name.slice(sep + 1);
+  return Object.hasOwn(attributes, bare) ? attributes[bare] : undefined;
+}
+
+type CounterSets = Map<string, Map<string, Quantity>>;
+
+const counterValue = (c: Counter | undefined): Quantity => Quantity.fromJSON(c?.value ?? '0');
+
+/** Allocator (allocator.go's interface, the stable implementation). Reusable across nodes. */
+export class Allocator {
+  private readonly celCache: SelectorCache;
+  /** availableCounters: per pool name, computed once (keyed by pool name as upstream). */
+  private readonly availableCounters = new Map<string, CounterSets>();
+
+  constructor(private readonly opts: AllocatorOptions) {
+    this.celCache = opts.celCache ?? new SelectorCache();
+  }
+
+  /** Allocate: the allocation for each claim (all unallocated), in order, on this node. */
+  allocate(node: NodeInfo, claims: readonly ResourceClaim[]): AllocateOutcome {
+    try {
+      return new AllocationRun(this.opts, this.celCache, this.availableCounters, node, claims).run();
+    } catch (err) {
+      if (err instanceof AllocationError) return { kind: 'error', message: err.message };
+      throw err;
+    }
+  }
+}
+
+/** One Allocate call: the `allocator` struct of allocator_stable.go. */
+class AllocationRun {
+  private pools: Pool[] = [];
+  private readonly deviceMatchesRequest = new Map<string, boolean>();
+  private readonly constraints: MatchAttributeConstraint[][] = [];
+  private readonly consumedCounters = new Map<string, CounterSets>();
+  private readonly requestData = new Map<string, RequestData>();
+  private readonly allocatingDevices = new Map<string, Set<number>>();
+  private readonly result: InternalDeviceResult[][];
+
+  constructor(
+    private readonly opts: AllocatorOptions,
+    private readonly celCache: SelectorCache,
+    private readonly availableCounters: Map<string, CounterSets>,
+    private readonly node: NodeInfo,
+    private readonly claims: readonly ResourceClaim[],
+  ) {
+    this.result = claims.map(() => []);
+  }
+
+  run(): AllocateOutcome {
+    try {
+      this.pools = gatherPools(this.opts.slices, this.node);
+    } catch (err) {
+      throw new AllocationError(`gather pool information: ${(err as Error).message}`);
+    }
+
+    this.claims.forEach((claim, claimIndex) => {
+      let minDevicesPerClaim = 0;
+      const requests = claim.spec.devices.requests ?? [];
+      requests.forEach((request, requestIndex) => {
+        const key: RequestIndices = { claimIndex, requestIndex, subRequestIndex: 0 };
+        const subRequests = request.firstAvailable ?? [];
+        if (subRequests.length > 0) {
+          let minDevicesPerRequest = Number.MAX_SAFE_INTEGER;
+          subRequests.forEach((sub, i) => {
+            const subKey = { ...key, subRequestIndex: i };
+            const data = this.validateDeviceRequest(
+              subAccessor(sub),
+              exactAccessor(requests, requestIndex),
+              subKey,
+            );
+            this.requestData.set(indicesKey(subKey), data);
+            minDevicesPerRequest = Math.min(minDevicesPerRequest, data.numDevices);
+          });
+          minDevicesPerClaim += minDevicesPerRequest;
+        } else {
+          const data = this.validateDeviceRequest(exactAccessor(requests, requestIndex), undefined, key);
+          this.requestData.set(indicesKey(key), data);
+          minDevicesPerClaim += data.numDevices;
+        }
+      });
+      if (minDevicesPerClaim > ALLOCATION_RESULTS_MAX_SIZE) {
+        throw new AllocationError(
+          `claim ${kobj(claim)}: number of requested devices ${minDevicesPerClaim} exceeds the claim limit of ${ALLOCATION_RESULTS_MAX_SIZE}`,
+        );
+      }
+      this.constraints[claimIndex] = (claim.spec.devices.constraints ?? []).map((constraint, i) => {
+        if (constraint.matchAttribute !== undefined) {
+          return new MatchAttributeConstraint(new Set(constraint.requests ?? []), constraint.matchAttribute);
+        }
+        throw new AllocationError(
+          `claim ${kobj(claim)}, constraint #${i}: empty constraint (unsupported constraint type?)`,
+        );
+      });
+    });
+
+    let done: boolean;
+    try {
+      done = this.allocateOne({ claimIndex: 0, requestIndex: 0, subRequestIndex: 0, deviceIndex: 0 }, false);
+    } catch (err) {
+      if (err instanceof ResultMaxSizeExceeded) throw new AllocationError('allocation max size exceeded');
+      throw err;
+    }
+    if (!done) {
+      if (this.pools.some((p) => p.isInvalid)) {
+        return { kind: 'failedOnNode', message: 'invalid resource pools were encountered' };
+      }
+      return { kind: 'unsatisfiable' };
+    }
+    return { kind: 'allocated', results: this.claims.map((claim, i) => this.buildResult(claim, i)) };
+  }
+
+  private buildResult(claim: ResourceClaim, claimIndex: number): AllocationResult {
+    const devices = this.result[claimIndex] ?? [];
+    const requests = claim.spec.devices.requests ?? [];
+    const results = devices.map((r) => {
+      const tolerations = this.lookupRequest(claim, r)?.tolerations;
+      return {
+        request: resultRequestName(r),
+        driver: r.id.driver,
+        pool: r.id.pool,
+        device: r.id.device,
+        ...(r.adminAccess !== undefined ? { adminAccess: r.adminAccess } : {}),
+        ...(tolerations !== undefined ? { tolerations } : {}),
+      };
+    });
+
+    // Configs: each class's configs once (their request lists grow), then the claim's.
+    const config: DeviceAllocationConfiguration[] = [];
+    const classRanges = new Map<string, { start: number; end: number }>();
+    requests.forEach((_request, requestIndex) => {
+      let data = this.requestData.get(indicesKey({ claimIndex, requestIndex, subRequestIndex: 0 }));
+      if (data?.parentRequest) {
+        data = this.requestData.get(
+          indicesKey({ claimIndex, requestIndex, subRequestIndex: data.selectedSubRequestIndex }),
+        );
+      }
+      const cls = data?.class;
+      if (!data || !cls) return;
+      const range = classRanges.get(cls.metadata.name);
+      if (range) {
+        for (let i = range.start; i < range.end; i++) config[i]?.requests?.push(requestDataName(data));
+        return;
+      }
+      const start = config.length;
+      for (const c of cls.spec.config ?? []) {
+        config.push({ source: 'FromClass', requests: [requestDataName(data)], ...deviceConfiguration(c) });
+      }
+      classRanges.set(cls.metadata.name, { start, end: config.length });
+    });
+    for (const c of claim.spec.devices.config ?? []) {
+      const configRequests = c.requests ?? [];
+      const entry = (): DeviceAllocationConfiguration => ({
+        source: 'FromClaim',
+        ...(c.requests !== undefined ? { requests: [...c.requests] } : {}),
+        ...deviceConfiguration(c),
+      });
+      if (configRequests.length === 0) {
+        config.push(entry());
+        continue;
+      }
+      for (let i = 0; i < requests.length; i++) {
+        const request = requests[i]!;
+        if (configRequests.includes(request.name)) {
+          config.push(entry());
+          break;
+        }
+        const data = this.requestData.get(indicesKey({ claimIndex, requestIndex: i, subRequestIndex: 0 }));
+        if (!data?.parentRequest) continue;
+        const sub = request.firstAvailable?.[data.selectedSubRequestIndex];
+        if (sub && configRequests.includes(`${request.name}/${sub.name}`)) {
+          config.push(entry());
+          break;
+        }
+      }
+    }
+    // A config that names every request applies to all: "empty means all".
+    for (const c of config) {
+      if (!c.requests || c.requests.length === 0) continue;
+      const names = c.requests;
+      const appliesToAll = requests.every((request, i) => {
+        if (names.includes(request.name)) return true;
+        const data = this.requestData.get(indicesKey({ claimIndex, requestIndex: i, subRequestIndex: 0 }));
+        if (data?.parentRequest) {
+          const sub = request.firstAvailable?.[data.selectedSubRequestIndex];
+          if (sub && names.includes(`${request.name}/${sub.name}`)) return true;
+        }
+        return false;
+      });
+      if (appliesToAll) delete c.requests;
+    }
+
+    let nodeSelector: NodeSelector | undefined;
+    try {
+      nodeSelector = createNodeSelector(devices);
+    } catch (err) {
+      throw new AllocationError(
+        `create NodeSelector for claim ${claim.metadata.name ?? ''}: ${(err as Error).message}`,
+      );
+    }
+    return {
+      devices: { ...(results.length > 0 ? { results } : {}), ...(config.length > 0 ? { config } : {}) },
+      ...(nodeSelector ? { nodeSelector } : {}),
+    };
+  }
+
+  private lookupRequest(claim: ResourceClaim, r: InternalDeviceResult): RequestAccessor | undefined {
+    const requests = claim.spec.devices.requests ?? [];
+    const name = r.parentRequest || r.request;
+    const index = requests.findIndex((req) => req.name === name);
+    const request = requests[index];
+    if (!request) return undefined;
+    if (!r.parentRequest) return exactAccessor(requests, index);
+    const sub = (request.firstAvailable ?? []).find((s) => s.name === r.request);
+    return sub ? subAccessor(sub) : undefined;
+  }
+
+  private validateDeviceRequest(
+    request: RequestAccessor,
+    parentRequest: RequestAccessor | undefined,
+    key: RequestIndices,
+  ): RequestData {
+    const claim = this.claims[key.claimIndex]!;
+    const data: RequestData = {
+      request,
+      parentRequest,
+      class: undefined,
+      numDevices: 0,
+      selectedSubRequestIndex: 0,
+      allDevices: undefined,
+    };
+    request.selectors.forEach((selector, i) => {
+      if (!selector.cel) {
+        throw new AllocationError(
+          `claim ${kobj(claim)}, request ${request.name}, selector #${i}: CEL expression empty (unsupported selector type?)`,
+        );
+      }
+    });
+    if (!request.deviceClassName) {
+      throw new AllocationError(
+        `claim ${kobj(claim)}, request ${request.name}: missing device class name (unsupported request type?)`,
+      );
+    }
+    const cls = this.opts.classes.get(request.deviceClassName);
+    if (!cls) {
+      throw new AllocationError(
+        `claim ${kobj(claim)}, request ${request.name}: could not retrieve device class ${request.deviceClassName}: deviceclass.resource.k8s.io "${request.deviceClassName}" not found`,
+      );
+    }
+    data.class = cls;
+
+    switch (request.allocationMode) {
+      case 'ExactCount':
+        data.numDevices = request.count;
+        break;
+      case 'All': {
+        const all: DeviceWithID[] = [];
+        for (const pool of this.pools) {
+          if (pool.isIncomplete) {
+            throw new AllocationError(
+              `claim ${kobj(claim)}, request ${request.name}: asks for all devices, but resource pool ${pool.id} is currently being updated`,
+            );
+          }
+          if (pool.isInvalid) {
+            throw new AllocationError(
+              `claim ${kobj(claim)}, request ${request.name}: asks for all devices, but resource pool ${pool.id} is currently invalid`,
+            );
+          }
+          for (const slice of pool.deviceSlicesTargetingNode) {
+            (slice.spec.devices ?? []).forEach((device, deviceIndex) => {
+              if (this.isSelectable(key, data, slice, deviceIndex)) {
+                const id = { driver: slice.spec.driver, pool: slice.spec.pool.name, device: device.name };
+                all.push({ id, key: deviceKey(id), device, slice, pool });
+              }
+            });
+          }
+        }
+        data.allDevices = all;
+        data.numDevices = all.length;
+        break;
+      }
+      default:
+        throw new AllocationError(
+          `claim ${kobj(claim)}, request ${request.name}: unsupported count mode ${request.allocationMode}`,
+        );
+    }
+    return data;
+  }
+
+  /** allocateOne: true once everything from `r` on is allocated. */
+  private allocateOne(r: DeviceIndices, allocateSubRequest: boolean): boolean {
+    if (r.claimIndex >= this.claims.length) return true;
+    const claim = this.claims[r.claimIndex]!;
+    const requests = claim.spec.devices.requests ?? [];
+    if (r.requestIndex >= requests.length) {
+      try {
+        return this.allocateOne(
+          { claimIndex: r.claimIndex + 1, requestIndex: 0, subRequestIndex: 0, deviceIndex: 0 },
+          false,
+        );
+      } catch (err) {
+        // Not fatal: another allocation of an earlier claim may allow a smaller subrequest here.
+        if (err instanceof ResultMaxSizeExceeded) return false;
+        throw err;
+      }
+    }
+
+    const requestKey: RequestIndices = r;
+    const requestData = this.requestData.get(indicesKey(requestKey))!;
+
+    if (!allocateSubRequest && requestData.parentRequest) {
+      let allExceeded = true;
+      for (let subRequestIndex = 0; ; subRequestIndex++) {
+        const next = { ...requestKey, subRequestIndex };
+        if (!this.requestData.has(indicesKey(next))) {
+          if (allExceeded) throw new ResultMaxSizeExceeded();
+          return false;
+        }
+        let success: boolean;
+        try {
+          success = this.allocateOne({ ...r, subRequestIndex }, true);
+        } catch (err) {
+          if (err instanceof ResultMaxSizeExceeded) continue;
+          throw err;
+        }
+        allExceeded = false;
+        if (success) {
+          requestData.selectedSubRequestIndex = subRequestIndex;
+          return true;
+        }
+      }
+    }
+
+    const request = requestData.request;
+    const doAllDevices = request.allocationMode === 'All';
+    if (doAllDevices && (requestData.allDevices ?? []).length === 0) return false;
+
+    if (r.deviceIndex >= requestData.numDevices) {
+      return this.allocateOne(
+        { claimIndex: r.claimIndex, requestIndex: r.requestIndex + 1, subRequestIndex: 0, deviceIndex: 0 },
+        false,
+      );
+    }
+
+    const numDevicesAfterAlloc =
+      (this.result[r.claimIndex]?.length ?? 0) + requestData.numDevices - r.deviceIndex;
+    if (numDevicesAfterAlloc > ALLOCATION_RESULTS_MAX_SIZE) throw new ResultMaxSizeExceeded();
+
+    if (doAllDevices) {
+      const device = requestData.allDevices![r.deviceIndex]!;
+      const allocated = this.allocateDevice(r, device, true);
+      if (!allocated) return false;
+      let done = false;
+      try {
+        done = this.allocateOne({ ...r, deviceIndex: r.deviceIndex + 1 }, allocateSubRequest);
+      } finally {
+        if (!done) allocated();
+      }
+      return done;
+    }
+
+    for (const pool of this.pools) {
+      if (pool.isIncomplete || pool.isInvalid) continue;
+      for (const slice of pool.deviceSlicesTargetingNode) {
+        const devices = slice.spec.devices ?? [];
+        for (let deviceIndex = 0; deviceIndex < devices.length; deviceIndex++) {
+          const device = devices[deviceIndex]!;
+          const id = { driver: pool.driver, pool: pool.pool, device: device.name };
+          const key = deviceKey(id);
+          if (request.adminAccess && this.allocatingDeviceForClaim(key, r.claimIndex)) continue;
+          if (!request.adminAccess && this.deviceInUse(key)) continue;
+          if (!this.isSelectable(requestKey, requestData, slice, deviceIndex)) continue;
+          const deallocate = this.allocateDevice(r, { id, key, device, slice, pool }, false);
+          if (!deallocate) continue;
+          let done = false;
+          try {
+            done = this.allocateOne({ ...r, deviceIndex: r.deviceIndex + 1 }, allocateSubRequest);
+          } finally {
+            if (!done) deallocate();
+          }
+          if (done) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** isSelectable: class selectors, request selectors and per-device node selection. Cached. */
+  private isSelectable(
+    r: RequestIndices,
+    requestData: RequestData,
+    slice: ResourceSlice,
+    deviceIndex: number,
+  ): boolean {
+    const device = slice.spec.devices![deviceIndex]!;
+    // DeviceBindingAndStatus is not a stable feature: devices with binding conditions are skipped.
+    if ((device.bindingConditions ?? []).length > 0) return false;
+    const id = { driver: slice.spec.driver, pool: slice.spec.pool.name, device: device.name };
+    const matchKey = `${deviceKey(id)}|${indicesKey(r)}`;
+    const cached = this.deviceMatchesRequest.get(matchKey);
+    if (cached !== undefined) return cached;
+
+    let matches =
+      (!requestData.class ||
+        this.selectorsMatch(r, device, id, requestData.class, requestData.class.spec.selectors ?? [])) &&
+      this.selectorsMatch(r, device, id, undefined, requestData.request.selectors);
+    if (matches && slice.spec.perDeviceNodeSelection) {
+      try {
+        matches = nodeMatches(this.node, device.nodeName, device.allNodes, device.nodeSelector);
+      } catch (err) {
+        throw new AllocationError((err as Error).message);
+      }
+    }
+    this.deviceMatchesRequest.set(matchKey, matches);
+    return matches;
+  }
+
+  private selectorsMatch(
+    r: RequestIndices,
+    device: Device,
+    id: DeviceID,
+    cls: DeviceClass | undefined,
+    selectors: readonly DeviceSelector[],
+  ): boolean {
+    const owner = cls ? `class ${cls.metadata.name}` : `claim ${kobj(this.claims[r.claimIndex]!)}`;
+    for (const [i, selector] of selectors.entries()) {
+      const compiled = this.celCache.getOrCompile(selector.cel?.expression ?? '');
+      if (!compiled.ok) {
+        throw new AllocationError(`${owner}: selector #${i}: CEL compile error: ${compiled.error.detail}`);
+      }
+      const result = compiled.selector.deviceMatches({
+        driver: id.driver,
+        ...(device.allowMultipleAllocations !== undefined
+          ? { allowMultipleAllocations: device.allowMultipleAllocations }
+          : {}),
+        ...(device.attributes ? { attributes: device.attributes } : {}),
+        ...(device.capacity ? { capacity: device.capacity } : {}),
+      });
+      if (result.error !== undefined) {
+        throw new AllocationError(
+          `${owner}: selector #${i} on device ${deviceKey(id)}: CEL runtime error: ${enhanceRuntimeError(result.error)}`,
+        );
+      }
+      if (!result.matches) return false;
+    }
+    return true;
+  }
+
+  /**
+   * allocateDevice: availability, counters, taints and constraints for one candidate. Returns the
+   * rollback, or undefined if the device cannot be used now.
+   */
+  private allocateDevice(r: DeviceIndices, device: DeviceWithID, must: boolean): (() => void) | undefined {
+    const claim = this.claims[r.claimIndex]!;
+    const requestData = this.requestData.get(indicesKey(r))!;
+    const request = requestData.request;
+    if (request.adminAccess && this.allocatingDeviceForClaim(device.key, r.claimIndex)) return undefined;
+    if (!request.adminAccess && this.deviceInUse(device.key)) return undefined;
+
+    const consumes = device.device.consumesCounters ?? [];
+    if (consumes.length > 0 && !this.checkAvailableCounters(device)) return undefined;
+
+    const baseRequestName = requestData.parentRequest ? requestData.parentRequest.name : request.name;
+    const subRequestName = requestData.parentRequest ? request.name : '';
+
+    // Upstream returns here (and on a constraint mismatch below) without releasing the counters
+    // checkAvailableCounters just recorded for the device; so does this port, to decide the same.
+    if (taintPreventsAllocation(device.device.taints, request.tolerations)) return undefined;
+
+    const constraints = this.constraints[r.claimIndex] ?? [];
+    for (const [i, constraint] of constraints.entries()) {
+      if (constraint.add(baseRequestName, subRequestName, device.device, device.id)) continue;
+      if (must) {
+        throw new AllocationError(
+          `claim ${kobj(claim)}, request ${request.name}: cannot add device ${device.key} because a claim constraint would not be satisfied`,
+        );
+      }
+      for (let e = 0; e < i; e++) constraints[e]!.remove(baseRequestName, subRequestName);
+      return undefined;
+    }
+
+    let claimsAllocating = this.allocatingDevices.get(device.key);
+    if (!claimsAllocating) this.allocatingDevices.set(device.key, (claimsAllocating = new Set()));
+    claimsAllocating.add(r.claimIndex);
+
+    const results = this.result[r.claimIndex]!;
+    const previous = results.length;
+    results.push({
+      request: request.name,
+      parentRequest: requestData.parentRequest?.name ?? '',
+      id: device.id,
+      device: device.device,
+      slice: device.slice,
+      adminAccess: request.adminAccess ? true : undefined,
+    });
+
+    return () => {
+      for (const constraint of constraints) constraint.remove(baseRequestName, subRequestName);
+      this.allocatingDevices.get(device.key)?.delete(r.claimIndex);
+      if (consumes.length > 0) this.deallocateCountersForDevice(device);
+      results.length = previous;
+    };
+  }
+
+  private deviceInUse(key: string): boolean {
+    return this.opts.allocatedDevices.has(key) || (this.allocatingDevices.get(key)?.size ?? 0) > 0;
+  }
+
+  private allocatingDeviceForClaim(key: string, claimIndex: number): boolean {
+    return this.allocatingDevices.get(key)?.has(claimIndex) ?? false;
+  }
+
+  /** checkAvailableCounters: records the device's consumption if every counter set still has room. */
+  private checkAvailableCounters(device: DeviceWithID): boolean {
+    const poolName = device.pool.pool;
+    let available = this.availableCounters.get(poolName);
+    if (!available) {
+      available = new Map();
+      for (const counterSet of device.pool.counterSets.values()) {
+        const counters = new Map<string, Quantity>();
+        for (const [name, c] of Object.entries(counterSet.counters ?? {}))
+          counters.set(name, counterValue(c));
+        available.set(counterSet.name, counters);
+      }
+      // Counters consumed by devices of completed allocations (never changes during Allocate).
+      for (const slice of [
+        ...device.pool.deviceSlicesTargetingNode,
+        ...device.pool.deviceSlicesNotTargetingNode,
+      ]) {
+        for (const d of slice.spec.devices ?? []) {
+          const key = deviceKey({ driver: slice.spec.driver, pool: slice.spec.pool.name, device: d.name });
+          if (!this.opts.allocatedDevices.has(key)) continue;
+          for (const consumption of d.consumesCounters ?? []) {
+            const set = available.get(consumption.counterSet);
+            for (const [name, c] of Object.entries(consumption.counters ?? {})) {
+              const existing = set?.get(name);
+              if (set && existing) set.set(name, existing.sub(counterValue(c)));
+            }
+          }
+        }
+      }
+      this.availableCounters.set(poolName, available);
+    }
+
+    let consumed = this.consumedCounters.get(poolName);
+    if (!consumed) this.consumedCounters.set(poolName, (consumed = new Map<string, Map<string, Quantity>>()));
+    for (const consumption of device.device.consumesCounters ?? []) {
+      let set = consumed.get(consumption.counterSet);
+      if (!set) consumed.set(consumption.counterSet, (set = new Map<string, Quantity>()));
+      for (const [name, c] of Object.entries(consumption.counters ?? {})) {
+        const existing = set.get(name);
+        set.set(name, existing ? existing.add(counterValue(c)) : counterValue(c));
+      }
+    }
+
+    for (const [setName, counters] of available) {
+      const consumedSet = consumed.get(setName);
+      for (const [name, value] of counters) {
+        const used = consumedSet?.get(name) ?? Quantity.fromInt(0n);
+        if (value.cmp(used) < 0) {
+          this.deallocateCountersForDevice(device);
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  private deallocateCountersForDevice(device: DeviceWithID): void {
+    const consumed = this.consumedCounters.get(device.pool.pool);
+    for (const consumption of device.device.consumesCounters ?? []) {
+      const set = consumed?.get(consumption.counterSet);
+      if (!set) continue;
+      for (const [name, c] of Object.entries(consumption.counters ?? {})) {
+        set.set(name, (set.get(name) ?? Quantity.fromInt(0n)).sub(counterValue(c)));
+      }
+    }
+  }
+}
+
+function deviceConfiguration(c: {
+  opaque?: DeviceAllocationConfiguration['opaque'];
+}): Pick<DeviceAllocationConfiguration, 'opaque'> {
+  return c.opaque !== undefined ? { opaque: c.opaque } : {};
+}
+
+/** createNodeSelector: where the allocated devices are reachable, or undefined for everywhere. */
+function createNodeSelector(results: readonly InternalDeviceResult[]): NodeSelector | undefined {
+  const matchFields: NodeSelectorRequirement[] = [];
+  const matchExpressions: NodeSelectorRequirement[] = [];
+  for (const r of results) {
+    const perDevice = r.slice.spec.perDeviceNodeSelection ?? false;
+    const nodeName = perDevice ? r.device.nodeName : r.slice.spec.nodeName;
+    const nodeSelector = perDevice ? r.device.nodeSelector : r.slice.spec.nodeSelector;
+    if (nodeName) {
+      return {
+        nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [nodeName] }] }],
+      };
+    }
+    if (!nodeSelector) continue;
+    const terms = nodeSelector.nodeSelectorTerms;
+    if (terms.length === 0) continue;
+    if (terms.length > 1)
+      throw new Error(`unsupported ResourceSlice.NodeSelector with ${terms.length} terms`);
+    addNewRequirements(terms[0]?.matchFields ?? [], matchFields);
+    addNewRequirements(terms[0]?.matchExpressions ?? [], matchExpressions);
+  }
+  if (matchFields.length === 0 && matchExpressions.length === 0) return undefined;
+  return {
+    nodeSelectorTerms: [
+      {
+        ...(matchExpressions.length > 0 ? { matchExpressions } : {}),
+        ...(matchFields.length > 0 ? { matchFields } : {}),
+      },
+    ],
+  };
+}
+
+function addNewRequirements(from: readonly NodeSelectorRequirement[], to: NodeSelectorRequirement[]): void {
+  for (const requirement of from) {
+    const values = new Set(requirement.values ?? []);
+    const present = to.some(
+      (existing) =>
+        existing.key === requirement.key &&
+        existing.operator === requirement.operator &&
+        (existing.values ?? []).length === values.size &&
+        (existing.values ?? []).every((v) => values.has(v)),
+    );
+    if (!present) to.push(requirement);
+  }
+}
