@@ -17,6 +17,7 @@ import { EventRecorder } from './apiserver/events.js';
 import { ObjectStore, ResourceVersionClock } from './apiserver/object-store.js';
 import { ApiServer, storeKey } from './apiserver/server.js';
 import { resourceValidators } from './apiserver/validation/resource.js';
+import { compileSelector } from './scheduler/index.js';
 import { NodeLeaseController } from './nodelease/lease-controller.js';
 import { NodeStatusReporter } from './nodestatus/status-reporter.js';
 import { CpuManager, MAX_ALIGNABLE_NUMA_NODES, MemoryManager, TopologyAdmission } from '@plugboard/topology';
@@ -372,7 +373,10 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
           [storeKey('resource.k8s.io', 'resourceclaimtemplates'), resourceClaimTemplates],
           [storeKey('resource.k8s.io', 'resourceslices'), resourceSlices],
         ]),
-        validators: resourceValidators(),
+        validators: resourceValidators((expression) => {
+          const compiled = compileSelector(expression);
+          return compiled.ok ? null : compiled.error.detail;
+        }),
         containersOf: (namespace, name) => pods.containersOf(namespace, name),
         admitPod: (pod) => pods.admit(pod),
         dryRunPod: (pod, override) => pods.dryRun(pod, override),

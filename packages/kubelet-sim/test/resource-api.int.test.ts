@@ -86,6 +86,35 @@ describe('resource.k8s.io/v1 with @kubernetes/client-node', () => {
     );
   });
 
+  test('a DeviceClass whose CEL selector does not compile is refused (422) with the compiler error', async () => {
+    await assert.rejects(
+      api.createDeviceClass({
+        body: {
+          metadata: { name: 'broken' },
+          spec: { selectors: [{ cel: { expression: 'device.driver ==' } }] },
+        },
+      }),
+      (err: unknown) => {
+        const s = status(err);
+        const [cause] = (s['details'] as { causes: { field: string; message: string }[] }).causes;
+        assert.equal((err as ApiError).code, 422);
+        assert.equal(cause?.field, 'spec.selectors[0].cel.expression');
+        assert.match(cause?.message ?? '', /compilation failed/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      api.createDeviceClass({
+        body: {
+          metadata: { name: 'not-bool' },
+          spec: { selectors: [{ cel: { expression: 'device.driver' } }] },
+        },
+      }),
+      (err: unknown) =>
+        (err as ApiError).code === 422 && /must evaluate to bool/.test(String(status(err)['message'])),
+    );
+  });
+
   test('an invalid claim is refused with 422 and one cause per field, and nothing is stored', async () => {
     const bad = claim('bad');
     bad.spec.devices!.requests![0] = { name: 'GPU', exactly: { deviceClassName: '' } };

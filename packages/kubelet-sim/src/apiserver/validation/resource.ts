@@ -13,7 +13,7 @@ import { storeKey } from '../resources.js';
 
 type Obj = Record<string, unknown>;
 
-/** Compiles one CEL device selector; returns the compiler's error text or null. */
+/** Compiles one CEL device selector; returns the API server's error text (`compilation failed: …`) or null. */
 export type SelectorCompiler = (expression: string) => string | null;
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -130,7 +130,7 @@ function selectors(e: Errors, field: string, v: unknown, compile: SelectorCompil
         detail: `Too long: may not be more than ${LIMITS.celLength} bytes`,
       });
     const err = compile?.(expr);
-    if (err) e.invalid(`${f}.expression`, expr, `compilation failed: ${err}`);
+    if (err) e.invalid(`${f}.expression`, expr, err);
   });
 }
 
