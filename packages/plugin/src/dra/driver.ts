@@ -35,7 +35,14 @@ import { registrationServer } from '../registration.js';
 import { RestartWatcher } from '../restart-watch.js';
 import { ListAndWatchStreams } from '../server.js';
 import type { DeviceSource, PluginDevice } from '../types.js';
-import { DRIVER_NAME_MAX_LENGTH, type DeviceAttribute, type DeviceTaintEffect } from './api-types.js';
+import {
+  DRIVER_NAME_MAX_LENGTH,
+  SLICE_MAX_DEVICES,
+  SLICE_MAX_DEVICES_WITH_TAINTS,
+  type DeviceAttribute,
+  type DeviceTaintEffect,
+  type SliceDevice,
+} from './api-types.js';
 import { cdiDeviceId, defaultCdiVendor, removeClaimSpec, writeClaimSpec, type ClaimCdi } from './cdi.js';
 import {
   readCheckpoint,
@@ -55,7 +62,8 @@ import {
 import { encodeHealth, healthHeartbeatMs, healthServices } from './health.js';
 import type { DraKubeApi } from './kube-api.js';
 import { draNodeServices } from './node-server.js';
-import { draDeviceName } from './slice-devices.js';
+import { ResourceSlicePublisher, type PublicationStats, type PublishedEvent } from './resource-slices.js';
+import { draDeviceName, sliceDevice, type SliceDeviceOptions } from './slice-devices.js';
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -115,6 +123,10 @@ export interface DraDriverOptions {
   logger?: Logger;
   /** Polling fallback of the socket watch (default 1000 ms). */
   restartPollIntervalMs?: number;
+  /** Backoff of ResourceSlice publication after an API error (default 250 ms doubling up to 30 s). */
+  publishRetry?: { initialMs?: number; maxMs?: number };
+  /** List this node's ResourceSlices again and repair them at this interval (default 30 s). */
+  resyncMs?: number;
 }
 
 export type DraRegistrationPhase = 'starting' | 'registering' | 'registered' | 'failed' | 'stopped';
@@ -143,6 +155,10 @@ export interface DraDriverEvents {
   'registration-error': [event: { error: string }];
   prepared: [event: { claims: DraClaimOutcome[]; durationMs: number }];
   unprepared: [event: { claims: DraClaimOutcome[]; durationMs: number }];
+  /** ResourceSlices were written (created, updated or deleted). */
+  'slices-published': [event: PublishedEvent];
+  /** Publishing failed; it is retried after `retryInMs`. */
+  'slices-error': [event: { error: string; retryInMs: number }];
   /** A deleted socket of the driver is served again. */
   'socket-restored': [event: { at: string; socket: string }];
   /** A NodeWatchResources message went out (the health the kubelet now has). */
@@ -175,6 +191,8 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   readonly #cdi: ClaimCdi;
   readonly #watcher: RestartWatcher;
   readonly #healthTimeoutSeconds: number;
+  readonly #slices: ResourceSlicePublisher;
+  readonly #sliceDevice: SliceDeviceOptions;
   #byName = new Map<string, PluginDevice>();
   #byNameVersion = -1;
   #prepared = new Map<string, PreparedClaim>();
@@ -228,8 +246,31 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       (devices) =>
         encodeHealth(devices, this.poolName, this.#healthTimeoutSeconds, Math.floor(Date.now() / 1000)),
     );
+    this.#sliceDevice = {
+      replicas: options.replicas ?? 1,
+      taint: options.taints ? { effect: options.taints.effect, key: this.#taintKey() ?? '' } : null,
+      faulted: (id) => this.#state.faults().has(id),
+      ...(options.attributes ? { attributes: options.attributes } : {}),
+      ...(options.capacity ? { capacity: options.capacity } : {}),
+      ...(options.pciBusIdFromId ? { pciBusIdFromId: true } : {}),
+    };
+    this.#slices = new ResourceSlicePublisher({
+      driverName: this.driverName,
+      nodeName: this.nodeName,
+      poolName: this.poolName,
+      kube: options.kube,
+      devices: () => this.sliceDevices(),
+      // With taints on, any device may carry one: keep the slicing stable at the lower limit.
+      maxDevicesPerSlice: options.taints ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES,
+      logger: this.#logger.child({ component: 'resource-slices' }),
+      ...(options.publishRetry ? { retry: options.publishRetry } : {}),
+      ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
+      onPublished: (event) => this.emit('slices-published', event),
+      onError: (event) => this.emit('slices-error', event),
+    });
     this.#state.on('devices', (devices) => {
       this.#health.schedule();
+      this.#slices.update();
       this.emit('devices', devices);
     });
     this.#state.on('health', (event) => {
@@ -266,6 +307,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     await this.#serveRegistration();
     this.#registration.phase = 'registering';
     await this.#watcher.start();
+    this.#slices.start();
     this.#heartbeat = setInterval(() => this.#health.resend(), healthHeartbeatMs(this.#healthTimeoutSeconds));
     this.#heartbeat.unref();
     this.#logger.info(
@@ -289,6 +331,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     this.#stopping = true;
     this.#watcher.stop();
     if (this.#heartbeat) clearInterval(this.#heartbeat);
+    await this.#slices.stop();
     await this.#reserving;
     this.#health.endAll();
     if (this.#registrationServer)
@@ -314,6 +357,21 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   /** Claims prepared on this node (from the checkpoint and since), by UID. */
   preparedClaims(): PreparedClaim[] {
     return [...this.#prepared.values()];
+  }
+
+  /** This node's devices as its ResourceSlices list them (what is published, or about to be). */
+  sliceDevices(): SliceDevice[] {
+    return this.#state.devices().map((d) => sliceDevice(d, this.#sliceDevice));
+  }
+
+  /** ResourceSlice publication: generation, slice names, request counts, last error. */
+  publication(): PublicationStats {
+    return this.#slices.stats();
+  }
+
+  /** The taint key of unhealthy devices, or null when the driver does not taint. */
+  #taintKey(): string | null {
+    return this.#options.taints ? (this.#options.taints.key ?? `${this.driverName}/unhealthy`) : null;
   }
 
   /** Open NodeWatchResources streams. */
@@ -408,6 +466,9 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     if (registered) {
       this.#registration = { ...this.#registration, phase: 'registered', registeredAt: at, error: null };
       this.#logger.info('registered with the kubelet');
+      // A (re)starting kubelet deletes the node's ResourceSlices of drivers that are not
+      // registered: check them again now rather than at the next resync.
+      this.#slices.resync();
       this.emit('registered', { at });
       return undefined;
     }
@@ -577,7 +638,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       poolName: this.poolName,
       nodeName: this.nodeName,
       deviceByName: (name) => this.#deviceByName(name),
-      taintKey: this.#options.taints ? (this.#options.taints.key ?? `${this.driverName}/unhealthy`) : null,
+      taintKey: this.#taintKey(),
     });
     this.#assertNotInUse(ref, allocated);
     const devices: PreparedDevice[] = allocated.map(({ result, device }) => {

@@ -64,6 +64,7 @@ describe('DRA driver: registration and claim preparation', () => {
 
   before(async () => {
     api = await FakeApiServer.start();
+    api.addNode(NODE);
     kube = await kubeApiFromKubeConfig({ kubeconfig: api.kubeconfigPath });
   });
 

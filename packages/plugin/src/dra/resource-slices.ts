@@ -1,0 +1,320 @@
+// Publishes one node's devices as resource.k8s.io/v1 ResourceSlices and keeps them in sync: the
+// counterpart of k8s.io/dynamic-resource-allocation/resourceslice's Controller for one node-local
+// pool, with the same rules. Slices are owned by the Node, selected with
+// `spec.driver=<driver>,spec.nodeName=<node>`, named `<index as 5+ hex digits>-<driver>-<node>-`
+// (generateName) so the allocator's first-fit order follows the device order; the pool generation
+// is bumped only when more than one slice must change or a slice is added (one changed slice is
+// updated in place under the same generation); slices of an older generation, of another pool or
+// with an index out of range are deleted with UID and resourceVersion preconditions.
+// Differences from upstream, on purpose: no informer — the slices last listed or written are kept
+// and listed again after any error and every `resyncMs` (upstream re-syncs 30 s after an informer
+// event, the same bound for repairing someone else's change); changes arriving while a sync runs
+// are coalesced into one more sync; API errors back off exponentially and are reported, never
+// thrown.
+import type { Logger } from 'pino';
+import { PluginError } from '../errors.js';
+import {
+  RESOURCE_API_VERSION,
+  SLICE_SELECTOR_DRIVER,
+  SLICE_SELECTOR_NODE_NAME,
+  type ResourcePool,
+  type ResourceSlice,
+  type SliceDevice,
+} from './api-types.js';
+import { httpStatusOf, type DraKubeApi } from './kube-api.js';
+
+/** resourceSliceIndexMinLength */
+const INDEX_MIN_LENGTH = 5;
+
+export interface PublicationStats {
+  /** The pool generation last published (0 before the first publication). */
+  generation: number;
+  /** Names of the slices as last published, in index order. */
+  slices: string[];
+  /** Requests made since start, by kind. */
+  requests: { getNode: number; list: number; create: number; update: number; delete: number };
+  lastPublishedAt: string | null;
+  /** The last error; null once a publication succeeds again. */
+  error: string | null;
+}
+
+export interface PublishedEvent {
+  generation: number;
+  slices: string[];
+  created: number;
+  updated: number;
+  deleted: number;
+  durationMs: number;
+}
+
+export interface ResourceSlicePublisherOptions {
+  driverName: string;
+  nodeName: string;
+  poolName: string;
+  kube: DraKubeApi;
+  /** The devices to publish, in allocation-preference order. */
+  devices: () => SliceDevice[];
+  /** Devices per slice (the API allows 128, or 64 when any device has taints). */
+  maxDevicesPerSlice: number;
+  logger: Logger;
+  /** Backoff after an API error (default 250 ms doubling up to 30 s). */
+  retry?: { initialMs?: number; maxMs?: number };
+  /** List again and repair at this interval (default 30 s, upstream's sync delay). */
+  resyncMs?: number;
+  onPublished?: (event: PublishedEvent) => void;
+  onError?: (event: { error: string; retryInMs: number }) => void;
+}
+
+/** Index prefix length for `count` slices (getIndexLength). */
+export function indexLength(count: number): number {
+  return Math.max(INDEX_MIN_LENGTH, Math.max(0, count - 1).toString(16).length);
+}
+
+/** `00003` for index 3 of a short pool (encodeIndex). */
+export function encodeIndex(index: number, length: number): string {
+  return index.toString(16).padStart(length, '0');
+}
+
+/** The index encoded at the start of a slice name, or -1 (decodeIndex). */
+export function decodeIndex(name: string, length: number): number {
+  const dash = name.indexOf('-');
+  if (dash !== length) return -1;
+  const prefix = name.slice(0, dash);
+  return /^[0-9a-f]+$/.test(prefix) ? parseInt(prefix, 16) : -1;
+}
+
+/** JSON with object keys sorted: equal for semantically equal devices whatever the key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
+
+function samePool(a: ResourcePool, b: ResourcePool): boolean {
+  return a.name === b.name && a.generation === b.generation && a.resourceSliceCount === b.resourceSliceCount;
+}
+
+export class ResourceSlicePublisher {
+  readonly #o: ResourceSlicePublisherOptions;
+  readonly #selector: string;
+  #ownerUid: string | null = null;
+  /** The node's slices as last listed or written; null: list before the next sync. */
+  #known: ResourceSlice[] | null = null;
+  #running: Promise<void> | null = null;
+  #dirty = false;
+  #scheduled = false;
+  #retryTimer: NodeJS.Timeout | null = null;
+  #resyncTimer: NodeJS.Timeout | null = null;
+  #delayMs = 0;
+  #stopped = true;
+  #stats: PublicationStats = {
+    generation: 0,
+    slices: [],
+    requests: { getNode: 0, list: 0, create: 0, update: 0, delete: 0 },
+    lastPublishedAt: null,
+    error: null,
+  };
+
+  constructor(options: ResourceSlicePublisherOptions) {
+    this.#o = options;
+    this.#selector = `${SLICE_SELECTOR_DRIVER}=${options.driverName},${SLICE_SELECTOR_NODE_NAME}=${options.nodeName}`;
+  }
+
+  /** Publishes now (in the background) and keeps publishing on `update()` and every resync. */
+  start(): void {
+    this.#stopped = false;
+    this.#resyncTimer = setInterval(() => this.resync(), this.#o.resyncMs ?? 30_000);
+    this.#resyncTimer.unref();
+    this.update();
+  }
+
+  /** Stops publishing; the slices stay (see DraDriver.stop). Resolves once a running sync ends. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#retryTimer) clearTimeout(this.#retryTimer);
+    if (this.#resyncTimer) clearInterval(this.#resyncTimer);
+    this.#retryTimer = null;
+    this.#resyncTimer = null;
+    await this.#running;
+  }
+
+  stats(): PublicationStats {
+    return { ...this.#stats, slices: [...this.#stats.slices], requests: { ...this.#stats.requests } };
+  }
+
+  /** The devices changed: sync once this synchronous block ends (changes in one block, one sync). */
+  update(): void {
+    if (this.#stopped) return;
+    this.#dirty = true;
+    if (this.#scheduled || this.#retryTimer) return;
+    this.#scheduled = true;
+    queueMicrotask(() => {
+      this.#scheduled = false;
+      this.#kick();
+    });
+  }
+
+  /** Forget what is known and list again (someone else may have changed or deleted slices). */
+  resync(): void {
+    this.#known = null;
+    this.update();
+  }
+
+  #kick(): void {
+    if (this.#running || this.#stopped || !this.#dirty) return;
+    this.#dirty = false;
+    this.#running = this.#syncOnce()
+      .then(
+        () => {
+          this.#delayMs = 0;
+        },
+        (err: unknown) => this.#failed(err),
+      )
+      .finally(() => {
+        this.#running = null;
+        if (this.#dirty && !this.#retryTimer) this.#kick();
+      });
+  }
+
+  #failed(err: unknown): void {
+    const error = PluginError.from(err).message;
+    // Whatever happened, what is on the server is unknown now.
+    this.#known = null;
+    if (httpStatusOf(err) === 404 && error.startsWith('read Node')) this.#ownerUid = null;
+    const initial = this.#o.retry?.initialMs ?? 250;
+    this.#delayMs = Math.min(this.#delayMs ? this.#delayMs * 2 : initial, this.#o.retry?.maxMs ?? 30_000);
+    this.#stats.error = error;
+    this.#o.logger.warn({ err: error, retryInMs: this.#delayMs }, 'publishing ResourceSlices failed');
+    this.#o.onError?.({ error, retryInMs: this.#delayMs });
+    if (this.#stopped) return;
+    this.#dirty = true;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = null;
+      this.#kick();
+    }, this.#delayMs);
+    this.#retryTimer.unref();
+  }
+
+  async #syncOnce(): Promise<void> {
+    const started = performance.now();
+    const o = this.#o;
+    const requests = this.#stats.requests;
+    if (this.#ownerUid === null) {
+      requests.getNode++;
+      this.#ownerUid = await o.kube.readNodeUid(o.nodeName);
+    }
+    if (this.#known === null) {
+      requests.list++;
+      this.#known = await o.kube.listResourceSlices(this.#selector);
+    }
+    const devices = o.devices();
+    // An empty pool still gets one (empty) slice: "empty pool" says the driver runs and has nothing.
+    const chunks: SliceDevice[][] = [];
+    for (let i = 0; i < devices.length; i += o.maxDevicesPerSlice)
+      chunks.push(devices.slice(i, i + o.maxDevicesPerSlice));
+    if (chunks.length === 0) chunks.push([]);
+    const prefixLength = indexLength(chunks.length);
+
+    const existing = this.#known;
+    const ours = existing.filter((s) => s.spec.pool.name === o.poolName);
+    let generation = ours.reduce((max, s) => Math.max(max, s.spec.pool.generation), 0);
+    const matched = new Map<number, ResourceSlice>();
+    const obsolete = existing.filter((s) => s.spec.pool.name !== o.poolName);
+    for (const slice of ours) {
+      const index = decodeIndex(slice.metadata.name ?? '', prefixLength);
+      if (
+        slice.spec.pool.generation < generation ||
+        index < 0 ||
+        index >= chunks.length ||
+        matched.has(index)
+      ) {
+        obsolete.push(slice);
+      } else {
+        matched.set(index, slice);
+      }
+    }
+    const pool = (): ResourcePool => ({ name: o.poolName, generation, resourceSliceCount: chunks.length });
+    const changed = new Set<number>();
+    for (const [i, slice] of matched) {
+      if (
+        !samePool(slice.spec.pool, pool()) ||
+        canonical(slice.spec.devices ?? []) !== canonical(chunks[i])
+      ) {
+        changed.add(i);
+      }
+    }
+    const created = chunks.length - matched.size;
+    let bumped = false;
+    if (created > 0 || changed.size > 1) {
+      generation++;
+      bumped = true;
+    }
+    if (obsolete.length === 0 && created === 0 && changed.size === 0) {
+      // In sync already (e.g. after a restart of the driver).
+      this.#stats.generation = generation;
+      this.#stats.slices = [...matched].sort(([a], [b]) => a - b).map(([, s]) => s.metadata.name ?? '');
+      this.#stats.error = null;
+      return;
+    }
+    const next: ResourceSlice[] = [];
+    // Delete first: better to withdraw devices the driver no longer has even if the new slices fail.
+    let deleted = 0;
+    for (const slice of obsolete) {
+      requests.delete++;
+      const gone = await o.kube.deleteResourceSlice(slice.metadata.name ?? '', {
+        uid: slice.metadata.uid ?? '',
+        resourceVersion: slice.metadata.resourceVersion ?? '',
+      });
+      if (gone) deleted++;
+      this.#known = this.#known.filter((s) => s !== slice);
+    }
+    let updated = 0;
+    for (const [i, slice] of [...matched].sort(([a], [b]) => a - b)) {
+      if (!changed.has(i) && !bumped) {
+        next[i] = slice;
+        continue;
+      }
+      requests.update++;
+      const written = await o.kube.replaceResourceSlice({
+        ...slice,
+        apiVersion: RESOURCE_API_VERSION,
+        kind: 'ResourceSlice',
+        spec: { ...slice.spec, pool: pool(), nodeName: o.nodeName, devices: chunks[i] ?? [] },
+      });
+      updated++;
+      next[i] = written;
+      this.#known = this.#known.map((s) => (s === slice ? written : s));
+    }
+    for (let i = 0; i < chunks.length; i++) {
+      if (matched.has(i)) continue;
+      requests.create++;
+      const written = await o.kube.createResourceSlice({
+        apiVersion: RESOURCE_API_VERSION,
+        kind: 'ResourceSlice',
+        metadata: {
+          generateName: `${encodeIndex(i, prefixLength)}-${o.driverName}-${o.nodeName}-`,
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'Node', name: o.nodeName, uid: this.#ownerUid, controller: true },
+          ],
+        },
+        spec: { driver: o.driverName, pool: pool(), nodeName: o.nodeName, devices: chunks[i] ?? [] },
+      });
+      next[i] = written;
+      this.#known = [...this.#known, written];
+    }
+    const durationMs = performance.now() - started;
+    this.#stats.generation = generation;
+    this.#stats.slices = next.map((s) => s.metadata.name ?? '');
+    this.#stats.lastPublishedAt = new Date().toISOString();
+    this.#stats.error = null;
+    o.logger.info(
+      { generation, slices: next.length, created, updated, deleted, durationMs },
+      'ResourceSlices published',
+    );
+    o.onPublished?.({ generation, slices: this.#stats.slices, created, updated, deleted, durationMs });
+  }
+}

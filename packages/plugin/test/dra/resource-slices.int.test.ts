@@ -1,0 +1,399 @@
+// ResourceSlice publication against the fake API server (real HTTP through @kubernetes/client-node):
+// the stored objects checked field by field against resource.k8s.io/v1, generations and in-place
+// updates on device changes, stale slices deleted, backoff on API errors and conflicts, repair of
+// slices deleted by someone else, sharing as consumable capacity, and PCI devices.
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DraDriver,
+  kubeApiFromKubeConfig,
+  SimulatedSource,
+  SysfsPciSource,
+  type DeviceSource,
+  type DraDriverOptions,
+  type DraKubeApi,
+  type ResourceSlice,
+  type SourceDevice,
+} from '../../src/index.js';
+import { allocatedClaim, FakeApiServer } from './fake-api-server.js';
+
+const DRIVER = 'gpu.plugboard.example';
+const NODE = 'node-a';
+const FIXTURE_SYS = new URL('../fixtures/sys', import.meta.url).pathname;
+
+/** A device source whose device list the test sets. */
+class ListSource implements DeviceSource {
+  readonly kind = 'test-list';
+  #devices: SourceDevice[];
+  #listeners = new Set<() => void>();
+  constructor(count: number) {
+    this.#devices = ListSource.devices(count);
+  }
+  static devices(count: number): SourceDevice[] {
+    return Array.from({ length: count }, (_, i) => ({
+      id: `gpu-${i}`,
+      health: 'Healthy' as const,
+      reason: null,
+      numaNodes: [i % 2],
+      deviceNodes: [],
+    }));
+  }
+  set(devices: SourceDevice[]): void {
+    this.#devices = devices;
+    for (const l of this.#listeners) l();
+  }
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+  list(): readonly SourceDevice[] {
+    return this.#devices;
+  }
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+describe('DRA driver: ResourceSlices', () => {
+  let api: FakeApiServer;
+  let kube: DraKubeApi;
+  let root: string;
+  let nodeUid: string;
+  const drivers: DraDriver[] = [];
+
+  async function startDriver(options: Partial<DraDriverOptions> = {}): Promise<DraDriver> {
+    const d = new DraDriver({
+      driverName: DRIVER,
+      nodeName: NODE,
+      source: new SimulatedSource({ count: 4, numaNodes: [0, 1], idPrefix: 'gpu' }),
+      kube,
+      pluginsDir: join(root, 'plugins'),
+      pluginsRegistryDir: join(root, 'registry'),
+      cdiDir: join(root, 'cdi'),
+      publishRetry: { initialMs: 20, maxMs: 200 },
+      ...options,
+    });
+    drivers.push(d);
+    await d.start();
+    return d;
+  }
+
+  const published = (d: DraDriver): Promise<unknown> =>
+    once(d, 'slices-published', { signal: AbortSignal.timeout(5000) });
+
+  /** Resolves once the driver's first publication is done (now or after the next one). */
+  async function firstPublication(d: DraDriver): Promise<void> {
+    if (d.publication().lastPublishedAt === null) await published(d);
+  }
+
+  before(async () => {
+    api = await FakeApiServer.start();
+    nodeUid = api.addNode(NODE);
+    kube = await kubeApiFromKubeConfig({ kubeconfig: api.kubeconfigPath });
+  });
+
+  after(async () => {
+    await api.stop();
+  });
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'pb-dra-slices-'));
+    api.slices.clear();
+  });
+
+  afterEach(async () => {
+    for (const d of drivers.splice(0)) await d.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('publishes the node pool as resource.k8s.io/v1, field by field', async () => {
+    const from = api.requests.length;
+    const d = await startDriver({
+      attributes: () => ({
+        model: { string: 'PB-100' },
+        'plugboard.example/generation': { version: '2.1.0' },
+      }),
+      capacity: () => ({ memory: '80Gi' }),
+    });
+    await firstPublication(d);
+    const [slice] = api.slicesOf(DRIVER);
+    assert.ok(slice);
+    assert.equal(slice.apiVersion, 'resource.k8s.io/v1');
+    assert.equal(slice.kind, 'ResourceSlice');
+    assert.equal(slice.metadata.generateName, `00000-${DRIVER}-${NODE}-`);
+    assert.match(
+      slice.metadata.name ?? '',
+      new RegExp(`^00000-${DRIVER.replaceAll('.', '\\.')}-${NODE}-[0-9a-f]{5}$`),
+    );
+    assert.deepEqual(slice.metadata.ownerReferences, [
+      { apiVersion: 'v1', kind: 'Node', name: NODE, uid: nodeUid, controller: true },
+    ]);
+    assert.deepEqual(slice.spec.driver, DRIVER);
+    assert.deepEqual(slice.spec.nodeName, NODE);
+    assert.deepEqual(slice.spec.pool, { name: NODE, generation: 1, resourceSliceCount: 1 });
+    assert.deepEqual(
+      Object.keys(slice.spec).sort(),
+      ['devices', 'driver', 'nodeName', 'pool'],
+      'exactly one of nodeName/nodeSelector/allNodes',
+    );
+    assert.deepEqual(
+      slice.spec.devices,
+      [0, 1, 2, 3].map((i) => ({
+        name: `gpu-${i}`,
+        attributes: {
+          id: { string: `gpu-${i}` },
+          'resource.kubernetes.io/numaNode': { int: i < 2 ? 0 : 1 },
+          model: { string: 'PB-100' },
+          'plugboard.example/generation': { version: '2.1.0' },
+        },
+        capacity: { memory: { value: '80Gi' } },
+      })),
+    );
+    // One Node read (for the owner UID), one list with the field selectors, one create.
+    const requests = api.requests.slice(from);
+    assert.deepEqual(
+      requests.map(
+        (r) => `${r.method} ${r.path}${r.query.size ? `?${decodeURIComponent(r.query.toString())}` : ''}`,
+      ),
+      [
+        `GET /api/v1/nodes/${NODE}`,
+        `GET /apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.driver=${DRIVER},spec.nodeName=${NODE}`,
+        'POST /apis/resource.k8s.io/v1/resourceslices',
+      ],
+    );
+    assert.deepEqual(d.publication().requests, { getNode: 1, list: 1, create: 1, update: 0, delete: 0 });
+    assert.equal(d.publication().generation, 1);
+    assert.deepEqual(d.publication().slices, [slice.metadata.name]);
+  });
+
+  it('keeps the slices in sync: one changed slice updated in place, growth bumps the generation, shrinking deletes', async () => {
+    const source = new ListSource(4);
+    const d = await startDriver({ source });
+    await firstPublication(d);
+    const first = api.slicesOf(DRIVER)[0]!;
+
+    // A device goes away: the one slice is updated in place, same generation, same object.
+    let done = published(d);
+    source.set(ListSource.devices(4).slice(0, 3));
+    await done;
+    let [slice] = api.slicesOf(DRIVER);
+    assert.equal(slice!.metadata.uid, first.metadata.uid);
+    assert.deepEqual(slice!.spec.pool, { name: NODE, generation: 1, resourceSliceCount: 1 });
+    assert.deepEqual(
+      slice!.spec.devices?.map((x) => x.name),
+      ['gpu-0', 'gpu-1', 'gpu-2'],
+    );
+
+    // 130 devices need two slices of at most 128: generation 2, first slice updated, one created.
+    done = published(d);
+    source.set(ListSource.devices(130));
+    await done;
+    let slices = api.slicesOf(DRIVER);
+    assert.deepEqual(
+      slices.map((s) => [s.metadata.name?.slice(0, 5), s.spec.pool, s.spec.devices?.length]),
+      [
+        ['00000', { name: NODE, generation: 2, resourceSliceCount: 2 }, 128],
+        ['00001', { name: NODE, generation: 2, resourceSliceCount: 2 }, 2],
+      ],
+    );
+    assert.equal(slices[0]!.metadata.uid, first.metadata.uid, 'updated in place');
+
+    // Back to 10: the second slice is deleted, the first updated under a new generation.
+    done = published(d);
+    const before = api.requests.length;
+    source.set(ListSource.devices(10));
+    await done;
+    slices = api.slicesOf(DRIVER);
+    assert.deepEqual(
+      slices.map((s) => [s.spec.pool, s.spec.devices?.length]),
+      [
+        // One slice deleted and one updated: at most one update, so the generation stays (as upstream).
+        [{ name: NODE, generation: 2, resourceSliceCount: 1 }, 10],
+      ],
+    );
+    // No list: the publisher knows what it wrote.
+    assert.deepEqual(
+      api.requests.slice(before).map((r) => r.method),
+      ['DELETE', 'PUT'],
+    );
+    const deleteBody = api.requests.slice(before)[0]!.body as { preconditions?: object };
+    assert.ok(
+      deleteBody.preconditions &&
+        'uid' in deleteBody.preconditions &&
+        'resourceVersion' in deleteBody.preconditions,
+    );
+
+    // No devices at all: still one, empty, slice (the driver runs and has nothing).
+    done = published(d);
+    source.set([]);
+    await done;
+    [slice] = api.slicesOf(DRIVER);
+    assert.deepEqual([api.slicesOf(DRIVER).length, slice!.spec.devices ?? []], [1, []]);
+  });
+
+  it('deletes stale slices of an earlier run: older generation, other pool, foreign names', async () => {
+    const stale = (name: string, pool: string, generation: number): ResourceSlice => ({
+      metadata: { name, uid: `uid-${name}`, resourceVersion: '1' },
+      spec: {
+        driver: DRIVER,
+        nodeName: NODE,
+        pool: { name: pool, generation, resourceSliceCount: 2 },
+        devices: [],
+      },
+    });
+    for (const s of [
+      stale(`00000-${DRIVER}-${NODE}-old00`, NODE, 7),
+      stale(`00001-${DRIVER}-${NODE}-old01`, NODE, 6),
+      stale(`random-name-from-an-old-release`, NODE, 7),
+      stale(`00000-${DRIVER}-${NODE}-pool2`, 'renamed-pool', 1),
+    ]) {
+      api.slices.set(s.metadata.name!, s);
+    }
+    // Another driver's slice on the same node is not ours to touch.
+    api.slices.set('nic', {
+      metadata: { name: 'nic', uid: 'uid-nic', resourceVersion: '1' },
+      spec: {
+        driver: 'nic.example.com',
+        nodeName: NODE,
+        pool: { name: NODE, generation: 1, resourceSliceCount: 1 },
+      },
+    });
+    const d = await startDriver();
+    await firstPublication(d);
+    const ours = api.slicesOf(DRIVER);
+    assert.deepEqual(
+      ours.map((s) => [s.metadata.name, s.spec.pool.generation, s.spec.devices?.length]),
+      [[`00000-${DRIVER}-${NODE}-old00`, 7, 4]],
+      'the matching slice is updated in place (one update keeps the generation), every other one is deleted',
+    );
+    assert.ok(api.slices.has('nic'));
+  });
+
+  it('backs off exponentially on API errors, never throws, and publishes once the API answers', async () => {
+    api.failNext(3, 503, (r) => r.path.startsWith('/apis/resource.k8s.io/v1/resourceslices'));
+    const errors: { error: string; retryInMs: number }[] = [];
+    const d = new DraDriver({
+      driverName: DRIVER,
+      nodeName: NODE,
+      source: new SimulatedSource({ count: 2, idPrefix: 'gpu' }),
+      kube,
+      pluginsDir: join(root, 'plugins'),
+      pluginsRegistryDir: join(root, 'registry'),
+      cdiDir: join(root, 'cdi'),
+      publishRetry: { initialMs: 20, maxMs: 200 },
+    });
+    drivers.push(d);
+    d.on('slices-error', (e) => errors.push(e));
+    const done = published(d);
+    await d.start();
+    await done;
+    assert.deepEqual(
+      errors.map((e) => e.retryInMs),
+      [20, 40, 80],
+    );
+    assert.match(
+      errors[0]!.error,
+      /^list ResourceSlices \(spec\.driver=gpu\.plugboard\.example,spec\.nodeName=node-a\): HTTP 503: injected failure$/,
+    );
+    assert.equal(d.publication().error, null);
+    assert.equal(api.slicesOf(DRIVER).length, 1);
+  });
+
+  it('lists again after a conflict and after someone else deletes its slice', async () => {
+    const d = await startDriver({ resyncMs: 100, taints: { effect: 'NoSchedule' } });
+    await firstPublication(d);
+    const name = api.slicesOf(DRIVER)[0]!.metadata.name!;
+    // Someone else writes the slice: our next update conflicts, is retried after a fresh list.
+    const theirs = api.slicesOf(DRIVER)[0]!;
+    api.slices.set(name, { ...theirs, metadata: { ...theirs.metadata, resourceVersion: 'theirs' } });
+    const conflict = once(d, 'slices-error');
+    const done = published(d);
+    d.injectFault('gpu-0', 'test');
+    const [event] = (await conflict) as [{ error: string }];
+    assert.match(event.error, /HTTP 409/);
+    await done;
+    assert.equal(api.slicesOf(DRIVER)[0]!.metadata.uid, theirs.metadata.uid);
+
+    // A kubelet restart wipes the node's slices: the resync (here every 100 ms) publishes again.
+    const again = published(d);
+    api.slices.delete(name);
+    api.emit('change');
+    await again;
+    assert.equal(api.slicesOf(DRIVER).length, 1);
+  });
+
+  it('shares a device between claims as consumable capacity when replicas > 1', async () => {
+    const d = await startDriver({ replicas: 4 });
+    await firstPublication(d);
+    const device = api.slicesOf(DRIVER)[0]!.spec.devices![0]!;
+    assert.equal(device.allowMultipleAllocations, true);
+    assert.deepEqual(device.capacity, {
+      shares: { value: '4', requestPolicy: { default: '1', validRange: { min: '1', max: '4' } } },
+    });
+    // Two claims on the same device, each with its share ID, both prepared.
+    const { TestDraKubelet } = await import('./test-dra-kubelet.js');
+    const kubelet = new TestDraKubelet(join(root, 'registry'));
+    kubelet.start();
+    try {
+      await kubelet.registered(DRIVER);
+      const a = allocatedClaim({
+        name: 'a',
+        node: NODE,
+        results: [{ driver: DRIVER, pool: NODE, device: 'gpu-0', shareID: 's-a' }],
+      });
+      const b = allocatedClaim({
+        name: 'b',
+        node: NODE,
+        results: [{ driver: DRIVER, pool: NODE, device: 'gpu-0', shareID: 's-b' }],
+      });
+      api.putClaim(a);
+      api.putClaim(b);
+      const res = await kubelet.prepare(DRIVER, [
+        { namespace: 'default', name: 'a', uid: a.metadata.uid },
+        { namespace: 'default', name: 'b', uid: b.metadata.uid },
+      ]);
+      assert.deepEqual(
+        [a, b].map((c) => {
+          const dev = res.claims[c.metadata.uid]!.devices[0]!;
+          return [res.claims[c.metadata.uid]!.error, dev.shareId, dev.cdiDeviceIds];
+        }),
+        [
+          ['', 's-a', [`k8s.${DRIVER}/device=${a.metadata.uid}-gpu-0-s-a`]],
+          ['', 's-b', [`k8s.${DRIVER}/device=${b.metadata.uid}-gpu-0-s-b`]],
+        ],
+      );
+      assert.equal(d.preparedClaims().length, 2);
+    } finally {
+      kubelet.stop();
+    }
+  });
+
+  it('gives PCI devices DNS-label names and the standard pciBusID attribute', async () => {
+    const d = await startDriver({
+      source: new SysfsPciSource({ root: FIXTURE_SYS, vendor: '0x10de' }),
+      pciBusIdFromId: true,
+    });
+    await firstPublication(d);
+    const slices = api.slicesOf(DRIVER);
+    const devices = slices[0]!.spec.devices!;
+    assert.equal(devices.length, 3, JSON.stringify(slices));
+    for (const device of devices) {
+      const id = (device.attributes!.id as { string: string }).string;
+      assert.match(id, /^0000:[0-9a-f]{2}:00\.0$/);
+      assert.match(device.name, /^0000-[0-9a-f]{2}-00-0-[0-9a-f]{6}$/);
+      assert.deepEqual(device.attributes!['resource.kubernetes.io/pciBusID'], { string: id });
+    }
+    // numa_node -1 (no NUMA information): no numaNode attribute rather than a made-up one.
+    assert.deepEqual(
+      devices.map((x) => x.attributes!['resource.kubernetes.io/numaNode']),
+      [{ int: 0 }, { int: 1 }, undefined],
+    );
+  });
+});
