@@ -215,14 +215,7 @@ function claimSpec(
   constraints.forEach((raw, i) => {
     const c = asObj(raw) ?? {};
     const f = `${field}.devices.constraints[${i}]`;
-    asList(c['requests']).forEach((name, j) => {
-      if (typeof name !== 'string' || !names.has(name))
-        e.invalid(
-          `${f}.requests[${j}]`,
-          name,
-          "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
-        );
-    });
+    requestRefs(e, f, c['requests'], names);
     if (c['matchAttribute'] === undefined) e.required(`${f}.matchAttribute`);
     else qualifiedName(e, `${f}.matchAttribute`, c['matchAttribute'], true);
   });
@@ -231,15 +224,20 @@ function claimSpec(
   config.forEach((raw, i) => {
     const c = asObj(raw) ?? {};
     const f = `${field}.devices.config[${i}]`;
-    asList(c['requests']).forEach((name, j) => {
-      if (typeof name !== 'string' || !names.has(name))
-        e.invalid(
-          `${f}.requests[${j}]`,
-          name,
-          "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
-        );
-    });
+    requestRefs(e, f, c['requests'], names);
     opaque(e, f, c);
+  });
+}
+
+/** `requests` of a constraint or a config: names of the claim's requests (or `request/subrequest`). */
+function requestRefs(e: Errors, field: string, refs: unknown, names: ReadonlySet<string>): void {
+  asList(refs).forEach((name, j) => {
+    if (typeof name !== 'string' || !names.has(name))
+      e.invalid(
+        `${field}.requests[${j}]`,
+        name,
+        "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+      );
   });
 }
 
