@@ -3,7 +3,11 @@
 // directory, and the reconciler and operation executor (reconciler/, operationexecutor/) ask each
 // one GetInfo (pluginregistration v1), hand it to the handler registered for its type
 // (ValidatePlugin, then RegisterPlugin) and report the outcome with NotifyRegistrationStatus. A
-// socket that disappears is deregistered (DeRegisterPlugin).
+// socket that disappears is deregistered (DeRegisterPlugin); one that is replaced by a new socket
+// under the same name (another inode or creation time: the reconciler's new timestamp) is
+// deregistered and registered again. Operations on one socket run one after the other, as the
+// operation executor's per-socket exclusivity has them. Handlers exist for `DevicePlugin` (the
+// device manager) and `DRAPlugin` (the DRA manager); refusals are logged with their reason.
 
 import { watch, lstatSync, mkdirSync, readdirSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
@@ -35,10 +39,28 @@ interface Registered {
   endpoint: string;
 }
 
+interface Known {
+  /** The socket's identity (inode and creation time): a re-created socket has another. */
+  id: string;
+  registered: Registered | null;
+}
+
+/** A Unix socket's identity, null when `path` is not a socket (or gone). */
+function socketId(path: string): string | null {
+  try {
+    const st = lstatSync(path);
+    return st.isSocket() ? `${st.ino}:${st.birthtimeMs || st.ctimeMs}` : null;
+  } catch {
+    return null;
+  }
+}
+
 export class PluginWatcher {
   private watcher: FSWatcher | null = null;
-  /** Registration socket → the plugin it registered (null while registering or after a failure). */
-  private readonly known = new Map<string, Registered | null>();
+  /** Registration socket → its identity and the plugin it registered (null while registering or after a failure). */
+  private readonly known = new Map<string, Known>();
+  /** The operation queued or running per socket. */
+  private readonly ops = new Map<string, Promise<void>>();
   private readonly log: Logger;
 
   constructor(private readonly o: PluginWatcherOptions) {
@@ -73,25 +95,39 @@ export class PluginWatcher {
 
   private check(path: string): void {
     if (path.endsWith(`/${KUBELET_SOCKET_NAME}`) || path.split('/').pop()?.startsWith('.')) return;
-    let isSocket = false;
-    try {
-      isSocket = lstatSync(path).isSocket();
-    } catch {
-      isSocket = false;
-    }
-    if (isSocket && !this.known.has(path)) {
-      this.known.set(path, null);
-      this.register(path).catch((err: unknown) =>
+    const run = (this.ops.get(path) ?? Promise.resolve())
+      .then(() => this.reconcile(path))
+      .catch((err: unknown) =>
         this.log.error({ socket: path, err: String(err) }, 'plugin registration failed'),
       );
-    } else if (!isSocket && this.known.has(path)) {
-      const registered = this.known.get(path);
-      this.known.delete(path);
-      if (registered) registered.handler.deRegisterPlugin(registered.name, registered.endpoint);
-    }
+    this.ops.set(path, run);
+    void run.finally(() => {
+      if (this.ops.get(path) === run) this.ops.delete(path);
+    });
   }
 
-  private async register(socket: string): Promise<void> {
+  /** Brings one socket's registration in line with what is on disk. */
+  private async reconcile(path: string): Promise<void> {
+    const id = socketId(path);
+    const known = this.known.get(path);
+    if (id !== null && known?.id === id) return;
+    if (known) {
+      this.known.delete(path);
+      if (known.registered) {
+        this.log.info(
+          { socket: path, name: known.registered.name, recreated: id !== null },
+          'deregistering plugin: its registration socket is gone',
+        );
+        known.registered.handler.deRegisterPlugin(known.registered.name, known.registered.endpoint);
+      }
+    }
+    if (id === null) return;
+    const entry: Known = { id, registered: null };
+    this.known.set(path, entry);
+    await this.register(path, entry);
+  }
+
+  private async register(socket: string, entry: Known): Promise<void> {
     const client = new pluginregistration.RegistrationClient(
       `unix://${socket}`,
       credentials.createInsecure(),
@@ -111,7 +147,7 @@ export class PluginWatcher {
           client.getInfo({}, new Metadata(), deadline(), (err, res) => (err ? reject(err) : resolve(res))),
         );
       } catch (err) {
-        this.known.delete(socket);
+        if (this.known.get(socket) === entry) this.known.delete(socket);
         this.log.warn(
           {
             socket,
@@ -123,16 +159,22 @@ export class PluginWatcher {
       }
       const handler = this.o.handlers.get(info.type);
       if (!handler) {
-        await notify({
-          pluginRegistered: false,
-          error: `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`,
-        });
+        const error = `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`;
+        this.log.warn(
+          { socket, type: info.type, name: info.name, err: error },
+          'plugin registration refused',
+        );
+        await notify({ pluginRegistered: false, error });
         return;
       }
       const endpoint = info.endpoint || socket;
       const refuse = async (what: string, err: unknown) => {
         const message = err instanceof Error ? err.message : String(err);
         const error = `RegisterPlugin error -- plugin ${what} failed with err: ${message}`;
+        this.log.warn(
+          { socket, type: info.type, name: info.name, endpoint, err: error },
+          'plugin registration refused',
+        );
         this.o.onRejected({ resource: info.name, endpoint, error });
         await notify({ pluginRegistered: false, error });
       };
@@ -146,12 +188,13 @@ export class PluginWatcher {
       } catch (err) {
         return await refuse('registration', err);
       }
-      if (!this.known.has(socket)) {
-        // The registration socket went away while we were registering it.
+      if (this.known.get(socket) !== entry) {
+        // The kubelet restarted (or stopped) while this plugin was being registered.
         handler.deRegisterPlugin(info.name, endpoint);
         return;
       }
-      this.known.set(socket, { handler, name: info.name, endpoint });
+      entry.registered = { handler, name: info.name, endpoint };
+      this.log.info({ socket, type: info.type, name: info.name, endpoint }, 'plugin registered');
       await notify({ pluginRegistered: true, error: '' });
     } finally {
       client.close();
