@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
-import { DEVICE_PLUGIN_TYPE } from '@plugboard/proto';
+import { DEVICE_PLUGIN_TYPE, DRA_PLUGIN_TYPE } from '@plugboard/proto';
 import { DEFAULT_POD_RESOURCES_RATE_LIMIT } from './apis/podresources/grpc/ratelimit.js';
 import { PodResourcesServer } from './apis/podresources/server.js';
 import { ensureNamespace, kubernetesService, SYSTEM_NAMESPACES } from './apiserver/bootstrap.js';
@@ -22,6 +22,14 @@ import { NodeLeaseController } from './nodelease/lease-controller.js';
 import { NodeStatusReporter } from './nodestatus/status-reporter.js';
 import { CpuManager, MAX_ALIGNABLE_NUMA_NODES, MemoryManager, TopologyAdmission } from '@plugboard/topology';
 import { DeviceManager } from './cm/devicemanager/manager.js';
+import { DraManager } from './cm/dra/manager.js';
+import {
+  DeviceTaintEvictionController,
+  DISRUPTION_MESSAGE,
+  DISRUPTION_REASON,
+} from './controlplane/device-taint-eviction.js';
+import { ResourceClaimController } from './controlplane/resourceclaim-controller.js';
+import { DraScheduler } from './controlplane/scheduler.js';
 import { DEFAULT_GRACE_PERIOD_MS } from './cm/devicemanager/types.js';
 import { configz } from './configz.js';
 import { fromTopology, KubeletSimError } from './errors.js';
@@ -110,6 +118,35 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     },
   );
 
+  // Dynamic Resource Allocation: the kubelet's DRA manager and, around the node, the control
+  // plane's parts (scheduler, ResourceClaim controller, device taint eviction).
+  const podsRef: { current: PodManager | null } = { current: null };
+  const dra = new DraManager({
+    nodeName,
+    stateDir,
+    claims: resourceClaims,
+    slices: resourceSlices,
+    ...(opts.draWipingDelayMs !== undefined ? { wipingDelayMs: opts.draWipingDelayMs } : {}),
+    logger,
+    onPodsHealthChanged: (uids) => podsRef.current?.onDraHealth(uids),
+  });
+  const claimController = new ResourceClaimController({
+    claims: resourceClaims,
+    templates: resourceClaimTemplates,
+    events: recorder,
+    logger,
+  });
+  const draScheduler = new DraScheduler({
+    nodeName,
+    nodes,
+    claims: resourceClaims,
+    slices: resourceSlices,
+    classes: deviceClasses,
+    templates: resourceClaimTemplates,
+    clock,
+    logger,
+  });
+
   const deviceManager = new DeviceManager({
     devicePluginDir,
     gracePeriodMs: opts.gracePeriodMs ?? DEFAULT_GRACE_PERIOD_MS,
@@ -139,6 +176,8 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     store: podStore,
     events: recorder,
     backoff: { ...DEFAULT_BACKOFF, ...(opts.crashLoopBackOff ?? {}) },
+    dra: { manager: dra, claimController, scheduler: draScheduler },
+    syncFrequencyMs: opts.syncFrequencyMs ?? 60_000,
     nodeAllocatable: () => {
       const { allocatable } = deviceManager.nodeResources();
       return new Map([
@@ -152,12 +191,23 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     },
     logger,
   });
+  podsRef.current = pods;
+  const evictions = new DeviceTaintEvictionController({
+    claims: resourceClaims,
+    slices: resourceSlices,
+    clock,
+    events: recorder,
+    pods: () => pods.evictionCandidates(),
+    evict: (namespace, name, uid) => pods.evict(namespace, name, uid, DISRUPTION_REASON, DISRUPTION_MESSAGE),
+    logger,
+  });
   const podResources = new PodResourcesServer({
     socketPath: resolve(opts.podResourcesSocket ?? join(stateDir, 'pod-resources', 'kubelet.sock')),
     deviceManager,
     cpuManager,
     memoryManager,
     pods,
+    dra,
     rateLimit:
       opts.podResourcesRateLimit === undefined
         ? DEFAULT_POD_RESOURCES_RATE_LIMIT
@@ -168,7 +218,10 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   const pluginWatcher = opts.pluginsRegistryDir
     ? new PluginWatcher({
         dir: resolve(opts.pluginsRegistryDir),
-        handlers: new Map([[DEVICE_PLUGIN_TYPE, deviceManager.getWatcherHandler()]]),
+        handlers: new Map([
+          [DEVICE_PLUGIN_TYPE, deviceManager.getWatcherHandler()],
+          [DRA_PLUGIN_TYPE, dra.watcherHandler()],
+        ]),
         timeoutMs: opts.dialTimeoutMs ?? 10_000,
         logger,
         onRejected: (e) => emitter.emit('registration-rejected', e),
@@ -272,11 +325,16 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
             cpuIds: cpuManager.cpusOf(p.spec.uid, c.name),
             memory: memoryManager.blocksOf(p.spec.uid, c.name),
             allocateResponses: Object.fromEntries(allocations.map((a) => [a.resource, a.response])),
+            claims: c.claims.map((x) => ({ ...x })),
+            cdiDevices: pods.cdiDevicesOf(p, c),
           };
         }),
         admission: p.admission,
+        resourceClaimStatuses: p.resourceClaimStatuses.map((x) => ({ ...x })),
+        unschedulable: p.unschedulable ? { ...p.unschedulable } : null,
       };
     }),
+    dra: dra.state(),
   });
 
   let stopped = false;
@@ -290,9 +348,13 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         'kubelet restarting: deleting device-plugin sockets, keeping the checkpoint',
       );
       await podResources.stop();
+      // The DRA manager forgets its plugins, reads its checkpoint back and wipes this node's
+      // ResourceSlices; the drivers register again through the plugin watcher.
+      await dra.restart();
       await deviceManager.restart();
       pluginWatcher?.rescan();
       pods.reconcileAllocations();
+      void pods.reconcileDra();
       await podResources.start();
       nodeStatus.restarted();
       emitter.emit('restarted');
@@ -329,6 +391,8 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
       if (stopped) return;
       stopped = true;
       pods.stop();
+      evictions.stop();
+      dra.stop();
       nodeLease.stop();
       nodeStatus.stop();
       pluginWatcher?.stop();
@@ -349,6 +413,8 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
 
   try {
     await deviceManager.start();
+    await dra.start();
+    evictions.start();
     pluginWatcher?.start();
     pods.reconcileAllocations();
     await podResources.start();

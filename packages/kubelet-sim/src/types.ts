@@ -15,6 +15,8 @@ import type {
   TopologyOverride,
 } from '@plugboard/topology';
 import type { DeviceView, PluginOptions, ResourceView } from './cm/devicemanager/types.js';
+import type { DraStateView } from './cm/dra/manager.js';
+import type { ContainerClaim, PodResourceClaimStatus } from './cm/dra/types.js';
 import type { NodeShapeOptions } from './machine/node-shape.js';
 import type { PodSpecInput } from './pods/pod-spec.js';
 import type { AdmittedPod, BackoffOptions } from './pods/runtime.js';
@@ -76,6 +78,17 @@ export interface KubeletSimOptions extends NodeShapeOptions {
   podProxyTargets?: ReadonlyMap<string, string>;
   /** Dial timeout for a registering plugin (kubelet: 10 s). */
   dialTimeoutMs?: number;
+  /**
+   * How soon a pod whose sync stopped before its containers started (a failed DRA prepare) is
+   * synced again, and how often claims a failed unprepare left behind are retried: the kubelet's
+   * syncFrequency, 1 min.
+   */
+  syncFrequencyMs?: number;
+  /**
+   * How long a DRA driver with no connected plugin keeps its ResourceSlices on this node before
+   * the kubelet deletes them (the kubelet's defaultWipingDelay, 30 s).
+   */
+  draWipingDelayMs?: number;
   logger?: Logger;
 }
 
@@ -105,6 +118,8 @@ export interface DeviceManagerState {
   };
   resources: Record<string, ResourceView>;
   pods: PodState[];
+  /** The DRA manager: registered drivers and their plugins, and every claim it prepared. */
+  dra: DraStateView;
 }
 
 export interface PodState {
@@ -124,9 +139,17 @@ export interface PodState {
     memory: MemoryBlock[];
     /** What the plugin's Allocate returned (envs, mounts, device specs, annotations, CDI devices). */
     allocateResponses: Record<string, unknown>;
+    /** `resources.claims`: the pod's ResourceClaims (and requests) this container uses. */
+    claims: ContainerClaim[];
+    /** The CDI device IDs the DRA manager hands the container (GetResources). */
+    cdiDevices: string[];
   }[];
   /** The Topology Manager's decision: hints per provider, merged hint, policy, scope, result. */
   admission: AdmissionDecision | null;
+  /** The claims the ResourceClaim controller generated from templates. */
+  resourceClaimStatuses: PodResourceClaimStatus[];
+  /** Why the scheduler left the pod Pending (PodScheduled False), null once it is bound. */
+  unschedulable: { reason: string; message: string } | null;
 }
 
 export interface KubeletSimEvents {

@@ -3,15 +3,21 @@
 // and the v1 defaults, Kubernetes 1.33) before a kubelet ever sees it. Names and the served object
 // are checked here; each container's requests and limits (extended resources are integers with
 // requests equal to limits, requests default to limits) are parsed by @plugboard/topology, which
-// also has the QoS class and the pod-level request.
+// also has the QoS class and the pod-level request. Dynamic Resource Allocation: `spec.resourceClaims`
+// (each a DNS label naming exactly one of a ResourceClaim or a ResourceClaimTemplate) and the
+// containers' `resources.claims`, which must name one of them (validatePodResourceClaim,
+// validateResourceClaimNames).
 
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { containerRequests, type ContainerRequests, type PodRequests } from '@plugboard/topology';
 import { fromTopology, KubeletSimError } from '../errors.js';
+import type { ContainerClaim, PodResourceClaim } from '../cm/dra/types.js';
 
 const quantity = z.union([z.string(), z.number()]);
 const resourceList = z.record(z.string(), quantity);
+
+const containerClaimSchema = z.object({ name: z.string(), request: z.string().optional() }).loose();
 
 const containerSchema = z
   .object({
@@ -19,9 +25,21 @@ const containerSchema = z
     image: z.string().optional(),
     restartPolicy: z.literal('Always').optional(),
     resources: z
-      .object({ requests: resourceList.optional(), limits: resourceList.optional() })
+      .object({
+        requests: resourceList.optional(),
+        limits: resourceList.optional(),
+        claims: z.array(containerClaimSchema).optional(),
+      })
       .loose()
       .optional(),
+  })
+  .loose();
+
+const podResourceClaimSchema = z
+  .object({
+    name: z.string(),
+    resourceClaimName: z.string().optional(),
+    resourceClaimTemplateName: z.string().optional(),
   })
   .loose();
 
@@ -44,6 +62,7 @@ export const podInputSchema = z
         restartPolicy: z.enum(['Always', 'OnFailure', 'Never']).optional(),
         initContainers: z.array(containerSchema).optional(),
         containers: z.array(containerSchema).min(1),
+        resourceClaims: z.array(podResourceClaimSchema).optional(),
       })
       .loose(),
   })
@@ -56,6 +75,8 @@ export type RestartPolicy = 'Always' | 'OnFailure' | 'Never';
 export interface ContainerSpec extends ContainerRequests {
   /** The container as it is served back (requests defaulted from limits). */
   raw: Record<string, unknown>;
+  /** `resources.claims`: the pod's ResourceClaims (and requests of them) this container uses. */
+  claims: ContainerClaim[];
 }
 
 export interface PodSpec extends PodRequests {
@@ -66,6 +87,10 @@ export interface PodSpec extends PodRequests {
   restartPolicy: RestartPolicy;
   initContainers: ContainerSpec[];
   containers: ContainerSpec[];
+  /** `spec.resourceClaims` (Dynamic Resource Allocation). */
+  resourceClaims: PodResourceClaim[];
+  /** spec.nodeName as submitted: a pod that names its node bypasses the scheduler. */
+  requestedNodeName: string | null;
   /** spec as served back, with the API server's defaults and this node's name. */
   rawSpec: Record<string, unknown>;
 }
@@ -85,6 +110,7 @@ function normalizeContainer(
   c: z.infer<typeof containerSchema>,
   path: string,
   init: boolean,
+  podClaimNames: ReadonlySet<string>,
 ): ContainerSpec {
   if (!DNS1123_LABEL.test(c.name) || c.name.length > 63) {
     throw invalid(
@@ -94,18 +120,94 @@ function normalizeContainer(
     );
   }
   const { rawRequests, rawLimits, ...requests } = fromTopology(() => containerRequests(pod, c, path, init));
+  const claims = validateContainerClaims(
+    pod,
+    c.resources?.claims ?? [],
+    `${path}.resources.claims`,
+    podClaimNames,
+  );
   const raw: Record<string, unknown> = {
     ...c,
     image: c.image ?? DEFAULT_IMAGE,
     resources: {
       ...(Object.keys(rawLimits).length ? { limits: rawLimits } : {}),
       ...(Object.keys(rawRequests).length ? { requests: rawRequests } : {}),
+      ...(claims.length ? { claims: c.resources?.claims } : {}),
     },
     terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'File',
     imagePullPolicy: 'IfNotPresent',
   };
-  return { ...requests, raw };
+  return { ...requests, raw, claims };
+}
+
+/** validateResourceClaimNames: each entry names one of the pod's claims, at most once per request. */
+function validateContainerClaims(
+  pod: string,
+  claims: z.infer<typeof containerClaimSchema>[],
+  path: string,
+  podClaimNames: ReadonlySet<string>,
+): ContainerClaim[] {
+  const seen = new Set<string>();
+  return claims.map((claim, i) => {
+    if (!claim.name) throw invalid(pod, `${path}[${i}]`, 'Required value');
+    const key = `${claim.name}/${claim.request ?? ''}`;
+    if (seen.has(key)) throw invalid(pod, `${path}[${i}]`, `Duplicate value: "${claim.name}"`);
+    seen.add(key);
+    if (!podClaimNames.has(claim.name)) {
+      const names = [...podClaimNames].sort();
+      throw invalid(
+        pod,
+        `${path}[${i}]`,
+        `Not found: "${claim.name}": must be one of the names in pod.spec.resourceClaims${names.length ? `: ${names.join(', ')}` : ' which is empty'}`,
+      );
+    }
+    return { name: claim.name, ...(claim.request ? { request: claim.request } : {}) };
+  });
+}
+
+/** validatePodResourceClaim for every entry: a unique DNS label naming exactly one source. */
+function validatePodClaims(
+  pod: string,
+  claims: z.infer<typeof podResourceClaimSchema>[],
+): PodResourceClaim[] {
+  const names = new Set<string>();
+  return claims.map((claim, i) => {
+    const path = `spec.resourceClaims[${i}]`;
+    if (!claim.name) throw invalid(pod, `${path}.name`, 'Required value');
+    if (names.has(claim.name)) throw invalid(pod, `${path}.name`, `Duplicate value: "${claim.name}"`);
+    if (!DNS1123_LABEL.test(claim.name) || claim.name.length > 63)
+      throw invalid(
+        pod,
+        `${path}.name`,
+        `Invalid value: "${claim.name}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+      );
+    names.add(claim.name);
+    const byName = claim.resourceClaimName !== undefined;
+    const byTemplate = claim.resourceClaimTemplateName !== undefined;
+    const shown = JSON.stringify({
+      name: claim.name,
+      ...(byName ? { resourceClaimName: claim.resourceClaimName } : {}),
+      ...(byTemplate ? { resourceClaimTemplateName: claim.resourceClaimTemplateName } : {}),
+    });
+    if (byName && byTemplate)
+      throw invalid(
+        pod,
+        path,
+        `Invalid value: ${shown}: at most one of \`resourceClaimName\` or \`resourceClaimTemplateName\` may be specified`,
+      );
+    if (!byName && !byTemplate)
+      throw invalid(
+        pod,
+        path,
+        `Invalid value: ${shown}: must specify one of: \`resourceClaimName\`, \`resourceClaimTemplateName\``,
+      );
+    return {
+      name: claim.name,
+      ...(byName ? { resourceClaimName: claim.resourceClaimName! } : {}),
+      ...(byTemplate ? { resourceClaimTemplateName: claim.resourceClaimTemplateName! } : {}),
+    };
+  });
 }
 
 /** Parses and validates a pod; throws KubeletSimError('Invalid') naming the field. */
@@ -143,11 +245,13 @@ export function parsePodSpec(input: unknown, nodeName: string): PodSpec {
       `Invalid value: "${p.spec.nodeName}": this kubelet runs node "${nodeName}"`,
     );
   }
+  const resourceClaims = validatePodClaims(name, p.spec.resourceClaims ?? []);
+  const podClaimNames = new Set(resourceClaims.map((c) => c.name));
   const initContainers = (p.spec.initContainers ?? []).map((c, i) =>
-    normalizeContainer(name, c, `spec.initContainers[${i}]`, true),
+    normalizeContainer(name, c, `spec.initContainers[${i}]`, true, podClaimNames),
   );
   const containers = p.spec.containers.map((c, i) =>
-    normalizeContainer(name, c, `spec.containers[${i}]`, false),
+    normalizeContainer(name, c, `spec.containers[${i}]`, false, podClaimNames),
   );
   const seen = new Set<string>();
   for (const [i, c] of [...initContainers, ...containers].entries()) {
@@ -178,6 +282,8 @@ export function parsePodSpec(input: unknown, nodeName: string): PodSpec {
     restartPolicy,
     initContainers,
     containers,
+    resourceClaims,
+    requestedNodeName: p.spec.nodeName ? p.spec.nodeName : null,
     rawSpec,
   };
 }

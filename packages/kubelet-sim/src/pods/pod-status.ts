@@ -2,7 +2,10 @@
 // generateAPIPodStatus and convertToAPIContainerStatuses, the status manager's conditions;
 // release-1.33): phase, conditions with their transition times, IPs, QoS class, init and app
 // container statuses with state, lastState, restartCount and allocatedResourcesStatus (the
-// ResourceHealthStatus feature: each allocated device's health as ListAndWatch last reported it).
+// ResourceHealthStatus feature: each allocated device's health as ListAndWatch last reported it,
+// and for DRA claims `claim:<claim>[/<request>]` entries from the DRA manager's health cache).
+// A pod the scheduler could not place is Pending with PodScheduled False and nothing else; one
+// whose claims are not prepared yet has no sandbox (PodReadyToStartContainers False).
 
 import type { DeviceManager } from '../cm/devicemanager/manager.js';
 import { kubeTime } from '../util/kube-time.js';
@@ -37,10 +40,31 @@ function condition(
   };
 }
 
+/** The DRA manager's allocatedResourcesStatus entries of one (app) container. */
+export type DraResourceStatusFn = (pod: PodRuntime, c: ContainerRuntime) => ResourceStatus[];
+
 /** The Pod object as the API serves it. */
-export function renderPod(pod: PodRuntime, hostIp: string, devices: DeviceManager): AdmittedPod {
+export function renderPod(
+  pod: PodRuntime,
+  hostIp: string,
+  devices: DeviceManager,
+  dra?: DraResourceStatusFn,
+): AdmittedPod {
   const { spec } = pod;
   const status: Record<string, unknown> = { phase: pod.phase };
+  const claimStatuses = pod.resourceClaimStatuses.length
+    ? { resourceClaimStatuses: pod.resourceClaimStatuses }
+    : {};
+  if (pod.unschedulable) {
+    // Not bound: no nodeName (unless the pod named one), no IPs, no container statuses.
+    status['conditions'] = [
+      condition(pod, 'PodScheduled', false, pod.unschedulable.reason, pod.unschedulable.message),
+    ];
+    Object.assign(status, { qosClass: pod.qos, ...claimStatuses });
+    const rawSpec = { ...spec.rawSpec };
+    if (spec.requestedNodeName === null) delete rawSpec['nodeName'];
+    return podObject(pod, rawSpec, status);
+  }
   if (pod.rejected) {
     Object.assign(status, {
       reason: pod.reason,
@@ -58,7 +82,7 @@ export function renderPod(pod: PodRuntime, hostIp: string, devices: DeviceManage
     const ready = unready.length === 0;
     const done = isTerminal(pod);
     status['conditions'] = [
-      condition(pod, 'PodReadyToStartContainers', !done),
+      condition(pod, 'PodReadyToStartContainers', pod.sandboxReady && !done),
       condition(
         pod,
         'Initialized',
@@ -83,6 +107,10 @@ export function renderPod(pod: PodRuntime, hostIp: string, devices: DeviceManage
         ready || done ? undefined : `containers with unready status: [${unready.join(' ')}]`,
       ),
       condition(pod, 'PodScheduled', true),
+      // A controller's condition, patched in after the kubelet's own.
+      ...(pod.disruption
+        ? [condition(pod, 'DisruptionTarget', true, pod.disruption.reason, pod.disruption.message)]
+        : []),
     ];
     Object.assign(status, {
       hostIP: hostIp,
@@ -93,10 +121,20 @@ export function renderPod(pod: PodRuntime, hostIp: string, devices: DeviceManage
       ...(pod.init.length
         ? { initContainerStatuses: pod.init.map((c) => containerStatus(pod, c, devices)) }
         : {}),
-      containerStatuses: pod.app.map((c) => containerStatus(pod, c, devices)),
+      containerStatuses: pod.app.map((c) => containerStatus(pod, c, devices, dra)),
       qosClass: pod.qos,
+      ...claimStatuses,
     });
   }
+  return podObject(pod, spec.rawSpec, status);
+}
+
+function podObject(
+  pod: PodRuntime,
+  rawSpec: Record<string, unknown>,
+  status: Record<string, unknown>,
+): AdmittedPod {
+  const { spec } = pod;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -108,35 +146,42 @@ export function renderPod(pod: PodRuntime, hostIp: string, devices: DeviceManage
       ...(Object.keys(spec.labels).length ? { labels: spec.labels } : {}),
       ...(Object.keys(spec.annotations).length ? { annotations: spec.annotations } : {}),
     },
-    spec: spec.rawSpec,
+    spec: rawSpec,
     status,
   };
 }
 
-/** Per resource, the health of each allocated device (the ResourceHealthStatus feature). */
+/**
+ * Per resource, the health of each allocated device (the ResourceHealthStatus feature): the device
+ * manager's entries, then (app containers only, as UpdateAllocatedResourcesStatus walks
+ * containerStatuses) the DRA manager's.
+ */
 export function resourceStatus(
   pod: PodRuntime,
   c: ContainerRuntime,
   devices: DeviceManager,
+  dra?: DraResourceStatusFn,
 ): ResourceStatus[] {
   const frozen = pod.finalResourceStatus?.get(c.spec.name);
   if (frozen) return frozen;
-  return devices.containerAllocations(pod.spec.uid, c.spec.name).map((a) => ({
+  const plugin = devices.containerAllocations(pod.spec.uid, c.spec.name).map((a) => ({
     name: a.resource,
     resources: a.deviceIds.map((id) => ({
       resourceID: id,
       health: devices.deviceHealth(a.resource, id),
     })),
   }));
+  return dra && !c.spec.init && c.spec.claims.length ? [...plugin, ...dra(pod, c)] : plugin;
 }
 
 function containerStatus(
   pod: PodRuntime,
   c: ContainerRuntime,
   devices: DeviceManager,
+  dra?: DraResourceStatusFn,
 ): Record<string, unknown> {
   const image = String(c.spec.raw['image']);
-  const allocated = resourceStatus(pod, c, devices);
+  const allocated = resourceStatus(pod, c, devices, dra);
   return {
     name: c.spec.name,
     state: renderState(c.state),

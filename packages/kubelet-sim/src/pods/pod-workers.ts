@@ -4,6 +4,9 @@
 // container; PreStartContainer before every start (GetDeviceRunContainerOptions); a container whose
 // device turns Unhealthy exits 1, and with a restarting policy it crash-loops with the kubelet's
 // exponential back-off (doBackOff), otherwise the pod ends Failed. No containers really run.
+// Before the first container, the pod's sandbox is created — after its ResourceClaims are prepared
+// (kuberuntime_manager.go SyncPod: PrepareDynamicResources before createPodSandbox); a failure
+// stops the sync there and the pod is synced again later, as the pod workers resync it.
 
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -38,6 +41,13 @@ export interface PodWorkersOptions {
   release: (pod: PodRuntime) => void;
   /** What a starting container finds in its environment (its devices, CPUs, memory), as log lines. */
   environment: (pod: PodRuntime, c: ContainerRuntime) => string[];
+  /**
+   * Creates the pod sandbox (preparing its ResourceClaims first); false when that failed and a
+   * later sync was scheduled.
+   */
+  prepareSandbox: (pod: PodRuntime) => Promise<boolean>;
+  /** Why a container's DRA devices keep it from running (an unhealthy device), or null. */
+  draUnhealthy: (pod: PodRuntime, c: ContainerRuntime) => string | null;
 }
 
 export class PodWorkers {
@@ -67,6 +77,10 @@ export class PodWorkers {
 
   private async advanceOnce(pod: PodRuntime): Promise<void> {
     if (pod.gone || isTerminal(pod)) return;
+    if (!pod.sandboxReady) {
+      if (pod.syncTimer || !(await this.o.prepareSandbox(pod))) return;
+      if (pod.gone || isTerminal(pod)) return;
+    }
     for (const c of pod.init) {
       if (c.state.kind === 'waiting') {
         if (c.timer || c.starting) return;
@@ -140,7 +154,7 @@ export class PodWorkers {
         if (this.o.devices.deviceHealth(a.resource, id) !== 'Healthy')
           return `device ${id} of ${a.resource} is unhealthy`;
     }
-    return null;
+    return this.o.draUnhealthy(pod, c);
   }
 
   /** The workload exits 1 because its device is unhealthy. */
@@ -217,6 +231,17 @@ export class PodWorkers {
     if (pod.gone || isTerminal(pod)) return;
     await this.attempt(pod, c);
     await this.advance(pod);
+  }
+
+  /** The health of a pod's DRA devices changed: running containers on an unhealthy one fail. */
+  onPodHealth(pod: PodRuntime): void {
+    if (pod.gone || isTerminal(pod)) return;
+    for (const c of [...pod.init, ...pod.app]) {
+      if (c.state.kind !== 'running') continue;
+      const bad = this.unhealthyDevice(pod, c);
+      if (bad) this.fail(pod, c, bad);
+    }
+    this.o.publish(pod);
   }
 
   /** Device health of `resource` changed: running containers on an unhealthy device fail. */

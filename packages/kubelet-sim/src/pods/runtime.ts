@@ -4,6 +4,7 @@
 
 import type { AdmissionDecision, QosClass } from '@plugboard/topology';
 import type { KubeObject } from '../apiserver/object-store.js';
+import type { PodResourceClaimStatus } from '../cm/dra/types.js';
 import { ContainerLog } from '../kuberuntime/container-log.js';
 import type { ContainerSpec, PodSpec } from './pod-spec.js';
 
@@ -71,11 +72,24 @@ export interface PodRuntime {
   finalResourceStatus: Map<string, ResourceStatus[]> | null;
   /** How the resource managers admitted (or refused) the pod: hints, merged affinity, placement. */
   admission: AdmissionDecision | null;
+  /** `status.resourceClaimStatuses`: the claims the ResourceClaim controller generated from templates. */
+  resourceClaimStatuses: PodResourceClaimStatus[];
+  /** The scheduler could not place the pod (PodScheduled False): it stays Pending, unbound. */
+  unschedulable: { reason: string; message: string } | null;
+  /**
+   * The pod sandbox exists: the kubelet prepares a pod's ResourceClaims before it creates the
+   * sandbox, and not again for container restarts.
+   */
+  sandboxReady: boolean;
+  /** The next sync of a pod whose last one stopped before its containers (failed DRA prepare). */
+  syncTimer: NodeJS.Timeout | null;
+  /** The DisruptionTarget condition, set just before the pod is deleted by a controller. */
+  disruption: { reason: string; message: string } | null;
 }
 
 export interface ResourceStatus {
   name: string;
-  resources: { resourceID: string; health: string }[];
+  resources: { resourceID: string; health: string; message?: string }[];
 }
 
 /** The Pod object as the API serves it. */

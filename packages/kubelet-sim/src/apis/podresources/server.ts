@@ -1,6 +1,7 @@
 // The kubelet's PodResources v1 server (pkg/kubelet/apis/podresources server_v1.go and
 // server.go's serving on a Unix socket, release-1.33): `v1.PodResourcesLister` with List (active
-// pods with devices per NUMA node, exclusive CPUs, pinned memory), GetAllocatableResources
+// pods with devices per NUMA node, exclusive CPUs, pinned memory, DRA claims as
+// containerManagerImpl.GetDynamicResources reports them), GetAllocatableResources
 // (healthy devices only, node CPUs and memory) and Get (the kubelet's "pod X in namespace Y not
 // found"), behind the token-bucket rate limit of grpc/ratelimit.ts (100 qps, burst 10;
 // RESOURCE_EXHAUSTED "rejected by rate limit").
@@ -11,6 +12,8 @@ import type { Logger } from 'pino';
 import { bindUnixServer, closeUnixServer, podresources } from '@plugboard/proto';
 import { NODE_WITHOUT_TOPOLOGY, type CpuManager, type MemoryManager } from '@plugboard/topology';
 import type { DeviceManager } from '../../cm/devicemanager/manager.js';
+import type { DraManager } from '../../cm/dra/manager.js';
+import type { DraPod } from '../../cm/dra/types.js';
 import { unknownStatus } from '../../util/grpc-errors.js';
 import type { PodManager } from '../../pods/pod-manager.js';
 import type { ContainerSpec, PodSpec } from '../../pods/pod-spec.js';
@@ -22,6 +25,8 @@ export interface PodResourcesServerOptions {
   cpuManager: CpuManager;
   memoryManager: MemoryManager;
   pods: PodManager;
+  /** The DRA manager: each container's `dynamic_resources` (none without it). */
+  dra?: DraManager;
   rateLimit: RateLimit | false;
   logger: Logger;
 }
@@ -52,13 +57,13 @@ export class PodResourcesServer {
     const server = new Server();
     const impl: podresources.PodResourcesListerServer = {
       list: this.limited('List', () => ({
-        podResources: this.o.pods.activePods().map((p) => this.podResources(p.spec, p.containers)),
+        podResources: this.o.pods.activePods().map((p) => this.podResources(p.spec, p.containers, p.dra)),
       })),
       getAllocatableResources: this.limited('GetAllocatableResources', () => this.allocatable()),
       get: this.limited('Get', (req: podresources.GetPodResourcesRequest) => {
         const pod = this.o.pods.findPod(req.podNamespace, req.podName);
         if (!pod) throw new Error(`pod ${req.podName} in namespace ${req.podNamespace} not found`);
-        return { podResources: this.podResources(pod.spec, pod.containers) };
+        return { podResources: this.podResources(pod.spec, pod.containers, pod.dra) };
       }),
     };
     server.addService(podresources.PodResourcesListerService, impl);
@@ -101,7 +106,7 @@ export class PodResourcesServer {
     };
   }
 
-  private podResources(pod: PodSpec, containers: ContainerSpec[]): podresources.PodResources {
+  private podResources(pod: PodSpec, containers: ContainerSpec[], dra: DraPod): podresources.PodResources {
     return {
       name: pod.name,
       namespace: pod.namespace,
@@ -121,7 +126,7 @@ export class PodResourcesServer {
             size: m.bytes,
             topology: groupTopology(m.numaNodes),
           })),
-          dynamicResources: [],
+          dynamicResources: this.o.dra ? this.o.dra.dynamicResources(dra, c.claims) : [],
         };
       }),
     };
