@@ -9,9 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { credentials } from '@grpc/grpc-js';
 import { KubeConfig, ResourceV1Api } from '@kubernetes/client-node';
-import { podresources } from '@plugboard/proto';
+import { credentials, Server, ServerCredentials } from '@grpc/grpc-js';
+import { pluginregistration, podresources } from '@plugboard/proto';
 import { startFixture, waitFor, type SimFixture } from './helpers.js';
 import { TestDraDriver } from './dra-driver.js';
 
@@ -568,5 +568,173 @@ describe('DRA with a raw driver', () => {
     await f.sim.deletePod('default', 'survivor');
     assert.equal(driver.unprepareCalls.length, unprepares + 1);
     await assert.rejects(apiClaim(claimName), (err: { code?: number }) => err.code === 404);
+  });
+});
+
+describe('DRA: versions, refusals and what the API server refuses', () => {
+  let f: SimFixture;
+  let api: ResourceV1Api;
+  let driver: TestDraDriver;
+  const OLD = 'old.example.com';
+
+  before(async () => {
+    f = await startFixture({ syncFrequencyMs: 100 }, { registry: true });
+    const kc = new KubeConfig();
+    kc.loadFromFile(f.sim.kubeconfigPath);
+    api = kc.makeApiClient(ResourceV1Api);
+    await api.createDeviceClass({
+      body: {
+        metadata: { name: OLD },
+        spec: { selectors: [{ cel: { expression: `device.driver == "${OLD}"` } }] },
+      },
+    });
+    // A driver from before v1: DRAPlugin v1beta1 and DRAResourceHealth v1alpha1 only.
+    driver = new TestDraDriver({
+      driver: OLD,
+      registryDir: f.registry,
+      pluginsDir: join(f.stateDir, 'plugins'),
+      kubeconfigPath: f.sim.kubeconfigPath,
+      nodeName: NODE,
+      devices: [{ name: 'acc-0' }, { name: 'acc-1' }],
+      supportedVersions: ['v1beta1.DRAPlugin', 'v1alpha1.DRAResourceHealth'],
+      serve: ['v1beta1'],
+      health: 'v1alpha1',
+    });
+    await driver.start();
+    await waitFor(() => driver.statuses[0]?.pluginRegistered, 'registration');
+  });
+  after(async () => {
+    driver.stop();
+    await f.cleanup();
+  });
+
+  test('a v1beta1 driver is called on v1beta1, its v1alpha1 health stream is read', async () => {
+    const plugin = f.sim.state().dra.drivers.find((d) => d.name === OLD)?.plugins[0];
+    assert.deepEqual(
+      [plugin?.service, plugin?.healthService],
+      ['v1beta1.DRAPlugin', 'v1alpha1.DRAResourceHealth'],
+    );
+    await waitFor(async () => {
+      const items = (await api.listResourceSlice({ fieldSelector: `spec.driver=${OLD}` })).items;
+      return items.length === 1;
+    }, 'the slice');
+    await api.createNamespacedResourceClaim({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'acc', namespace: 'default' },
+        spec: { devices: { requests: [{ name: 'acc', exactly: { deviceClassName: OLD } }] } },
+      },
+    });
+    await f.sim.admitPod(draPod('old-api', [{ name: 'acc', resourceClaimName: 'acc' }]));
+    assert.equal(driver.prepareCalls.at(-1)?.service, 'v1beta1');
+    const device = (await api.readNamespacedResourceClaim({ name: 'acc', namespace: 'default' })).status!
+      .allocation!.devices!.results![0]!.device;
+    driver.setHealth(device, 'UNHEALTHY', 'fan failure');
+    const health = await waitFor(() => {
+      const claim = f.sim.state().dra.claims.find((c) => c.name === 'acc');
+      return claim?.devices[0]?.health === 'Unhealthy' ? claim.devices[0] : undefined;
+    }, 'the v1alpha1 health report');
+    assert.equal(health.message, 'fan failure');
+    await f.sim.deletePod('default', 'old-api');
+    assert.equal(driver.unprepareCalls.at(-1)?.service, 'v1beta1');
+  });
+
+  test('a driver serving no DRAPlugin version the kubelet knows is refused, with the reason', async () => {
+    const socket = join(f.registry, 'future-reg.sock');
+    const statuses: pluginregistration.RegistrationStatus[] = [];
+    const server = new Server();
+    server.addService(pluginregistration.RegistrationService, {
+      getInfo: (_call, cb) =>
+        cb(null, {
+          type: 'DRAPlugin',
+          name: 'future.example.com',
+          endpoint: '/run/future/dra.sock',
+          supportedVersions: ['v2.DRAPlugin'],
+        }),
+      notifyRegistrationStatus: (call, cb) => {
+        statuses.push(call.request);
+        cb(null, {});
+      },
+    } satisfies pluginregistration.RegistrationServer);
+    await new Promise<void>((resolve, reject) =>
+      server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) =>
+        err ? reject(err) : resolve(),
+      ),
+    );
+    try {
+      const status = await waitFor(() => statuses[0], 'the registration status');
+      assert.deepEqual(status, {
+        pluginRegistered: false,
+        error:
+          'RegisterPlugin error -- plugin validation failed with err: invalid supported gRPC versions of DRA driver plugin future.example.com at endpoint /run/future/dra.sock: none of services supported by the plugin (["v2.DRAPlugin"]) are supported by the kubelet (["v1.DRAPlugin" "v1beta1.DRAPlugin"])',
+      });
+      assert.equal(
+        f.sim.state().dra.drivers.some((d) => d.name === 'future.example.com'),
+        false,
+      );
+    } finally {
+      server.forceShutdown();
+    }
+  });
+
+  test('a pod that names its node bypasses the scheduler: the kubelet refuses a claim not reserved for it', async () => {
+    await api.createNamespacedResourceClaim({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'unreserved', namespace: 'default' },
+        spec: { devices: { requests: [{ name: 'acc', exactly: { deviceClassName: OLD } }] } },
+      },
+    });
+    const pod = await f.sim.admitPod(
+      draPod('pinned', [{ name: 'acc', resourceClaimName: 'unreserved' }], undefined, { nodeName: NODE }),
+    );
+    assert.equal(get(pod, 'status.phase'), 'Pending');
+    const uid = get(pod, 'metadata.uid') as string;
+    const claimUid = (await api.readNamespacedResourceClaim({ name: 'unreserved', namespace: 'default' }))
+      .metadata!.uid;
+    const events = (
+      (await fetch(
+        `${f.sim.url}/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=pinned,reason=FailedPrepareDynamicResources`,
+      ).then((r) => r.json())) as { items: Obj[] }
+    ).items;
+    assert.equal(
+      events[0]?.['message'],
+      `Failed to prepare dynamic resources: prepare dynamic resources: pod pinned (${uid}) is not allowed to use ResourceClaim unreserved (${claimUid})`,
+    );
+    await f.sim.deletePod('default', 'pinned');
+  });
+
+  test('the API server refuses claim references that do not add up (422 as a pod create would)', async () => {
+    const cases: [unknown, string][] = [
+      [
+        draPod('bad-1', [{ name: 'gpu' }]),
+        'Pod "bad-1" is invalid: spec.resourceClaims[0]: Invalid value: {"name":"gpu"}: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`',
+      ],
+      [
+        draPod('bad-2', [{ name: 'gpu', resourceClaimName: 'a', resourceClaimTemplateName: 'b' }]),
+        'Pod "bad-2" is invalid: spec.resourceClaims[0]: Invalid value: {"name":"gpu","resourceClaimName":"a","resourceClaimTemplateName":"b"}: at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified',
+      ],
+      [
+        draPod('bad-3', [{ name: 'gpu', resourceClaimName: 'a' }], [{ name: 'tpu' }]),
+        'Pod "bad-3" is invalid: spec.containers[0].resources.claims[0]: Not found: "tpu": must be one of the names in pod.spec.resourceClaims: gpu',
+      ],
+      [
+        draPod('bad-4', [], [{ name: 'gpu' }]),
+        'Pod "bad-4" is invalid: spec.containers[0].resources.claims[0]: Not found: "gpu": must be one of the names in pod.spec.resourceClaims which is empty',
+      ],
+      [
+        draPod('bad-5', [
+          { name: 'gpu', resourceClaimName: 'a' },
+          { name: 'gpu', resourceClaimName: 'b' },
+        ]),
+        'Pod "bad-5" is invalid: spec.resourceClaims[1].name: Duplicate value: "gpu"',
+      ],
+    ];
+    for (const [pod, message] of cases)
+      await assert.rejects(f.sim.admitPod(pod as never), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'Invalid');
+        assert.equal(err.message, message);
+        return true;
+      });
   });
 });
