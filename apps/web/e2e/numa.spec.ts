@@ -90,6 +90,8 @@ test('a pod spread over both NUMA nodes is marked on the NUMA map, with its foot
     await form.getByLabel('Memory (GiB)').fill('1');
     await form.getByRole('button', { name: 'Preview placement' }).click();
     const result = form.getByTestId('placement-result');
+    // The gateway predicts (the same rules kubelet-sim admits with); the label says so.
+    await expect(result.getByTestId('prediction-label')).toContainText('A prediction');
     await expect(result).toContainText('admitted by best-effort');
     await expect(result).toContainText('not the preferred (aligned) placement');
     await expect(result).toContainText('NUMA 0+1 (not preferred)');

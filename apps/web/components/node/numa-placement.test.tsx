@@ -156,7 +156,7 @@ describe('NUMA placement views', () => {
     const text = panel.textContent ?? '';
     assert.match(
       text,
-      /Topology Manager best-effort \(scope container\) · CPU Manager static · Memory Manager Static/,
+      /Topology Manager best-effort \(scope container\) · CPU Manager static · Memory Manager Static \(from kubelet-sim's control API\)/,
     );
     assert.match(text, /Device manager.*0\+1/);
     assert.match(text, /CPU Manager.*0★/);

@@ -1,8 +1,9 @@
 'use client';
-// "Try to place" (demo and kubelet-sim only): describe a pod — devices per resource, whole CPUs,
-// memory — and see where the kubelet would put it or why it would refuse it (a dry-run admission
-// through the gateway), then admit it for real. The admitted pod appears through the stream like
-// any other; nothing here changes the map optimistically.
+// "Try to place": describe a pod — devices per resource, whole CPUs, memory — and see where the
+// kubelet would put it or why it would refuse it: the gateway's prediction, made with the kubelet's
+// own rules from sysfs, the kubelet's configz and PodResources, on any node. With kubelet-sim behind
+// the gateway the pod can then be admitted for real; it appears through the stream like any other,
+// and nothing here changes the map optimistically.
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import type { AdmissionView, NodeSnapshot } from '@plugboard/api';
@@ -56,15 +57,16 @@ export function TryPlace({ node, token }: { node: NodeSnapshot; token: string | 
       }),
   });
   const stale = previewFor !== null && previewFor !== body();
-  const available = node.topology?.placement.available ?? false;
-  if (!available) {
+  const placement = node.topology?.placement;
+  if (!placement?.available) {
     return (
       <p className="notice info">
-        Try to place is available with kubelet-sim only:{' '}
-        {node.topology?.placement.reason ?? 'this gateway does not support it'}.
+        Try to place is unavailable: {placement?.reason ?? 'this gateway does not support it'}.
       </p>
     );
   }
+  // Gateways older than the prediction admit whenever they preview.
+  const admitPath = placement.admit ?? { available: true, reason: null };
   const num = (v: string) => Math.max(0, Math.floor(Number(v) || 0));
   return (
     <section className="card" aria-labelledby="try-place">
@@ -137,7 +139,12 @@ export function TryPlace({ node, token }: { node: NodeSnapshot; token: string | 
           <button
             type="button"
             disabled={
-              !preview.data || stale || whatIf !== '' || preview.data.result !== 'admitted' || admit.isPending
+              !admitPath.available ||
+              !preview.data ||
+              stale ||
+              whatIf !== '' ||
+              preview.data.result !== 'admitted' ||
+              admit.isPending
             }
             onClick={() => admit.mutate()}
           >
@@ -149,14 +156,30 @@ export function TryPlace({ node, token }: { node: NodeSnapshot; token: string | 
           Another policy only changes the preview: admitting always uses the node&apos;s.
           {node.gateway.authRequired && !token ? ' Admitting needs the gateway token (enter it above).' : ''}
         </p>
+        {!admitPath.available && (
+          <p className="muted" data-testid="admit-unavailable">
+            Admitting is unavailable: {admitPath.reason ?? 'this gateway cannot admit pods'}.
+          </p>
+        )}
       </form>
       <div role="status" aria-live="polite" data-testid="placement-result">
         {preview.isError && <p className="notice warn">{errorText(preview.error)}</p>}
         {preview.data && !stale && (
           <>
             <h4>
-              Preview for <span className="mono">{`${req.namespace}/${req.name}`}</span>
+              {preview.data.source === 'prediction' ? 'Predicted placement' : 'Preview'} for{' '}
+              <span className="mono">{`${req.namespace}/${req.name}`}</span>
             </h4>
+            {preview.data.source === 'prediction' && (
+              <p className="notice info" data-testid="prediction-label">
+                A prediction: the gateway applied the kubelet&apos;s Topology, CPU and Memory Manager rules to
+                the node as it reads it (sysfs, the kubelet&apos;s configz, PodResources, the plugins&apos;
+                preferred allocation). The kubelet decides when the pod arrives.
+                {preview.data.notes && preview.data.notes.length > 0 && (
+                  <> Not taken into account: {preview.data.notes.join('; ')}.</>
+                )}
+              </p>
+            )}
             <AdmissionDetails admission={preview.data} headingId="try-place" />
           </>
         )}

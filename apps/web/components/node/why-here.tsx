@@ -114,7 +114,7 @@ export function WhyHere({ node, pod }: { node: NodeSnapshot; pod: PodState }) {
       </p>
       <p className="muted">
         {k
-          ? `Topology Manager ${k.topologyManagerPolicy} (scope ${k.topologyManagerScope}) · CPU Manager ${k.cpuManagerPolicy} · Memory Manager ${k.memoryManagerPolicy}`
+          ? `Topology Manager ${k.topologyManagerPolicy} (scope ${k.topologyManagerScope}) · CPU Manager ${k.cpuManagerPolicy} · Memory Manager ${k.memoryManagerPolicy} (from ${k.source === 'configz' ? "the kubelet's configz" : "kubelet-sim's control API"})`
           : `Topology Manager policy unknown: ${node.topology?.kubeletReason ?? 'this gateway does not report it'}.`}
       </p>
       {t?.admission ? (
