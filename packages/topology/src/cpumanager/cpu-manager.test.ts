@@ -95,3 +95,21 @@ test("init containers' CPUs are reused by the app containers after them", () => 
   assert.deepEqual(cpu.cpusOf('p', 'init'), []);
   assert.equal(cpu.sharedPool().length, 14);
 });
+
+test('a CPU Manager restored from the exclusive CPUs PodResources reports chooses as the original', () => {
+  const original = new CpuManager(shape(), 'static', [0, 1]);
+  original.allocate('a', 'main', 3, maskOf([0]), false);
+  original.allocate('b', 'main', 4, maskOf([1]), false);
+  original.allocate('c', 'main', 2, null, false);
+  const rebuilt = new CpuManager(shape(), 'static', [0, 1]);
+  for (const pod of ['a', 'b', 'c']) rebuilt.restore(`ns/${pod}`, 'main', original.cpusOf(pod, 'main'));
+  assert.deepEqual(rebuilt.availableCpus(), original.availableCpus());
+  for (const n of [1, 2, 4, 6])
+    assert.deepEqual(rebuilt.hints('new', n), original.hints('new', n), `${n} CPUs`);
+  assert.deepEqual(
+    rebuilt.allocate('new', 'main', 3, maskOf([1]), false),
+    original.allocate('new', 'main', 3, maskOf([1]), false),
+  );
+  rebuilt.restore('ns/empty', 'main', []);
+  assert.deepEqual(rebuilt.cpusOf('ns/empty', 'main'), [], 'nothing held, nothing restored');
+});

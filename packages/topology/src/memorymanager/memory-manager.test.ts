@@ -69,3 +69,39 @@ test('Memory Manager: Guaranteed pods only, hints by free memory, groups and wid
     ],
   );
 });
+
+test('a Memory Manager restored from the blocks PodResources reports gives the same hints and groups', () => {
+  const machine = () =>
+    uniformMachine({
+      cpus: 8,
+      numaNodes: 4,
+      memoryPerNumaBytes: 4 * 2 ** 30,
+      hugepagesPerNumaBytes: { 'hugepages-2Mi': 2 ** 30 },
+    });
+  const G = 2 ** 30;
+  const original = new MemoryManager(machine(), 'Static');
+  original.allocate('a', 'main', new Map([['memory', 3 * G]]), maskOf([0]));
+  // 6 GiB needs two nodes: a group {1,2}, taken 4 + 2 from its nodes.
+  original.allocate(
+    'b',
+    'main',
+    new Map([
+      ['memory', 6 * G],
+      ['hugepages-2Mi', 512 * 2 ** 20],
+    ]),
+    maskOf([1, 2]),
+  );
+  const rebuilt = new MemoryManager(machine(), 'Static');
+  for (const pod of ['a', 'b']) rebuilt.restore(`ns/${pod}`, 'main', original.blocksOf(pod, 'main'));
+  assert.deepEqual(rebuilt.perNuma(), original.perNuma());
+  for (const bytes of [G, 2 * G, 5 * G]) {
+    const req = new Map([['memory' as const, bytes]]);
+    assert.deepEqual(rebuilt.hints(req), original.hints(req), `${bytes / G} GiB`);
+  }
+  // Group rules hold: node 1 only as part of {1,2}, never alone.
+  const hints = rebuilt
+    .hints(new Map([['memory', G]]))
+    .get('memory')!
+    .map((h) => bitsOf(h.mask!));
+  assert.ok(!hints.some((nodes) => nodes.length === 1 && nodes[0] === 1));
+});

@@ -145,23 +145,32 @@ export function podLevel(pod: PodRequests, need: (c: ContainerRequests) => numbe
   return Math.max(max, sum);
 }
 
-/** The pod's effective request per resource: max(largest init container, sum of app containers + sidecars). */
+/**
+ * The pod's effective request per resource (component-helpers' resource.PodRequests): the app
+ * containers plus the sidecars, or the largest init container with the sidecars started before
+ * it, whichever is more.
+ */
 export function effectiveRequests(pod: PodRequests): Map<string, number> {
-  const sum = new Map<string, number>();
-  const add = (m: Map<string, number>, c: ContainerRequests) => {
-    for (const [k, v] of c.requests) m.set(k, (m.get(k) ?? 0) + v);
+  const add = (m: Map<string, number>, from: ReadonlyMap<string, number>) => {
+    for (const [k, v] of from) m.set(k, (m.get(k) ?? 0) + v);
   };
-  for (const c of pod.containers) add(sum, c);
+  const out = new Map<string, number>();
+  for (const c of pod.containers) add(out, c.requests);
   const sidecars = new Map<string, number>();
-  const out = new Map(sum);
+  const init = new Map<string, number>();
   for (const c of pod.initContainers) {
+    let need: Map<string, number>;
     if (c.sidecar) {
-      add(sidecars, c);
-      for (const [k, v] of c.requests) out.set(k, (out.get(k) ?? 0) + v);
-      continue;
+      add(out, c.requests);
+      add(sidecars, c.requests);
+      need = new Map(sidecars);
+    } else {
+      need = new Map(c.requests);
+      add(need, sidecars);
     }
-    for (const [k, v] of c.requests) out.set(k, Math.max(out.get(k) ?? 0, v + (sidecars.get(k) ?? 0)));
+    for (const [k, v] of need) init.set(k, Math.max(init.get(k) ?? 0, v));
   }
+  for (const [k, v] of init) out.set(k, Math.max(out.get(k) ?? 0, v));
   return out;
 }
 
