@@ -5,11 +5,13 @@
 // NodePrepareResources again if a pod needs them).
 
 import type { ResourceClaimView } from './types.js';
-import type { DraCheckpointer } from './state/checkpoint.js';
+import { entryJson, type DraCheckpointer } from './state/checkpoint.js';
 import type { ClaimInfoState, DeviceState } from './state/state.js';
 
 export class ClaimInfo implements ClaimInfoState {
   prepared = false;
+  /** Bumped by every change of the checkpointed state (the cache re-encodes only changed entries). */
+  version = 0;
 
   constructor(
     readonly claimUid: string,
@@ -48,6 +50,17 @@ export class ClaimInfo implements ClaimInfoState {
     const state = this.driverState.get(driver) ?? { devices: [] };
     state.devices.push(device);
     this.driverState.set(driver, state);
+    this.version++;
+  }
+
+  addPodReference(podUid: string): void {
+    if (this.podUids.has(podUid)) return;
+    this.podUids.add(podUid);
+    this.version++;
+  }
+
+  deletePodReference(podUid: string): void {
+    if (this.podUids.delete(podUid)) this.version++;
   }
 
   /** cdiDevicesAsList: CDI IDs of the devices for `requestName` (all when empty). */
@@ -67,6 +80,8 @@ export class ClaimInfoCache {
   private readonly claims = new Map<string, ClaimInfo>();
   /** Checkpoint writes in order, one at a time. */
   private writing: Promise<void> = Promise.resolve();
+  /** Each entry's JSON as of its version: a write re-encodes only what changed. */
+  private readonly encoded = new WeakMap<ClaimInfo, { version: number; json: string }>();
 
   constructor(private readonly checkpointer: DraCheckpointer) {}
 
@@ -107,9 +122,16 @@ export class ClaimInfoCache {
 
   /** syncToCheckpoint: the whole cache (the kubelet's map order is random; here namespace/name). */
   syncToCheckpoint(): Promise<void> {
-    const entries = [...this.claims.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, c]) => c);
-    const snapshot = entries.map((c) => ClaimInfo.fromState(c));
-    const run = this.writing.then(() => this.checkpointer.store(snapshot));
+    const entries = [...this.claims.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const snapshot = entries.map(([, c]) => {
+      let e = this.encoded.get(c);
+      if (e?.version !== c.version) {
+        e = { version: c.version, json: entryJson(c) };
+        this.encoded.set(c, e);
+      }
+      return e.json;
+    });
+    const run = this.writing.then(() => this.checkpointer.storeEncoded(snapshot));
     this.writing = run.catch(() => undefined);
     return run;
   }

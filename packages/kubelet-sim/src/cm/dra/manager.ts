@@ -220,7 +220,7 @@ export class DraManager {
           `old ResourceClaim with same name ${fresh.claimName} and different UID ${info.claimUid} still exists (previous pod force-deleted?!)`,
         );
       }
-      info.podUids.add(pod.uid);
+      info.addPodReference(pod.uid);
       // Every claim about to be prepared is tracked before the driver is called.
       await this.checkpoint('checkpoint ResourceClaim cache');
       if (info.prepared) continue;
@@ -314,7 +314,7 @@ export class DraManager {
       if (!info) continue;
       if (info.podUids.size > 1) {
         // Another pod on this node still uses the claim; checkpointed with the next change.
-        info.podUids.delete(podUid);
+        info.deletePodReference(podUid);
         continue;
       }
       unprepared.set(info.claimUid, info.claimName);

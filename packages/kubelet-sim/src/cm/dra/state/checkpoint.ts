@@ -82,17 +82,25 @@ function fromGo(entry: GoClaimInfoState): ClaimInfoState {
   };
 }
 
+/** One entry's JSON (a ClaimInfoState as encoding/json writes it). */
+export function entryJson(entry: ClaimInfoState): string {
+  return goJson(toGo(entry));
+}
+
+/** The checkpoint file's content from entries already encoded (entryJson), null for a nil list. */
+export function marshalEncodedCheckpoint(entries: string[] | null): string {
+  const data = `{"kind":"${CHECKPOINT_KIND}","apiVersion":"${CHECKPOINT_API_VERSION}","Entries":${
+    entries === null ? 'null' : `[${entries.join(',')}]`
+  }}`;
+  return goJson({ Data: data, Checksum: crc32(Buffer.from(data, 'utf8')) });
+}
+
 /**
  * The checkpoint file's content for these entries (in the order given); null is the nil list a
  * fresh checkpoint holds (NewCheckpoint(nil)), `[]` what syncToCheckpoint writes once emptied.
  */
 export function marshalCheckpoint(entries: ClaimInfoState[] | null): string {
-  const data = goJson({
-    kind: CHECKPOINT_KIND,
-    apiVersion: CHECKPOINT_API_VERSION,
-    Entries: entries === null ? null : entries.map(toGo),
-  });
-  return goJson({ Data: data, Checksum: crc32(Buffer.from(data, 'utf8')) });
+  return marshalEncodedCheckpoint(entries === null ? null : entries.map(entryJson));
 }
 
 /** Reads a checkpoint back; throws on a checksum mismatch (the kubelet's CorruptCheckpointError). */
@@ -126,5 +134,10 @@ export class DraCheckpointer {
 
   async store(entries: ClaimInfoState[] | null): Promise<void> {
     await this.manager.createCheckpoint(DRA_MANAGER_STATE_FILE, marshalCheckpoint(entries));
+  }
+
+  /** Store with entries already encoded (the claim info cache keeps each entry's JSON). */
+  async storeEncoded(entries: string[]): Promise<void> {
+    await this.manager.createCheckpoint(DRA_MANAGER_STATE_FILE, marshalEncodedCheckpoint(entries));
   }
 }
