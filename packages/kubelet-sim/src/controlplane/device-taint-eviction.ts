@@ -88,7 +88,10 @@ export class DeviceTaintEvictionController {
     const taintsByDevice = this.noExecuteTaints();
     const rules = (this.o.taintRules?.list(() => true).items ?? []) as unknown as DeviceTaintRule[];
     const seen = new Set<string>();
-    for (const pod of this.o.pods()) {
+    // Nothing tainted NoExecute and nothing planned: no pod to look at.
+    const anyTaint = taintsByDevice.size > 0 || rules.some((r) => r.spec.taint.effect === 'NoExecute');
+    if (!anyTaint && this.planned.size === 0) return;
+    for (const pod of anyTaint ? this.o.pods() : []) {
       if (pod.terminal || !pod.nodeName) continue;
       const key = `${pod.namespace}/${pod.name}/${pod.uid}`;
       const eviction = this.podEvictionTime(pod, taintsByDevice, rules);
