@@ -40,6 +40,8 @@ export interface TestDraDriverOptions {
   serve?: ('v1' | 'v1beta1')[];
   /** Which health version is served: none by default unless advertised. */
   health?: 'v1' | 'v1alpha1' | null;
+  /** Devices per ResourceSlice (the API allows 128); the pool spans as many slices as needed. */
+  devicesPerSlice?: number;
 }
 
 type Health = 'HEALTHY' | 'UNHEALTHY' | 'UNKNOWN';
@@ -153,46 +155,53 @@ export class TestDraDriver {
     rmSync(this.draSocket, { force: true });
   }
 
-  /** Creates or replaces the driver's one ResourceSlice for the node (a new pool generation). */
+  /** Creates or replaces the driver's ResourceSlices for the node (a new pool generation). */
   publish(): Promise<void> {
     const run = this.publishing.then(async () => {
       const generation = ++this.sliceGeneration;
-      const body: V1ResourceSlice = {
-        apiVersion: 'resource.k8s.io/v1',
-        kind: 'ResourceSlice',
-        metadata: { name: this.sliceName },
-        spec: {
-          driver: this.o.driver,
-          nodeName: this.o.nodeName,
-          pool: { name: this.o.nodeName, generation, resourceSliceCount: 1 },
-          devices: this.devices.map((d) => ({
-            name: d.name,
-            ...(d.attributes
-              ? {
-                  attributes: Object.fromEntries(
-                    Object.entries(d.attributes).map(([k, v]) => [
-                      k,
-                      v.int !== undefined ? { _int: v.int } : v,
-                    ]),
-                  ) as never,
-                }
-              : {}),
-            ...(d.taints ? { taints: d.taints as never } : {}),
-          })),
-        },
-      };
-      try {
-        const existing = await this.api.readResourceSlice({ name: this.sliceName });
-        await this.api.replaceResourceSlice({
-          name: this.sliceName,
-          body: {
-            ...body,
-            metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+      const per = this.o.devicesPerSlice ?? 128;
+      const chunks: TestDraDevice[][] = [];
+      for (let i = 0; i < Math.max(1, this.devices.length); i += per)
+        chunks.push(this.devices.slice(i, i + per));
+      for (const [i, chunk] of chunks.entries()) {
+        const name = chunks.length === 1 ? this.sliceName : `${this.sliceName}-${i}`;
+        const body: V1ResourceSlice = {
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'ResourceSlice',
+          metadata: { name },
+          spec: {
+            driver: this.o.driver,
+            nodeName: this.o.nodeName,
+            pool: { name: this.o.nodeName, generation, resourceSliceCount: chunks.length },
+            devices: chunk.map((d) => ({
+              name: d.name,
+              ...(d.attributes
+                ? {
+                    attributes: Object.fromEntries(
+                      Object.entries(d.attributes).map(([k, v]) => [
+                        k,
+                        v.int !== undefined ? { _int: v.int } : v,
+                      ]),
+                    ) as never,
+                  }
+                : {}),
+              ...(d.taints ? { taints: d.taints as never } : {}),
+            })),
           },
-        });
-      } catch (err) {
-        if ((err as { code?: number }).code !== 404) throw err;
-        await this.api.createResourceSlice({ body });
+        };
+        try {
+          const existing = await this.api.readResourceSlice({ name });
+          await this.api.replaceResourceSlice({
+            name,
+            body: {
+              ...body,
+              metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion },
+            },
+          });
+        } catch (err) {
+          if ((err as { code?: number }).code !== 404) throw err;
+          await this.api.createResourceSlice({ body });
+        }
       }
     });
     this.publishing = run.catch(() => undefined);
