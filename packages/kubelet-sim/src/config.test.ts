@@ -39,3 +39,14 @@ test('NUMA flags: topology/CPU/memory manager policies, reserved CPUs, SMT, huge
   for (const [flags, message] of bad)
     assert.throws(() => parseCliConfig([...base, ...flags]), message, flags.join(' '));
 });
+
+test('DRA flags: the retry of a pod whose prepare failed, the wiping delay of a gone driver', () => {
+  const base = ['--device-plugin-dir', '/d', '--state-dir', '/s'];
+  const ok = parseCliConfig([...base, '--sync-frequency', '250ms', '--dra-wiping-delay', '2m']).options;
+  assert.equal(ok.syncFrequencyMs, 250);
+  assert.equal(ok.draWipingDelayMs, 120_000);
+  assert.throws(
+    () => parseCliConfig([...base, '--sync-frequency', 'soon']),
+    /--sync-frequency: expected a duration such as 250ms, 30s or 5m, got "soon"/,
+  );
+});

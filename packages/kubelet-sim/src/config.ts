@@ -20,7 +20,7 @@ Options:
   --node-name NAME               node name (default sim-node)
   --listen HOST:PORT             Kubernetes API slice + /control/v1/ (default 127.0.0.1:0)
   --pod-resources-socket PATH    default STATE_DIR/pod-resources/kubelet.sock
-  --plugins-registry-dir DIR     also register device plugins through the plugin watcher (pluginregistration v1)
+  --plugins-registry-dir DIR     plugin watcher directory (pluginregistration v1): device plugins and DRA drivers
   --cpus N                       logical CPUs (default 8)
   --numa-nodes M                 NUMA nodes; CPUs are split evenly (default 1)
   --memory-per-numa QUANTITY     memory per NUMA node, e.g. 16Gi (default 16Gi)
@@ -30,6 +30,8 @@ Options:
   --max-pods N                   pods the node admits (default 110)
   --grace-period DURATION        how long a gone plugin keeps capacity (default 5m)
   --crash-loop-backoff D[:MAX]   crash-loop back-off start and cap (default 10s:5m)
+  --sync-frequency DURATION      retry of a pod whose DRA prepare failed (default 1m)
+  --dra-wiping-delay DURATION    a gone DRA driver's ResourceSlices are deleted after it (default 30s)
   --pod-resources-rate-limit Q:B PodResources token bucket (default 100:10); "off" disables it
   --cpu-manager-policy P         static (default) or none
   --memory-manager-policy P      Static (default) or None
@@ -113,6 +115,8 @@ const flagsSchema = z.object({
     })
     .optional(),
   'grace-period': duration('--grace-period').optional(),
+  'sync-frequency': duration('--sync-frequency').optional(),
+  'dra-wiping-delay': duration('--dra-wiping-delay').optional(),
   'crash-loop-backoff': z
     .string()
     .transform((v, ctx) => {
@@ -202,6 +206,8 @@ const STRING_FLAGS = [
   'max-pods',
   'memory-per-numa',
   'grace-period',
+  'sync-frequency',
+  'dra-wiping-delay',
   'crash-loop-backoff',
   'pod-resources-rate-limit',
   'cpu-manager-policy',
@@ -263,6 +269,8 @@ export function parseCliConfig(argv: string[]): Readonly<CliConfig> {
     ...(v['max-pods'] !== undefined ? { maxPods: v['max-pods'] } : {}),
     ...(v['memory-per-numa'] !== undefined ? { memoryPerNumaBytes: v['memory-per-numa'] } : {}),
     ...(v['grace-period'] !== undefined ? { gracePeriodMs: v['grace-period'] } : {}),
+    ...(v['sync-frequency'] !== undefined ? { syncFrequencyMs: v['sync-frequency'] } : {}),
+    ...(v['dra-wiping-delay'] !== undefined ? { draWipingDelayMs: v['dra-wiping-delay'] } : {}),
     ...(v['crash-loop-backoff'] ? { crashLoopBackOff: v['crash-loop-backoff'] } : {}),
     ...(v['pod-resources-rate-limit'] !== undefined
       ? { podResourcesRateLimit: v['pod-resources-rate-limit'] }
