@@ -40,7 +40,7 @@ export interface BuiltImage {
   component: Component;
   /** Fully qualified name, as the archive's index names it (docker.io/plugboard/gateway:0.1.0). */
   name: string;
-  /** The local image store's name (buildah images), the same. */
+  /** The OCI archive, relative to the repository root (dist/images/<component>.tar). */
   archive: string;
   archiveBytes: number;
   manifestDigest: string;

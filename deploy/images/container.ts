@@ -129,15 +129,6 @@ export class WorkingContainer {
     this.mountPoint = capture('buildah', ['mount', this.name]).trim();
   }
 
-  /** Runs a command to completion (no read-only root), returning its exit status and output. */
-  runSync(
-    command: string[],
-    opts: Omit<RunOptions, 'readOnlyRoot'> = {},
-  ): Promise<{ status: number | null; output: string }> {
-    const proc = this.start(command, opts);
-    return proc.exited.then((status) => ({ status, output: proc.output() }));
-  }
-
   start(command: string[], opts: RunOptions = {}): ContainerProcess {
     const volumes = [...(opts.volumes ?? [])];
     let runDir: string | null = null;
