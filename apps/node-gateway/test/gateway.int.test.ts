@@ -503,6 +503,7 @@ test('active faults survive a gateway restart (TTL respected)', async () => {
   const keep = await injectFault('gpu-4');
   const short = await injectFault('gpu-3', { ttlSeconds: 2 });
   await waitFor('faults reach the kubelet', () => simAllocatable() === 6);
+  const shortExpiresAt = (await snapshot()).faults[short]!.expiresAt!;
   const old = await connectStream(gw.url.replace('http', 'ws') + '/api/v1/stream');
   const oldSeq = (await old.next((m) => m.type === 'snapshot', 'snapshot')).seq;
   await gw.stop();
@@ -523,7 +524,10 @@ test('active faults survive a gateway restart (TTL respected)', async () => {
     10_000,
   );
   assert.equal(s.gateway.persistence.enabled, true);
-  assert.ok(s.faults[short], 'the 2 s fault is still within its TTL');
+  // TTL respected: the restored fault keeps its deadline (a restart that takes longer than the
+  // 2 s on a loaded machine finds it already expired — also respected, never extended).
+  if (s.faults[short]) assert.equal(s.faults[short].expiresAt, shortExpiresAt, 'the deadline survives');
+  else assert.ok(Date.now() >= Date.parse(shortExpiresAt), 'gone only once its deadline passed');
   await waitFor(
     'the short fault expires after the restart',
     async () => !(await snapshot()).faults[short],

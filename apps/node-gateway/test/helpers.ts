@@ -12,7 +12,9 @@ export type Msg = Exclude<StreamMessage<NodeSnapshot>, { type: 'error' }>;
 export async function waitFor<T>(
   what: string,
   fn: () => T | undefined | false | null | Promise<T | undefined | false | null>,
-  timeoutMs = 5000,
+  // A deadline, not a pause: it only bounds how long a condition may take, so it is generous
+  // enough for a CI machine under load (the condition is re-checked every intervalMs).
+  timeoutMs = 15_000,
   intervalMs = 10,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
