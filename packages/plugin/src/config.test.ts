@@ -8,10 +8,100 @@ import { loadPluginConfig, parseConfigWith, parsePluginConfig, pluginConfigSchem
 import { PluginError } from './errors.js';
 
 const gpu = { name: 'plugboard.example/gpu', simulated: { count: 2 } };
+const dra = { driver: 'gpu.example.com', simulated: { count: 2 } };
 
 const invalid: { name: string; config: unknown; message: RegExp }[] = [
-  { name: 'empty document', config: null, message: /\(root\)|resources: .*expected array/ },
+  {
+    name: 'empty document',
+    config: null,
+    message: /resources: needs at least one resource \(or a driver under dra\)/,
+  },
   { name: 'no resources', config: { resources: [] }, message: /resources: needs at least one resource/ },
+  {
+    name: 'no resources and no drivers',
+    config: { resources: [], dra: [] },
+    message: /or a driver under dra/,
+  },
+  { name: 'dra not a list', config: { dra: { driver: 'a.example' } }, message: /cfg: dra: .*expected array/ },
+  {
+    name: 'DRA driver name not a DNS subdomain',
+    config: { dra: [{ ...dra, driver: 'GPU_Driver' }] },
+    message: /cfg: dra\[0\]\.driver: must be a lower-case DNS subdomain/,
+  },
+  {
+    name: 'DRA driver name too long',
+    config: { dra: [{ ...dra, driver: `${'a'.repeat(60)}.example` }] },
+    message: /dra\[0\]\.driver: must be at most 63 characters/,
+  },
+  {
+    name: 'DRA driver without a source',
+    config: { dra: [{ driver: 'gpu.example.com' }] },
+    message: /dra\[0\]: needs exactly one device source.*found none/,
+  },
+  {
+    name: 'duplicate DRA drivers',
+    config: { dra: [dra, dra] },
+    message: /dra\[1\]\.driver: duplicates dra\[0\]\.driver "gpu\.example\.com"/,
+  },
+  {
+    name: 'unknown DRA key',
+    config: { dra: [{ ...dra, taint: { effect: 'NoSchedule' } }] },
+    message: /dra\[0\]: unknown key "taint"/,
+  },
+  {
+    name: 'attribute with two values',
+    config: { dra: [{ ...dra, attributes: { model: { string: 'x', int: 1 } } }] },
+    message: /dra\[0\]\.attributes\.model: needs exactly one of int, bool, string, version/,
+  },
+  {
+    name: 'attribute name not an identifier',
+    config: { dra: [{ ...dra, attributes: { 'pci-address': { string: 'x' } } }] },
+    message: /dra\[0\]\.attributes\.pci-address: .*must be a C identifier/,
+  },
+  {
+    name: 'attribute string longer than the API allows',
+    config: { dra: [{ ...dra, attributes: { model: { string: 'x'.repeat(65) } } }] },
+    message: /dra\[0\]\.attributes\.model\.string:/,
+  },
+  {
+    name: 'unknown attribute template variable',
+    config: { dra: [{ ...dra, attributes: { model: { string: '{{ids}}' } } }] },
+    message:
+      /attributes\.model\.string: unknown template variable\(s\) \{\{ids\}\}; known: id, name, numaNode/,
+  },
+  {
+    name: 'bad version attribute',
+    config: { dra: [{ ...dra, attributes: { fw: { version: 'v1' } } }] },
+    message: /attributes\.fw\.version: must be a semantic version/,
+  },
+  {
+    name: 'bad capacity quantity',
+    config: { dra: [{ ...dra, capacity: { memory: '80 GB' } }] },
+    message: /dra\[0\]\.capacity\.memory: must be a quantity/,
+  },
+  {
+    name: 'taint effect PreferNoSchedule (not valid for devices)',
+    config: { dra: [{ ...dra, taints: { effect: 'PreferNoSchedule' } }] },
+    message: /dra\[0\]\.taints\.effect:/,
+  },
+  {
+    name: 'too many attributes',
+    config: {
+      dra: [
+        {
+          ...dra,
+          attributes: Object.fromEntries(Array.from({ length: 31 }, (_, i) => [`a${i}`, { int: i }])),
+        },
+      ],
+    },
+    message:
+      /dra\[0\]\.attributes: a device may have at most 32 attributes and capacities; with the 2 the driver adds this is 33/,
+  },
+  {
+    name: 'relative fault directory',
+    config: { dra: [{ ...dra, faultDir: 'faults' }] },
+    message: /dra\[0\]\.faultDir: must be an absolute path/,
+  },
   {
     name: 'unknown top-level key',
     config: { resources: [gpu], extra: 1 },
@@ -135,6 +225,22 @@ describe('plugin config', () => {
     assert.ok(Object.isFrozen(config) && Object.isFrozen(r));
   });
 
+  it('takes DRA drivers beside device plugins, with defaults', () => {
+    const config = parsePluginConfig({
+      resources: [gpu],
+      dra: [
+        { ...dra, attributes: { model: { string: 'PB-{{id}}' }, 'example.com/fw': { version: '1.2.3' } } },
+      ],
+    });
+    const d = config.dra[0]!;
+    assert.deepEqual(
+      [d.driver, d.replicas, d.exclude, d.capacity, d.taints, Object.keys(d.attributes)],
+      ['gpu.example.com', 1, [], {}, undefined, ['model', 'example.com/fw']],
+    );
+    assert.ok(Object.isFrozen(d));
+    assert.deepEqual(parsePluginConfig({ dra: [dra] }).resources, [], 'device plugins are optional then');
+  });
+
   it('accepts and ignores a top-level gateway key', () => {
     const config = parsePluginConfig({ resources: [gpu], gateway: { listen: '0.0.0.0:9400' } });
     assert.equal(config.resources.length, 1);
@@ -181,6 +287,17 @@ describe('plugin config', () => {
         assert.equal(config.resources.length, 1);
       });
     }
+
+    it('examples/dra-node.yaml is valid: one DRA driver with 8 GPUs on 2 NUMA nodes and taints', async () => {
+      const file = new URL('../../../examples/dra-node.yaml', import.meta.url).pathname;
+      const config = parsePluginConfig(await readFile(file, 'utf8'), file);
+      assert.deepEqual(config.resources, []);
+      assert.equal(config.dra.length, 1);
+      const [driver] = config.dra;
+      assert.equal(driver?.driver, 'gpu.plugboard.example');
+      assert.deepEqual([driver?.simulated?.count, driver?.simulated?.numaNodes], [8, [0, 1]]);
+      assert.equal(driver?.taints?.effect, 'NoSchedule');
+    });
 
     it('examples/sim-node.yaml is valid: 8 GPUs on 2 NUMA nodes, NIC VFs and a shared resource', async () => {
       const file = new URL('../../../examples/sim-node.yaml', import.meta.url).pathname;

@@ -1,12 +1,16 @@
-// The plugin's YAML config, parsed once with zod. Errors name the file, the field path and the
-// reason. `pluginConfigSchema` is exported so the gateway can extend it with its `gateway:` key;
-// the plugin accepts that key and ignores it, and rejects any other unknown key by name.
+// The plugin's YAML config, parsed once with zod: device plugins under `resources:`, DRA drivers
+// under `dra:` (a section per driver, on the same device sources). Errors name the file, the field
+// path and the reason. `pluginConfigSchema` is exported so the gateway can extend it with its
+// `gateway:` key; the plugin accepts that key and ignores it, and rejects any other unknown key by
+// name.
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { PluginError } from './errors.js';
 import { resourceNameProblem } from './resource-name.js';
 import { TEMPLATE_VARIABLES, unknownPlaceholders } from './allocation/template.js';
+import { driverNameProblem } from './dra/names.js';
+import { ATTRIBUTE_MAX_VALUE_LENGTH, MAX_ATTRIBUTES_AND_CAPACITIES } from './dra/api-types.js';
 
 const templateString = z.string().superRefine((value, ctx) => {
   const unknown = unknownPlaceholders(value);
@@ -144,8 +148,13 @@ export const resourceConfigSchema = z.strictObject({
   preStart: preStartSchema.optional(),
 });
 
-function checkResource(resource: z.output<typeof resourceConfigSchema>, ctx: z.RefinementCtx): void {
-  const sources = (['simulated', 'paths', 'sysfsPci'] as const).filter((k) => resource[k] !== undefined);
+/** The device sources a resource or a DRA driver can take its devices from (exactly one). */
+type SourceSections = Partial<
+  Record<'simulated' | 'paths' | 'sysfsPci', z.output<typeof simulatedSourceSchema> | object>
+>;
+
+function checkOneSource(entry: SourceSections, ctx: z.RefinementCtx): void {
+  const sources = (['simulated', 'paths', 'sysfsPci'] as const).filter((k) => entry[k] !== undefined);
   if (sources.length !== 1) {
     ctx.addIssue({
       code: 'custom',
@@ -153,6 +162,10 @@ function checkResource(resource: z.output<typeof resourceConfigSchema>, ctx: z.R
       message: `needs exactly one device source (simulated, paths or sysfsPci), found ${sources.length === 0 ? 'none' : sources.join(' and ')}`,
     });
   }
+}
+
+function checkResource(resource: z.output<typeof resourceConfigSchema>, ctx: z.RefinementCtx): void {
+  checkOneSource(resource, ctx);
   if (resource.failRequestsGreaterThanOne && resource.replicas === 1) {
     ctx.addIssue({
       code: 'custom',
@@ -187,21 +200,159 @@ function checkUnique(resources: z.output<typeof resourceConfigSchema>[], ctx: z.
   });
 }
 
+// --- DRA drivers (`dra:`) --------------------------------------------------------------------
+
+/** DRA attribute/capacity names: a C identifier of at most 32 characters, optionally `domain/`-qualified. */
+const qualifiedName = z
+  .string()
+  .regex(
+    /^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z][A-Za-z0-9_]{0,31}$/,
+    'must be a C identifier of at most 32 characters, optionally prefixed with a DNS domain and "/"',
+  )
+  .refine(
+    (name) => !name.includes('/') || name.indexOf('/') <= 63,
+    'the domain must be at most 63 characters',
+  );
+
+/** Template variables of DRA attribute strings. */
+export const DRA_ATTRIBUTE_VARIABLES = ['id', 'name', 'numaNode'] as const;
+
+const attributeString = z
+  .string()
+  .max(ATTRIBUTE_MAX_VALUE_LENGTH)
+  .superRefine((value, ctx) => {
+    const unknown = unknownPlaceholders(value, DRA_ATTRIBUTE_VARIABLES);
+    if (unknown.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown template variable(s) ${unknown.map((u) => `{{${u}}}`).join(', ')}; known: ${DRA_ATTRIBUTE_VARIABLES.join(', ')}`,
+      });
+    }
+  });
+
+/** A device attribute value, as in a ResourceSlice: exactly one of int, bool, string, version. */
+export const draAttributeSchema = z
+  .strictObject({
+    int: z.int().optional(),
+    bool: z.boolean().optional(),
+    string: attributeString.optional(),
+    version: z
+      .string()
+      .regex(
+        /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/,
+        'must be a semantic version such as "1.2.3"',
+      )
+      .optional(),
+  })
+  .refine(
+    (a) => Object.values(a).filter((v) => v !== undefined).length === 1,
+    'needs exactly one of int, bool, string, version',
+  );
+
+/** A resource.Quantity such as 80Gi, 1500m or 2. */
+const quantity = z
+  .string()
+  .regex(
+    /^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/,
+    'must be a quantity such as "80Gi", "4" or "500m"',
+  );
+
+const dnsSubdomain = z
+  .string()
+  .max(253)
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+    'must be a lower-case DNS subdomain',
+  );
+
+export const draDriverConfigSchema = z.strictObject({
+  driver: z.string().superRefine((name, ctx) => {
+    const problem = driverNameProblem(name);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  simulated: simulatedSourceSchema.optional(),
+  paths: pathsSourceSchema.optional(),
+  sysfsPci: sysfsPciSourceSchema.optional(),
+  exclude: z.array(deviceId).default([]),
+  replicas: z.int().min(1).max(1024).default(1),
+  pool: dnsSubdomain.optional(),
+  attributes: z.record(qualifiedName, draAttributeSchema).default({}),
+  capacity: z.record(qualifiedName, quantity).default({}),
+  taints: z
+    .strictObject({
+      effect: z.enum(['NoSchedule', 'NoExecute']),
+      key: z
+        .string()
+        .regex(
+          /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
+          'must be a label name such as "gpu.example.com/unhealthy"',
+        )
+        .optional(),
+    })
+    .optional(),
+  cdi: z
+    .strictObject({
+      vendor: z
+        .string()
+        .regex(
+          /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/,
+          'must be a DNS-like vendor name such as "k8s.gpu.example.com"',
+        )
+        .optional(),
+      class: z
+        .string()
+        .regex(/^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?$/, 'must be alphanumeric with - and _')
+        .optional(),
+    })
+    .optional(),
+  healthCheckTimeoutSeconds: z.int().min(0).max(3600).optional(),
+  faultDir: absolutePath.optional(),
+});
+
+function checkDraDriver(driver: z.output<typeof draDriverConfigSchema>, ctx: z.RefinementCtx): void {
+  checkOneSource(driver, ctx);
+  // id, numaNode and (sysfsPci) pciBusID are added to every device; replicas add `shares` capacity.
+  const builtIn = 2 + (driver.sysfsPci ? 1 : 0) + (driver.replicas > 1 ? 1 : 0);
+  const total = Object.keys(driver.attributes).length + Object.keys(driver.capacity).length + builtIn;
+  if (total > MAX_ATTRIBUTES_AND_CAPACITIES) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['attributes'],
+      message: `a device may have at most ${MAX_ATTRIBUTES_AND_CAPACITIES} attributes and capacities; with the ${builtIn} the driver adds this is ${total}`,
+    });
+  }
+}
+
+function checkUniqueDrivers(drivers: z.output<typeof draDriverConfigSchema>[], ctx: z.RefinementCtx): void {
+  const seen = new Map<string, number>();
+  drivers.forEach((d, i) => {
+    const first = seen.get(d.driver);
+    if (first !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: [i, 'driver'],
+        message: `duplicates dra[${first}].driver "${d.driver}"`,
+      });
+    else seen.set(d.driver, i);
+  });
+}
+
 /**
  * The whole file. A plain (strict) object schema, refinements live on its fields, so the gateway
- * can `pluginConfigSchema.extend({ gateway: … })`.
+ * can `pluginConfigSchema.extend({ gateway: … })`. The one cross-field rule (something to run)
+ * is checked by parseConfigWith.
  */
 export const pluginConfigSchema = z.strictObject({
-  resources: z
-    .array(resourceConfigSchema.superRefine(checkResource))
-    .min(1, 'needs at least one resource')
-    .superRefine(checkUnique),
+  resources: z.array(resourceConfigSchema.superRefine(checkResource)).default([]).superRefine(checkUnique),
+  /** DRA drivers, a section each; `plugboard-plugin` runs them beside the device plugins. */
+  dra: z.array(draDriverConfigSchema.superRefine(checkDraDriver)).default([]).superRefine(checkUniqueDrivers),
   /** The node gateway's section; the plugin ignores it. */
   gateway: z.unknown().optional(),
 });
 
 export type PluginConfig = z.output<typeof pluginConfigSchema>;
 export type ResourceConfig = z.output<typeof resourceConfigSchema>;
+export type DraDriverConfig = z.output<typeof draDriverConfigSchema>;
 
 /** `resources[0].simulated.count` */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -241,12 +392,23 @@ export function parseConfigWith<S extends z.ZodType>(
     }
   }
   const result = schema.safeParse(raw ?? {});
+  if (result.success) {
+    const parsed = result.data as { resources?: unknown[]; dra?: unknown[] };
+    if ((parsed.resources?.length ?? 0) === 0 && (parsed.dra?.length ?? 0) === 0) {
+      throw new PluginError(
+        'config-invalid',
+        `${source}: resources: needs at least one resource (or a driver under dra)`,
+      );
+    }
+  }
   if (!result.success) {
     const lines = result.error.issues.map((issue) => {
       const keys = issue.code === 'unrecognized_keys' ? issue.keys : null;
       const reason = keys
         ? `unknown key${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`
-        : issue.message;
+        : issue.code === 'invalid_key'
+          ? `invalid name: ${issue.issues.map((i) => i.message).join('; ')}`
+          : issue.message;
       return `${source}: ${formatPath(issue.path)}: ${reason}`;
     });
     throw new PluginError('config-invalid', lines.join('\n'), { cause: result.error });

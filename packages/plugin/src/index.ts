@@ -6,10 +6,18 @@ export {
   parseConfigWith,
   pluginConfigSchema,
   resourceConfigSchema,
+  draDriverConfigSchema,
   type PluginConfig,
   type ResourceConfig,
+  type DraDriverConfig,
 } from './config.js';
-export { startPlugins, sourceFromConfig, type PluginRuntime, type StartPluginsOptions } from './runtime.js';
+export {
+  startPlugins,
+  sourceFromConfig,
+  deviceSourceFromSections,
+  type PluginRuntime,
+  type StartPluginsOptions,
+} from './runtime.js';
 export { ResourcePlugin, defaultSocketName, type ResourcePluginOptions } from './resource-plugin.js';
 export { resourceNameProblem, assertResourceName } from './resource-name.js';
 export {
@@ -50,7 +58,6 @@ export type {
 // Dynamic Resource Allocation: a DRA driver on the same device sources and fault overlay.
 export {
   DraDriver,
-  driverNameProblem,
   type DraDriverOptions,
   type DraDriverEvents,
   type DraClaimContext,
@@ -58,7 +65,17 @@ export {
   type DraRegistrationState,
   type DraRegistrationPhase,
 } from './dra/driver.js';
+export { driverNameProblem } from './dra/names.js';
 export { kubeApiFromKubeConfig, type DraKubeApi, type KubeAccess } from './dra/kube-api.js';
+export {
+  startDraDrivers,
+  draDriverFromConfig,
+  faultDirOf,
+  type DraRuntime,
+  type StartDraDriversOptions,
+} from './dra/runtime.js';
+export { FaultDir, FAULT_STATUS_FILE, type FaultDirStatus } from './dra/fault-dir.js';
+export type { PublicationStats, PublishedEvent } from './dra/resource-slices.js';
 export { draDeviceName } from './dra/slice-devices.js';
 export type { PreparedClaim, PreparedDevice } from './dra/checkpoint.js';
 export type {

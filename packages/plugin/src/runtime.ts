@@ -38,19 +38,28 @@ export function defaultIdPrefix(resourceName: string): string {
   return short.replace(/^[^A-Za-z0-9]+/, '') || 'dev';
 }
 
-export function sourceFromConfig(resource: ResourceConfig): DeviceSource {
-  if (resource.simulated) {
-    const { count, numaNodes, idPrefix, deviceNodePattern } = resource.simulated;
+/** The device source of a config section (a resource or a DRA driver) with exactly one source key. */
+export function deviceSourceFromSections(
+  sections: Pick<ResourceConfig, 'simulated' | 'paths' | 'sysfsPci'>,
+  owner: string,
+  idPrefix: string,
+): DeviceSource {
+  if (sections.simulated) {
+    const { count, numaNodes, idPrefix: prefix, deviceNodePattern } = sections.simulated;
     return new SimulatedSource({
       count,
-      idPrefix: idPrefix ?? defaultIdPrefix(resource.name),
+      idPrefix: prefix ?? idPrefix,
       ...(numaNodes ? { numaNodes } : {}),
       ...(deviceNodePattern ? { deviceNodePattern } : {}),
     });
   }
-  if (resource.paths) return new PathsSource(resource.paths);
-  if (resource.sysfsPci) return new SysfsPciSource(resource.sysfsPci);
-  throw new PluginError('config-invalid', `${resource.name}: no device source configured`);
+  if (sections.paths) return new PathsSource(sections.paths);
+  if (sections.sysfsPci) return new SysfsPciSource(sections.sysfsPci);
+  throw new PluginError('config-invalid', `${owner}: no device source configured`);
+}
+
+export function sourceFromConfig(resource: ResourceConfig): DeviceSource {
+  return deviceSourceFromSections(resource, resource.name, defaultIdPrefix(resource.name));
 }
 
 /** The PreStartContainer hook of a resource: run a command and/or wait (a simulated reset). */

@@ -63,8 +63,19 @@ describe('plugboard-plugin CLI', () => {
       '--log-level',
       '--node-name',
       '--help',
+      '--plugins-dir',
+      '--kubeconfig',
       'PLUGBOARD_CONFIG',
       'PLUGBOARD_DEVICE_PLUGIN_DIR',
+      'PLUGBOARD_PLUGINS_DIR',
+      'PLUGBOARD_PLUGINS_REGISTRY_DIR',
+      'PLUGBOARD_CDI_DIR',
+      'PLUGBOARD_KUBECONFIG',
+      'PLUGBOARD_NODE_NAME',
+      'NODE_NAME',
+      'KUBECONFIG',
+      'plugboard-plugin fault',
+      'plugboard-plugin heal',
     ]) {
       assert.ok(stdout.includes(flag), flag);
     }

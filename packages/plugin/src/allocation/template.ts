@@ -1,5 +1,5 @@
-// `{{name}}` string templates for the Allocate response, compiled once at config time so an
-// Allocate call only joins precomputed parts.
+// `{{name}}` string templates for the Allocate response (and DRA attribute values), compiled once
+// at config time so an Allocate call only joins precomputed parts.
 import { PluginError } from '../errors.js';
 
 export const TEMPLATE_VARIABLES = ['ids', 'physicalIds', 'count', 'resource', 'deviceNodes'] as const;
@@ -10,18 +10,24 @@ export type CompiledTemplate = (values: TemplateValues) => string;
 const PLACEHOLDER = /\{\{\s*([A-Za-z]+)\s*\}\}/g;
 
 /** Names of unknown placeholders in `text` (empty when all are known). */
-export function unknownPlaceholders(text: string): string[] {
-  return [...text.matchAll(PLACEHOLDER)]
-    .map((m) => m[1]!)
-    .filter((name) => !(TEMPLATE_VARIABLES as readonly string[]).includes(name));
+export function unknownPlaceholders(text: string, known: readonly string[] = TEMPLATE_VARIABLES): string[] {
+  return [...text.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((name) => !known.includes(name));
 }
 
-export function compileTemplate(text: string): CompiledTemplate {
-  const unknown = unknownPlaceholders(text);
+export function compileTemplate(text: string): CompiledTemplate;
+export function compileTemplate<V extends string>(
+  text: string,
+  known: readonly V[],
+): (values: Record<V, string>) => string;
+export function compileTemplate(
+  text: string,
+  known: readonly string[] = TEMPLATE_VARIABLES,
+): (values: Record<string, string>) => string {
+  const unknown = unknownPlaceholders(text, known);
   if (unknown.length > 0) {
     throw new PluginError(
       'config-invalid',
-      `unknown template variable(s) ${unknown.map((u) => `{{${u}}}`).join(', ')} in "${text}"; known: ${TEMPLATE_VARIABLES.join(', ')}`,
+      `unknown template variable(s) ${unknown.map((u) => `{{${u}}}`).join(', ')} in "${text}"; known: ${known.join(', ')}`,
     );
   }
   const parts = text.split(PLACEHOLDER);
@@ -29,7 +35,7 @@ export function compileTemplate(text: string): CompiledTemplate {
   // split() with a capture group alternates literal, variable, literal, …
   return (values) => {
     let out = parts[0]!;
-    for (let i = 1; i < parts.length; i += 2) out += values[parts[i] as TemplateVariable] + parts[i + 1]!;
+    for (let i = 1; i < parts.length; i += 2) out += values[parts[i]!]! + parts[i + 1]!;
     return out;
   };
 }

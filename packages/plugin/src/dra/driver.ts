@@ -9,8 +9,8 @@
 // fails alone), and answers an already prepared claim from its checkpoint without asking the API
 // server again.
 import { EventEmitter } from 'node:events';
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rename, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Server, ServerWritableStream } from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
 import {
@@ -36,7 +36,6 @@ import { RestartWatcher } from '../restart-watch.js';
 import { ListAndWatchStreams } from '../server.js';
 import type { DeviceSource, PluginDevice } from '../types.js';
 import {
-  DRIVER_NAME_MAX_LENGTH,
   SLICE_MAX_DEVICES,
   SLICE_MAX_DEVICES_WITH_TAINTS,
   type DeviceAttribute,
@@ -61,19 +60,10 @@ import {
 } from './claims.js';
 import { encodeHealth, healthHeartbeatMs, healthServices } from './health.js';
 import type { DraKubeApi } from './kube-api.js';
+import { driverNameProblem } from './names.js';
 import { draNodeServices } from './node-server.js';
 import { ResourceSlicePublisher, type PublicationStats, type PublishedEvent } from './resource-slices.js';
 import { draDeviceName, sliceDevice, type SliceDeviceOptions } from './slice-devices.js';
-
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** Why a driver name is not acceptable (a DNS subdomain of at most 63 characters), or null. */
-export function driverNameProblem(name: string): string | null {
-  if (name.length === 0) return 'must not be empty';
-  if (name.length > DRIVER_NAME_MAX_LENGTH) return `must be at most ${DRIVER_NAME_MAX_LENGTH} characters`;
-  if (!DNS_SUBDOMAIN.test(name)) return 'must be a lower-case DNS subdomain such as "gpu.example.com"';
-  return null;
-}
 
 /** The claim a prepare or unprepare hook works on. */
 export interface DraClaimContext {
@@ -262,7 +252,10 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       devices: () => this.sliceDevices(),
       // With taints on, any device may carry one: keep the slicing stable at the lower limit.
       maxDevicesPerSlice: options.taints ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES,
-      logger: this.#logger.child({ component: 'resource-slices' }),
+      logger: (options.logger ?? pino({ level: 'silent' })).child({
+        component: 'dra-resource-slices',
+        driver: options.driverName,
+      }),
       ...(options.publishRetry ? { retry: options.publishRetry } : {}),
       ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
       onPublished: (event) => this.emit('slices-published', event),
@@ -448,7 +441,26 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
         onStatus: (status) => this.#onRegistrationStatus(status.pluginRegistered, status.error),
       },
     );
-    await this.#bind(server, this.registrationSocketPath);
+    // Bound under a hidden name (the plugin watcher skips dot files), then renamed into place: the
+    // socket appears to the kubelet already listening. A socket file exists from bind(), a moment
+    // before listen(); a kubelet that sees it then gets ECONNREFUSED and retries a second later.
+    const hidden = join(
+      dirname(this.registrationSocketPath),
+      `.${basename(this.registrationSocketPath)}.binding`,
+    );
+    await this.#bind(server, hidden);
+    try {
+      await rename(hidden, this.registrationSocketPath);
+    } catch (err) {
+      await closeUnixServer(server, hidden);
+      throw new PluginError(
+        'internal',
+        `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
     this.#registrationServer = server;
   }
 

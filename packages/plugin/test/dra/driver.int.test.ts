@@ -398,6 +398,8 @@ describe('DRA driver: registration and claim preparation', () => {
     await again;
     assert.equal(driver.registration().phase, 'registered');
     assert.equal(driver.registration().infoCalls, 2);
+    // The new socket appeared already listening: the kubelet's first attempt succeeded.
+    assert.deepEqual(kubelet.rejections, []);
 
     const restored = once(driver, 'socket-restored');
     await unlink(driver.socketPath);

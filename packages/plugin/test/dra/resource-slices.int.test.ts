@@ -306,27 +306,36 @@ describe('DRA driver: ResourceSlices', () => {
     assert.equal(api.slicesOf(DRIVER).length, 1);
   });
 
-  it('lists again after a conflict and after someone else deletes its slice', async () => {
-    const d = await startDriver({ resyncMs: 100, taints: { effect: 'NoSchedule' } });
+  it('lists again after a conflict (someone else wrote the slice) and updates the new version', async () => {
+    const d = await startDriver({ taints: { effect: 'NoSchedule' } });
     await firstPublication(d);
-    const name = api.slicesOf(DRIVER)[0]!.metadata.name!;
-    // Someone else writes the slice: our next update conflicts, is retried after a fresh list.
     const theirs = api.slicesOf(DRIVER)[0]!;
-    api.slices.set(name, { ...theirs, metadata: { ...theirs.metadata, resourceVersion: 'theirs' } });
+    api.slices.set(theirs.metadata.name!, {
+      ...theirs,
+      metadata: { ...theirs.metadata, resourceVersion: 'theirs' },
+    });
     const conflict = once(d, 'slices-error');
     const done = published(d);
     d.injectFault('gpu-0', 'test');
     const [event] = (await conflict) as [{ error: string }];
-    assert.match(event.error, /HTTP 409/);
+    assert.match(event.error, /^update ResourceSlice 00000-.*: HTTP 409: Operation cannot be fulfilled/);
     await done;
-    assert.equal(api.slicesOf(DRIVER)[0]!.metadata.uid, theirs.metadata.uid);
+    const [slice] = api.slicesOf(DRIVER);
+    assert.equal(slice!.metadata.uid, theirs.metadata.uid);
+    assert.equal(slice!.spec.devices![0]!.taints?.[0]?.value, 'fault');
+  });
 
-    // A kubelet restart wipes the node's slices: the resync (here every 100 ms) publishes again.
+  it('publishes again after someone else deletes its slice (a restarted kubelet wipes them), at the resync', async () => {
+    const d = await startDriver({ resyncMs: 100 });
+    await firstPublication(d);
     const again = published(d);
-    api.slices.delete(name);
-    api.emit('change');
+    api.slices.delete(api.slicesOf(DRIVER)[0]!.metadata.name!);
     await again;
     assert.equal(api.slicesOf(DRIVER).length, 1);
+    assert.deepEqual(
+      api.slicesOf(DRIVER)[0]!.spec.devices!.map((x) => x.name),
+      ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3'],
+    );
   });
 
   it('shares a device between claims as consumable capacity when replicas > 1', async () => {

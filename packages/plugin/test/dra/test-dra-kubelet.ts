@@ -52,14 +52,18 @@ export class TestDraKubelet extends EventEmitter<Events> {
   readonly plugins = new Map<string, DraPluginConnection>();
   /** Every GetInfo answer, in order. */
   readonly infos: pluginregistration.PluginInfo[] = [];
+  /** Every registration that failed, as the kubelet would log it. */
+  readonly rejections: { socket: string; error: string }[] = [];
   /** Make the registration fail with this error (NotifyRegistrationStatus false). */
   rejectWith: string | null = null;
   #known = new Set<string>();
+  #retries = new Set<NodeJS.Timeout>();
   #watcher: FSWatcher | null = null;
 
   constructor(registryDir: string) {
     super();
     this.registryDir = registryDir;
+    this.on('rejected', (r) => this.rejections.push(r));
   }
 
   start(): void {
@@ -80,9 +84,17 @@ export class TestDraKubelet extends EventEmitter<Events> {
     );
     if (isSocket && !this.#known.has(socket)) {
       this.#known.add(socket);
-      await this.#register(socket).catch((err: Error) =>
-        this.emit('rejected', { socket, error: `registration failed: ${err.message}` }),
-      );
+      await this.#register(socket).catch((err: Error) => {
+        this.emit('rejected', { socket, error: `registration failed: ${err.message}` });
+        // The kubelet's reconciler tries a failed registration again on its next loop (1 s): the
+        // socket file exists from bind(), a moment before the plugin listens on it.
+        this.#known.delete(socket);
+        const retry = setTimeout(() => {
+          this.#retries.delete(retry);
+          void this.#check(socket);
+        }, 1000);
+        this.#retries.add(retry);
+      });
     } else if (!isSocket && this.#known.has(socket)) {
       this.#known.delete(socket);
       for (const [name, conn] of this.plugins) {
@@ -220,6 +232,8 @@ export class TestDraKubelet extends EventEmitter<Events> {
   stop(): void {
     this.#watcher?.close();
     this.#watcher = null;
+    for (const retry of this.#retries) clearTimeout(retry);
+    this.#retries.clear();
     for (const name of [...this.plugins.keys()]) this.#drop(name);
   }
 }

@@ -1,0 +1,145 @@
+// Turns the `dra:` sections of a parsed config into running DRA drivers (one DraDriver and one fault
+// directory each), the way runtime.ts does for device plugins. If one fails to start, the ones
+// already started are stopped again.
+import { join } from 'node:path';
+import { pino, type Logger } from 'pino';
+import { KUBELET_PLUGINS_PATH } from '@plugboard/proto';
+import { compileTemplate } from '../allocation/template.js';
+import { DRA_ATTRIBUTE_VARIABLES, type DraDriverConfig, type PluginConfig } from '../config.js';
+import { PluginError } from '../errors.js';
+import { deviceSourceFromSections } from '../runtime.js';
+import type { DeviceSource, PluginDevice } from '../types.js';
+import type { DeviceAttribute } from './api-types.js';
+import { DraDriver } from './driver.js';
+import { FAULT_DIR_NAME, FaultDir } from './fault-dir.js';
+import type { DraKubeApi } from './kube-api.js';
+import { draDeviceName } from './slice-devices.js';
+
+export interface StartDraDriversOptions {
+  nodeName: string;
+  kube: DraKubeApi;
+  /** Default /var/lib/kubelet/plugins. */
+  pluginsDir?: string;
+  /** Default /var/lib/kubelet/plugins_registry. */
+  pluginsRegistryDir?: string;
+  /** Default /var/run/cdi. */
+  cdiDir?: string;
+  logger?: Logger;
+  restartPollIntervalMs?: number;
+  /** Polling fallback of the fault directories (default 1000 ms). */
+  faultDirPollMs?: number;
+}
+
+export interface DraRuntime {
+  drivers: Map<string, DraDriver>;
+  /** The device source behind each driver (e.g. a SimulatedSource to flap devices). */
+  sources: Map<string, DeviceSource>;
+  /** The fault directory of each driver. */
+  faultDirs: Map<string, FaultDir>;
+  /** Stops every driver: stops serving, removes the sockets, leaves the ResourceSlices. */
+  stop(): Promise<void>;
+}
+
+/** "gpu.example.com" → "gpu": the default ID prefix of a simulated DRA source. */
+export function draIdPrefix(driverName: string): string {
+  return driverName.split('.')[0] || 'dev';
+}
+
+/** The attributes of the config, with {{id}}, {{name}} and {{numaNode}} filled in per device. */
+function attributesFromConfig(
+  config: DraDriverConfig,
+): ((d: PluginDevice) => Record<string, DeviceAttribute>) | undefined {
+  const entries = Object.entries(config.attributes);
+  if (entries.length === 0) return undefined;
+  const compiled = entries.map(([name, value]) => {
+    if (value.string !== undefined) {
+      const template = compileTemplate(value.string, DRA_ATTRIBUTE_VARIABLES);
+      return [
+        name,
+        (d: PluginDevice): DeviceAttribute => ({
+          string: template({ id: d.id, name: draDeviceName(d.id), numaNode: String(d.numaNodes[0] ?? '') }),
+        }),
+      ] as const;
+    }
+    const fixed = Object.fromEntries(
+      Object.entries(value).filter(([, v]) => v !== undefined),
+    ) as DeviceAttribute;
+    return [name, (): DeviceAttribute => fixed] as const;
+  });
+  return (d) => Object.fromEntries(compiled.map(([name, f]) => [name, f(d)]));
+}
+
+export function draDriverFromConfig(
+  config: DraDriverConfig,
+  options: StartDraDriversOptions,
+  source: DeviceSource = deviceSourceFromSections(config, config.driver, draIdPrefix(config.driver)),
+): DraDriver {
+  const capacity = Object.keys(config.capacity).length ? { ...config.capacity } : null;
+  const attributes = attributesFromConfig(config);
+  return new DraDriver({
+    driverName: config.driver,
+    nodeName: options.nodeName,
+    source,
+    kube: options.kube,
+    exclude: config.exclude,
+    replicas: config.replicas,
+    ...(config.pool ? { poolName: config.pool } : {}),
+    ...(attributes ? { attributes } : {}),
+    ...(capacity ? { capacity: () => capacity } : {}),
+    ...(config.taints
+      ? { taints: { effect: config.taints.effect, ...(config.taints.key ? { key: config.taints.key } : {}) } }
+      : {}),
+    ...(config.cdi ? { cdi: { ...config.cdi } } : {}),
+    ...(config.healthCheckTimeoutSeconds !== undefined
+      ? { healthCheckTimeoutSeconds: config.healthCheckTimeoutSeconds }
+      : {}),
+    ...(config.sysfsPci ? { pciBusIdFromId: true } : {}),
+    ...(options.pluginsDir ? { pluginsDir: options.pluginsDir } : {}),
+    ...(options.pluginsRegistryDir ? { pluginsRegistryDir: options.pluginsRegistryDir } : {}),
+    ...(options.cdiDir ? { cdiDir: options.cdiDir } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.restartPollIntervalMs ? { restartPollIntervalMs: options.restartPollIntervalMs } : {}),
+  });
+}
+
+/** The fault directory of a driver: its `faultDir`, else <plugins dir>/<driver>/faults. */
+export function faultDirOf(
+  config: Pick<DraDriverConfig, 'driver' | 'faultDir'>,
+  pluginsDir = KUBELET_PLUGINS_PATH,
+): string {
+  return config.faultDir ?? join(pluginsDir, config.driver, FAULT_DIR_NAME);
+}
+
+export async function startDraDrivers(
+  config: PluginConfig,
+  options: StartDraDriversOptions,
+): Promise<DraRuntime> {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const drivers = new Map<string, DraDriver>();
+  const sources = new Map<string, DeviceSource>();
+  const faultDirs = new Map<string, FaultDir>();
+  for (const entry of config.dra) {
+    const source = deviceSourceFromSections(entry, entry.driver, draIdPrefix(entry.driver));
+    const driver = draDriverFromConfig(entry, { ...options, logger }, source);
+    sources.set(entry.driver, source);
+    drivers.set(entry.driver, driver);
+    faultDirs.set(
+      entry.driver,
+      new FaultDir(driver, faultDirOf(entry, options.pluginsDir), logger, options.faultDirPollMs),
+    );
+  }
+  const stop = async (): Promise<void> => {
+    await Promise.all([...faultDirs.values()].map((f) => f.stop()));
+    await Promise.all([...drivers.values()].map((d) => d.stop()));
+  };
+  try {
+    for (const [name, driver] of drivers) {
+      await driver.start();
+      await faultDirs.get(name)!.start();
+    }
+  } catch (err) {
+    await stop();
+    throw PluginError.from(err);
+  }
+  return { drivers, sources, faultDirs, stop };
+}
