@@ -1,14 +1,18 @@
-// Benchmark (not a test): what the :authority rewriter in front of every Unix-socket gRPC server
-// costs. Unary Register calls over real Unix sockets, from a client in a child process, against
-// three servers up at once in this process:
+// Benchmark (not a test): what serving Unix-socket gRPC through bindUnixServer costs, against
+// grpc-js bound directly. Unary Register calls over real Unix sockets, from a client in a child
+// process, against three servers up at once in this process:
 //   before   — grpc-js bound directly (server.bindAsync), the setup before the rewriter;
-//   modern   — bindUnixServer, a client sending `:authority: localhost` (frames passed through);
+//   modern   — bindUnixServer, a client sending `:authority: localhost`: routeConnection reads the
+//              connection's first request and hands grpc-js the socket itself (native path);
 //   raw-path — bindUnixServer, a client sending the socket path (grpc.default_authority), as
-//              grpc-go < 1.57 does: every header block decoded and re-encoded.
+//              grpc-go < 1.57 does: the connection stays on the rewriter, every header block
+//              decoded and re-encoded.
 // The client rotates among them in short phases, so that whatever else loads the machine weighs
 // on all three alike. Reports calls/s, latency p50 and the servers' CPU time per call (this
 // process's user + system CPU, which waiting for a core does not inflate), over all phases of a
-// mode; then the rewriter alone on one request header block.
+// mode, with 1 and 16 calls in flight on one connection; then a new connection per call (channel
+// created, first call, closed: what routing a connection adds); then the rewriter alone on one
+// request header block.
 // Run: cd packages/proto && node --conditions=@plugboard/source --import tsx bench/authority-rewriter.bench.ts
 // (prints a Markdown table).
 
@@ -29,6 +33,10 @@ type Mode = (typeof MODES)[number];
 const CONCURRENCY = [1, 16];
 const PHASE_MS = 500;
 const ROTATIONS = 8;
+/** New connections per mode and rotation in the connection phases. */
+const CONNECTIONS = 40;
+/** `concurrency` of the connection phases: one call per new connection. */
+const NEW_CONNECTION = 0;
 
 interface ClientJob {
   sockets: Record<Mode, string>;
@@ -46,20 +54,23 @@ async function clientProcess(job: ClientJob): Promise<void> {
     resourceName: 'example.com/bench',
     options: undefined,
   };
-  const clients = Object.fromEntries(
-    MODES.map((mode) => [
-      mode,
-      new deviceplugin.RegistrationClient(
-        `unix://${job.sockets[mode]}`,
-        credentials.createInsecure(),
-        mode === 'raw-path' ? { 'grpc.default_authority': job.sockets[mode] } : {},
-      ),
-    ]),
-  ) as Record<Mode, deviceplugin.RegistrationClient>;
-  const call = (mode: Mode): Promise<void> =>
-    new Promise((resolve, reject) =>
-      clients[mode].register(request, (err) => (err ? reject(err) : resolve())),
+  const newClient = (mode: Mode): deviceplugin.RegistrationClient =>
+    new deviceplugin.RegistrationClient(
+      `unix://${job.sockets[mode]}`,
+      credentials.createInsecure(),
+      // Each channel its own subchannel, so its own connection (grpc-js shares them otherwise).
+      {
+        ...(mode === 'raw-path' ? { 'grpc.default_authority': job.sockets[mode] } : {}),
+        'grpc.use_local_subchannel_pool': 1,
+      },
     );
+  const clients = Object.fromEntries(MODES.map((mode) => [mode, newClient(mode)])) as Record<
+    Mode,
+    deviceplugin.RegistrationClient
+  >;
+  const callOn = (client: deviceplugin.RegistrationClient): Promise<void> =>
+    new Promise((resolve, reject) => client.register(request, (err) => (err ? reject(err) : resolve())));
+  const call = (mode: Mode): Promise<void> => callOn(clients[mode]);
   const send = (m: ToParent): void => void process.send!(m);
   for (const mode of MODES) for (let i = 0; i < 300; i++) await call(mode);
   for (const concurrency of CONCURRENCY) {
@@ -80,6 +91,22 @@ async function clientProcess(job: ClientJob): Promise<void> {
         const ms = performance.now() - start;
         send({ kind: 'phase-end', mode, concurrency, calls: latencies.length, ms, latencies });
       }
+    }
+  }
+  for (let rotation = 0; rotation < ROTATIONS; rotation++) {
+    for (const mode of MODES) {
+      send({ kind: 'phase-start', mode, concurrency: NEW_CONNECTION });
+      const latencies: number[] = [];
+      const start = performance.now();
+      for (let i = 0; i < CONNECTIONS; i++) {
+        const t = performance.now();
+        const client = newClient(mode);
+        await callOn(client);
+        latencies.push(performance.now() - t);
+        client.close();
+      }
+      const ms = performance.now() - start;
+      send({ kind: 'phase-end', mode, concurrency: NEW_CONNECTION, calls: latencies.length, ms, latencies });
     }
   }
   for (const c of Object.values(clients)) c.close();
@@ -173,13 +200,14 @@ async function main(): Promise<void> {
     );
     console.log('| server | client :authority | in flight | calls/s | p50 ms | server CPU µs/call |');
     console.log('| --- | --- | --- | --- | --- | --- |');
-    for (const concurrency of CONCURRENCY) {
+    for (const concurrency of [...CONCURRENCY, NEW_CONNECTION]) {
       for (const mode of MODES) {
         const t = totals.get(`${mode}|${concurrency}`)!;
         const server = mode === 'before' ? 'grpc-js bindAsync (before)' : 'bindUnixServer';
         const authority = mode === 'raw-path' ? 'socket path' : 'localhost';
         console.log(
-          `| ${server} | ${authority} | ${concurrency} | ${((t.calls / t.ms) * 1000).toFixed(0)} | ` +
+          `| ${server} | ${authority} | ${concurrency === NEW_CONNECTION ? '1, new connection per call' : concurrency} | ` +
+            `${((t.calls / t.ms) * 1000).toFixed(0)} | ` +
             `${quantile(t.latencies, 0.5).toFixed(3)} | ${(t.cpuUs / t.calls).toFixed(0)} |`,
         );
       }

@@ -2,7 +2,8 @@
 // it is chunked; a raw-path :authority comes out as localhost, in frames a fresh server-side HPACK
 // decoder reads back to the same headers (also for every later block on the connection, also when
 // split over CONTINUATION frames); trailers are left alone; protocol violations are refused with
-// the right error code; the server-side watcher reports SETTINGS, RST_STREAM and GOAWAY.
+// the right error code; the SETTINGS ACK a routed connection owes is dropped; the first request is
+// told apart; the server-side watcher reports SETTINGS, RST_STREAM and GOAWAY.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -260,6 +261,54 @@ test('a client that does not send the preface is passed through untouched', () =
   const http1 = Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
   assert.deepEqual(run(http1, [3], rewriter), http1);
   assert.equal(rewriter.notHttp2, true);
+});
+
+test('the SETTINGS ACK a routed connection owes is dropped once, however it is chunked; later ones pass', () => {
+  const ack = frame(T.SETTINGS, F.ACK, 0);
+  const input = Buffer.concat([
+    START,
+    frame(T.WINDOW_UPDATE, 0, 0, Buffer.from([0, 1, 0, 0])),
+    ack,
+    frame(T.HEADERS, F.END_HEADERS, 1, request('localhost')),
+    ack,
+  ]);
+  const expected = Buffer.concat([
+    START,
+    frame(T.WINDOW_UPDATE, 0, 0, Buffer.from([0, 1, 0, 0])),
+    frame(T.HEADERS, F.END_HEADERS, 1, request('localhost')),
+    ack,
+  ]);
+  for (const sizes of [[input.length], [1], [5], [7, 2, 30]]) {
+    const rewriter = new RequestAuthorityRewriter();
+    rewriter.dropNextSettingsAck();
+    assert.equal(rewriter.settingsAcksToDrop, 1);
+    assert.deepEqual(run(input, sizes, rewriter), expected, `chunks of ${sizes.join(', ')}`);
+    assert.equal(rewriter.settingsAcksToDrop, 0);
+  }
+  // Without dropNextSettingsAck every ACK passes.
+  assert.deepEqual(run(input), input);
+});
+
+test('firstRequest is the first request block as passed on; diverged once one is rewritten', () => {
+  const rewriter = new RequestAuthorityRewriter();
+  run(START, undefined, rewriter);
+  assert.equal(rewriter.prefaceReceived, true);
+  assert.equal(rewriter.firstRequest?.streamId, undefined);
+  run(frame(T.HEADERS, F.END_HEADERS, 1, request('localhost')), [4], rewriter);
+  assert.equal(rewriter.firstRequest?.streamId, 1);
+  assert.equal(rewriter.diverged, false);
+  run(frame(T.HEADERS, F.END_HEADERS, 3, request(RAW)), undefined, rewriter);
+  assert.equal(rewriter.firstRequest?.streamId, 1, 'still the first');
+  assert.equal(rewriter.diverged, true);
+
+  const raw = new RequestAuthorityRewriter();
+  run(Buffer.concat([START, frame(T.HEADERS, F.END_HEADERS, 1, request(RAW))]), undefined, raw);
+  assert.equal(
+    raw.firstRequest?.fields.find((f) => f.name === ':authority')?.value,
+    'localhost',
+    'after the rewrite',
+  );
+  assert.equal(new RequestAuthorityRewriter().prefaceReceived, false);
 });
 
 test('the server-side watcher reports SETTINGS, RST_STREAM and GOAWAY across any chunking', () => {

@@ -11,28 +11,39 @@
 // a real kubelet — accepts any `:authority`.
 //
 // What: a Duplex put between a client's socket and grpc-js (through Server.createConnectionInjector)
-// that passes every byte through untouched except request header blocks whose `:authority` nghttp2
-// would refuse (or that have neither `:authority` nor `host`): those are decoded with the
-// connection's HPACK state (hpack.ts), get `:authority: localhost` (what grpc-go ≥ 1.57 and modern
-// kubelets send) and are re-encoded without indexing — so the server's HPACK table never holds an
-// entry the client's does not — into HEADERS + CONTINUATION frames of at most 16384 octets (the
-// smallest SETTINGS_MAX_FRAME_SIZE, so every peer accepts them), dropping padding and keeping the
-// PRIORITY fields and END_STREAM. After the first rewrite the client's and the server's HPACK
-// tables differ, so every later header block on that connection is re-encoded the same way.
-// Header blocks are always decoded (to track the client's table); the other frames are forwarded
-// as slices of the chunks read.
+// for a connection whose first request needs it. It passes every byte through untouched except
+// request header blocks whose `:authority` nghttp2 would refuse (or that have neither `:authority`
+// nor `host`): those are decoded with the connection's HPACK state (hpack.ts), get
+// `:authority: localhost` (what grpc-go ≥ 1.57 and modern kubelets send) and are re-encoded without
+// indexing — so the server's HPACK table never holds an entry the client's does not — into HEADERS
+// + CONTINUATION frames of at most 16384 octets (the smallest SETTINGS_MAX_FRAME_SIZE, so every
+// peer accepts them), dropping padding and keeping the PRIORITY fields and END_STREAM. After the
+// first rewrite the client's and the server's HPACK tables differ, so every later header block on
+// that connection is re-encoded the same way. Header blocks are always decoded (to track the
+// client's table); the other frames are forwarded as slices of the chunks read.
+//
+// Only connections that need it pass through it (routeConnection, below): each connection is read
+// up to its first request, and one whose headers nghttp2 accepts — every current client: grpc-go ≥
+// 1.57, grpc-js and kubelets ≥ 1.26 send `localhost` — is handed to the server as the socket
+// itself, so its bytes go from libuv to nghttp2 in C++ as with bindAsync.
 //
 // Cost (bench/authority-rewriter.bench.ts; Node 20, 2 busy cores): a few µs per header block to
-// decode, a few more to rewrite. Most of the cost is elsewhere: bytes now pass through a JS stream
-// (which Node's http2 wraps in a JSStreamSocket) instead of going from libuv to nghttp2 in C++ —
-// roughly +1–15 % server CPU per unary call with 16 calls in flight, +30–50 % (and a fraction of a
-// millisecond of latency) with one. Kubelet APIs make a few calls per pod or plugin: it is cheap.
+// decode, a few more to rewrite. On a rewritten connection most of the cost is elsewhere: bytes pass
+// through a JS stream (which Node's http2 wraps in a JSStreamSocket) instead of going from libuv to
+// nghttp2 in C++ — about +50 % server CPU per unary call (+0.1–0.2 ms) with one call in flight, a
+// few % with 16. A natively routed connection costs what bindAsync costs per call; routing it
+// (an early SETTINGS, its first header block decoded once, its first octets put back) adds a
+// fraction of a millisecond of server CPU once per connection.
 //
 // It also reports refusals with a reason: a header block it cannot decode (a COMPRESSION_ERROR: it
 // sends GOAWAY and closes, as a grpc-go server does), frames out of order, a client that does not
 // speak HTTP/2, and — watching the server's frames on their way out — any RST_STREAM or GOAWAY the
 // server sends with an error code other than NO_ERROR and CANCEL, with nghttp2's reason
-// (h2-request-checks.ts) where one can be told from the request's headers.
+// (h2-request-checks.ts) where one can be told from the request's headers. A natively routed
+// connection is not watched: there only an error Node's HTTP/2 layer closes it with is reported
+// (Node 20 tells JS nothing of a RST_STREAM nghttp2 sends, nor of a GOAWAY for a non-fatal error).
+// Its first request was checked before it went native, and clients send the same kind of headers
+// on every request of a connection.
 
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
@@ -138,6 +149,8 @@ export class RequestAuthorityRewriter {
   #lastForwardedStreamId = 0;
   #maxFrameSize = REENCODED_FRAME_SIZE;
   readonly #recent = new Map<number, HeaderField[]>();
+  #settingsAcksToDrop = 0;
+  #firstRequest: { streamId: number; fields: HeaderField[] } | null = null;
 
   constructor(
     options: {
@@ -153,6 +166,38 @@ export class RequestAuthorityRewriter {
   /** True once the client's first octets were not the HTTP/2 preface: all is passed on as is. */
   get notHttp2(): boolean {
     return this.#notHttp2;
+  }
+
+  /** True once the client's whole connection preface (the 24-octet magic) has been read. */
+  get prefaceReceived(): boolean {
+    return this.#prefaceLeft === 0 && !this.#notHttp2;
+  }
+
+  /** True once a header block has been re-encoded: the server's HPACK state is no longer the client's. */
+  get diverged(): boolean {
+    return this.#diverged;
+  }
+
+  /**
+   * The connection's first request, once its header block is complete: its stream and its header
+   * fields as passed on (after any rewrite).
+   */
+  get firstRequest(): { readonly streamId: number; readonly fields: readonly HeaderField[] } | null {
+    return this.#firstRequest;
+  }
+
+  /**
+   * A SETTINGS frame was sent to the client from outside the server's HTTP/2 layer: the client's
+   * next SETTINGS ACK answers it and is dropped, as that layer would take it for the ACK of its own
+   * SETTINGS (and the real one for an unexpected ACK, a connection error).
+   */
+  dropNextSettingsAck(): void {
+    this.#settingsAcksToDrop++;
+  }
+
+  /** How many SETTINGS ACKs are still to be dropped. */
+  get settingsAcksToDrop(): number {
+    return this.#settingsAcksToDrop;
   }
 
   /** The highest stream whose headers reached the server (for GOAWAY's last-stream-id). */
@@ -278,6 +323,16 @@ export class RequestAuthorityRewriter {
         else for (const b of this.#headerFrame(held)) out.push(b);
       } else if (type === PUSH_PROMISE) {
         throw new H2ConnectionError('PROTOCOL_ERROR', 'PUSH_PROMISE from a client');
+      } else if (
+        type === SETTINGS &&
+        flags & ACK &&
+        length === 0 &&
+        streamId === 0 &&
+        this.#settingsAcksToDrop > 0
+      ) {
+        this.#settingsAcksToDrop--;
+        if (header === chunk) flush(frameStart);
+        passFrom = pos;
       } else {
         if (header !== chunk) out.push(Buffer.from(header));
         this.#passLeft = length;
@@ -363,6 +418,7 @@ export class RequestAuthorityRewriter {
     }
     const rewritten = isRequest && this.#fixAuthority(block.streamId, decoded.fields);
     if (isRequest) {
+      this.#firstRequest ??= { streamId: block.streamId, fields: decoded.fields };
       this.#recent.set(block.streamId, decoded.fields);
       if (this.#recent.size > RECENT_REQUESTS) this.#recent.delete(this.#recent.keys().next().value!);
     }
@@ -529,7 +585,10 @@ export interface H2Refusal {
   scope: 'connection' | 'stream';
   /** The stream refused; for a connection, the last stream the server acted on. */
   streamId: number;
-  /** The HTTP/2 error code sent (RFC 9113 §7). */
+  /**
+   * The HTTP/2 error code sent (RFC 9113 §7); for a connection served natively, the error Node's
+   * HTTP/2 layer closed it with (ERR_HTTP2_…): which frame it sent is not known there.
+   */
   code: string;
   reason: string;
 }
@@ -547,9 +606,49 @@ export interface AuthorityRewritingOptions {
  */
 const ORDINARY_CLOSES = new Set([errorCode('NO_ERROR'), errorCode('CANCEL')]);
 
+/** A RequestAuthorityRewriter that reports a connection's first rewrite through `onRewritten`. */
+function connectionRewriter(options: AuthorityRewritingOptions): RequestAuthorityRewriter {
+  let reported = false;
+  return new RequestAuthorityRewriter({
+    onRewrite: (streamId, authority) => {
+      if (reported) return;
+      reported = true;
+      options.onRewritten?.({ streamId, authority });
+    },
+  });
+}
+
+function connectionError(err: unknown): H2ConnectionError {
+  // Anything but an H2ConnectionError would be a bug here: still one connection's, not the process's.
+  return err instanceof H2ConnectionError
+    ? err
+    : new H2ConnectionError(
+        'INTERNAL_ERROR',
+        `rewriting failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
+}
+
+function notHttp2Refusal(chunk: Buffer): H2Refusal {
+  const start = chunk.subarray(0, 16).toString('latin1');
+  return {
+    scope: 'connection',
+    streamId: 0,
+    code: 'PROTOCOL_ERROR',
+    reason: `not an HTTP/2 client: no connection preface (got ${JSON.stringify(start)}…)`,
+  };
+}
+
+/** What a RequestAuthorityRewriter made of a connection's first octets, before the server took over. */
+export interface ConnectionStart {
+  rewriter: RequestAuthorityRewriter;
+  /** Its output so far: the server's HTTP/2 layer reads it first. */
+  output: Buffer[];
+}
+
 /**
  * `socket` as a Duplex for Node's HTTP/2 server, with the client's header blocks passed through a
- * RequestAuthorityRewriter and the server's frames watched by a ServerFrameWatcher.
+ * RequestAuthorityRewriter and the server's frames watched by a ServerFrameWatcher. `start`
+ * continues a connection whose first octets routeConnection has already read.
  */
 export class AuthorityRewritingSocket extends Duplex {
   readonly #socket: Socket;
@@ -558,18 +657,11 @@ export class AuthorityRewritingSocket extends Duplex {
   readonly #onRefused: (refusal: H2Refusal) => void;
   #connectionReported = false;
 
-  constructor(socket: Socket, options: AuthorityRewritingOptions = {}) {
+  constructor(socket: Socket, options: AuthorityRewritingOptions = {}, start?: ConnectionStart) {
     super({ allowHalfOpen: true });
     this.#socket = socket;
     this.#onRefused = options.onRefused ?? (() => undefined);
-    let rewriteReported = false;
-    this.#rewriter = new RequestAuthorityRewriter({
-      onRewrite: (streamId, authority) => {
-        if (rewriteReported) return;
-        rewriteReported = true;
-        options.onRewritten?.({ streamId, authority });
-      },
-    });
+    this.#rewriter = start?.rewriter ?? connectionRewriter(options);
     this.#watcher = new ServerFrameWatcher({
       settings: (settings) => this.#rewriter.serverSettings(settings),
       rstStream: (streamId, code) => {
@@ -596,8 +688,11 @@ export class AuthorityRewritingSocket extends Duplex {
       },
     });
 
+    if (start) this.#pushAll(start.output);
+    // routeConnection hands over a socket whose 'end' it has seen (the client half-closed first).
+    if (socket.readableEnded) this.push(null);
+    else socket.on('end', () => this.push(null));
     socket.on('data', (chunk: Buffer) => this.#fromClient(chunk));
-    socket.on('end', () => this.push(null));
     // An error is followed by 'close'; a client going away is not worth a report.
     socket.on('error', () => undefined);
     socket.on('close', () => this.destroy());
@@ -609,26 +704,14 @@ export class AuthorityRewritingSocket extends Duplex {
     try {
       out = this.#rewriter.write(chunk);
     } catch (err) {
-      // Anything else would be a bug here: still one connection's, not the process's.
-      this.#refuse(
-        err instanceof H2ConnectionError
-          ? err
-          : new H2ConnectionError(
-              'INTERNAL_ERROR',
-              `rewriting failed: ${err instanceof Error ? err.message : String(err)}`,
-            ),
-      );
+      this.#refuse(connectionError(err));
       return;
     }
-    if (wasHttp2 && this.#rewriter.notHttp2) {
-      const start = chunk.subarray(0, 16).toString('latin1');
-      this.#reportConnection({
-        scope: 'connection',
-        streamId: 0,
-        code: 'PROTOCOL_ERROR',
-        reason: `not an HTTP/2 client: no connection preface (got ${JSON.stringify(start)}…)`,
-      });
-    }
+    if (wasHttp2 && this.#rewriter.notHttp2) this.#reportConnection(notHttp2Refusal(chunk));
+    this.#pushAll(out);
+  }
+
+  #pushAll(out: Buffer[]): void {
     let more = true;
     for (const b of out) more = this.push(b);
     if (!more) this.#socket.pause();
@@ -696,4 +779,176 @@ export class AuthorityRewritingSocket extends Duplex {
     this.#socket.destroySoon();
     callback(error);
   }
+}
+
+// ---- Routing: the native path unless the first request needs the rewriter ----
+
+/** An empty SETTINGS frame: the server's connection preface, saying "all defaults". */
+const EMPTY_SETTINGS = frameHeader(0, SETTINGS, 0, 0);
+/** How long a connection may take to send its first request before it is served through the rewriter. */
+export const FIRST_REQUEST_TIMEOUT_MS = 1000;
+/** How many octets may come before the first request (and the SETTINGS ACK) before the same. */
+export const MAX_START_OCTETS = 64 * 1024;
+
+/** How a connection was handed to the server (routeConnection). */
+export type ConnectionRoute = 'native' | 'rewriting' | 'refused';
+
+/** Why a connection goes through the rewriter. */
+export type RewritingReason =
+  /** Its first request's `:authority` is one nghttp2 refuses, or it has another header nghttp2 refuses. */
+  | 'first-request'
+  /** No first request within FIRST_REQUEST_TIMEOUT_MS. */
+  | 'idle'
+  /** More than MAX_START_OCTETS before its first request was complete. */
+  | 'long-start'
+  /** The client half-closed before its first request was complete. */
+  | 'ended';
+
+export type RoutedConnection =
+  | { route: 'native'; connection: Socket }
+  | { route: 'rewriting'; connection: AuthorityRewritingSocket; reason: RewritingReason }
+  | { route: 'refused' };
+
+export interface ConnectionRoutingOptions extends AuthorityRewritingOptions {
+  /** FIRST_REQUEST_TIMEOUT_MS unless given (tests). */
+  firstRequestTimeoutMs?: number;
+}
+
+/**
+ * Reads the start of a client's connection — up to its first complete request header block — and
+ * hands the server, once, either the socket itself (the native path: libuv to nghttp2 in C++, no JS
+ * per frame, as bindAsync serves) or an AuthorityRewritingSocket (every octet through JS).
+ *
+ * The server speaks first: every gRPC client waits for the server's SETTINGS before its first
+ * request (grpc-go's newHTTP2Client blocks until it has read the server preface, and older grpc-go
+ * addrConns waited for it before using a transport; grpc-java's transport is ready on the first
+ * SETTINGS; grpc-js waits for 'remoteSettings'), and the server's HTTP/2 layer sends its SETTINGS
+ * only once it has the connection. So once the client's preface is in, an empty SETTINGS goes out
+ * from here, and the client's ACK of it is dropped: the server's HTTP/2 layer would take it for the
+ * ACK of its own SETTINGS, and the real one for an unexpected ACK (a connection error). That layer
+ * sends its own SETTINGS when it takes over; a second SETTINGS is ordinary HTTP/2. The first block
+ * is decoded with the default 4096-octet table limit, as the client has seen no other server
+ * SETTINGS when it sends it (the client's own SETTINGS_HEADER_TABLE_SIZE sizes the server's
+ * encoder, not this decoder).
+ *
+ * Native when the first request's headers are ones nghttp2 accepts (h2-request-checks.ts) and the
+ * ACK is in: the octets read are put back (`socket.unshift`) for Node's HTTP/2 server, whose
+ * ServerHttp2Session feeds a socket's buffered octets (`socket.readableLength`) to nghttp2 on the
+ * tick after `consume()` took over the socket's handle. Otherwise the rewriter that has read those
+ * octets goes on: a raw-path `:authority` is rewritten and a stream nghttp2 resets is logged with
+ * its reason. A connection with no complete first request within FIRST_REQUEST_TIMEOUT_MS (a client
+ * that connects ahead of its first call), or after MAX_START_OCTETS, or that half-closes, goes
+ * through the rewriter too — a request it sends later may carry a raw path, which only the rewriter
+ * can serve: slower, never wrong. What the native path cannot serve is a raw-path `:authority` in a
+ * later request of a connection whose first request had a valid one; clients set the authority
+ * once per channel (grpc-go, grpc-java, grpc-js), so none does that.
+ *
+ * A client that does not send the HTTP/2 preface is reported and handed over natively, untouched,
+ * for the server to refuse in its own way; a header block that cannot be decoded among the first
+ * octets is refused here (SETTINGS, then GOAWAY, as AuthorityRewritingSocket refuses).
+ */
+export function routeConnection(
+  socket: Socket,
+  options: ConnectionRoutingOptions,
+  onRouted: (routed: RoutedConnection) => void,
+): void {
+  const rewriter = connectionRewriter(options);
+  const output: Buffer[] = [];
+  let octetsRead = 0;
+  let settingsSent = false;
+
+  const sendSettings = (): void => {
+    if (settingsSent || !rewriter.prefaceReceived) return;
+    settingsSent = true;
+    socket.write(EMPTY_SETTINGS);
+    rewriter.dropNextSettingsAck();
+  };
+  const stop = (): void => {
+    clearTimeout(timer);
+    socket.off('data', onData);
+    socket.off('end', onEnd);
+    socket.off('close', stop);
+  };
+  const native = (reported: boolean): void => {
+    stop();
+    if (!reported && options.onRefused) reportSessionError(socket, options.onRefused);
+    socket.pause();
+    if (output.length > 0) socket.unshift(output.length === 1 ? output[0]! : Buffer.concat(output));
+    output.length = 0;
+    // Handed over outside the read callback, as Node's HTTP/2 server gets a fresh connection.
+    process.nextTick(() => {
+      if (!socket.destroyed) onRouted({ route: 'native', connection: socket });
+    });
+  };
+  const rewriting = (reason: RewritingReason): void => {
+    stop();
+    if (socket.destroyed) return;
+    const connection = new AuthorityRewritingSocket(socket, options, { rewriter, output });
+    onRouted({ route: 'rewriting', connection, reason });
+  };
+  const refuse = (err: H2ConnectionError): void => {
+    stop();
+    // A server's first frame is SETTINGS, also before a GOAWAY.
+    sendSettings();
+    const lastStreamId = rewriter.lastForwardedStreamId;
+    options.onRefused?.({ scope: 'connection', streamId: lastStreamId, code: err.code, reason: err.message });
+    socket.end(goawayFrame(lastStreamId, err.code, err.message));
+    socket.destroySoon();
+    onRouted({ route: 'refused' });
+  };
+
+  function onData(chunk: Buffer): void {
+    octetsRead += chunk.length;
+    try {
+      for (const b of rewriter.write(chunk)) output.push(b);
+    } catch (err) {
+      refuse(connectionError(err));
+      return;
+    }
+    if (rewriter.notHttp2) {
+      options.onRefused?.(notHttp2Refusal(chunk));
+      native(true);
+      return;
+    }
+    sendSettings();
+    const first = rewriter.firstRequest;
+    if (first && (rewriter.diverged || requestHeaderProblem(first.fields) !== null)) {
+      rewriting('first-request');
+    } else if (first && rewriter.settingsAcksToDrop === 0) {
+      // Only once the ACK of the early SETTINGS is in (and out of `output`): nothing of this
+      // connection will pass through JS again to drop it.
+      native(false);
+    } else if (octetsRead > MAX_START_OCTETS) {
+      rewriting('long-start');
+    }
+  }
+  function onEnd(): void {
+    rewriting('ended');
+  }
+
+  const timer = setTimeout(
+    () => rewriting('idle'),
+    options.firstRequestTimeoutMs ?? FIRST_REQUEST_TIMEOUT_MS,
+  );
+  timer.unref();
+  socket.on('data', onData);
+  socket.on('end', onEnd);
+  socket.on('close', stop);
+  // An error is followed by 'close'. Kept after the hand-over: an error before the server's own
+  // listener is attached must not be an uncaught one.
+  socket.on('error', ignoreError);
+}
+
+const ignoreError = (): void => undefined;
+
+/**
+ * Reports the error Node's HTTP/2 layer destroys a native connection's socket with, if any (a
+ * fatal nghttp2 error, too many invalid frames); a client going away is not a refusal. Outside
+ * routeConnection, so that the listener does not keep what it read alive for the connection's life.
+ */
+function reportSessionError(socket: Socket, onRefused: (refusal: H2Refusal) => void): void {
+  socket.once('error', (err: NodeJS.ErrnoException) => {
+    if (err.code?.startsWith('ERR_HTTP2') !== true) return;
+    onRefused({ scope: 'connection', streamId: 0, code: err.code, reason: err.message });
+  });
 }

@@ -1,6 +1,7 @@
 // bindUnixServer / closeUnixServer against real Unix sockets: a stale socket file is replaced,
-// missing directories are created with the requested mode, close removes the file, and a server
-// bound at the same path right after a close keeps its socket and serves.
+// missing directories are created with the requested mode, close removes the file, a server bound
+// at the same path right after a close keeps its socket and serves, and connections are counted by
+// how they were handed to grpc-js.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, Server } from '@grpc/grpc-js';
 import { deviceplugin } from './index.js';
-import { bindUnixServer, closeUnixServer } from './unix-server.js';
+import { bindUnixServer, closeUnixServer, connectionRoutes } from './unix-server.js';
 
 function registrationServer(calls: string[]): Server {
   const server = new Server();
@@ -102,6 +103,11 @@ test('a server bound to two paths serves on both and closes both', async (t) => 
   await bindUnixServer(server, b);
   await register(a, 'example.com/a');
   await register(b, 'example.com/b');
+  assert.deepEqual(
+    connectionRoutes(server),
+    { native: 2, rewriting: 0, refused: 0 },
+    'a grpc-js client on each, served natively',
+  );
   await closeUnixServer(server, a);
   assert.deepEqual(calls, ['example.com/a', 'example.com/b']);
   assert.equal(existsSync(a), false);

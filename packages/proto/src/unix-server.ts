@@ -6,16 +6,24 @@
 // the old server's close.
 //
 // The listener is our own net.Server, which hands each connection to grpc-js through a connection
-// injector behind an AuthorityRewritingSocket (h2-authority-rewriter.ts): Node's HTTP/2 layer
-// refuses the raw socket path that grpc-go < 1.57, grpc-java, older Python gRPC and kubelets
-// < 1.26 send as `:authority` on a Unix socket, where a grpc-go server (a real kubelet) accepts
-// it. Refused connections and streams are logged with the reason.
+// injector: Node's HTTP/2 layer refuses the raw socket path that grpc-go < 1.57, grpc-java, older
+// Python gRPC and kubelets < 1.26 send as `:authority` on a Unix socket, where a grpc-go server (a
+// real kubelet) accepts it. routeConnection (h2-authority-rewriter.ts) reads each connection up to
+// its first request: one whose `:authority` nghttp2 accepts is handed over as the socket itself
+// (native, as bindAsync would serve it); one that needs a rewrite goes through an
+// AuthorityRewritingSocket for its whole life. Refused connections and streams are logged with the
+// reason — on the native path only what Node reports: a connection its HTTP/2 layer closes with an
+// error (a stream nghttp2 resets there, or a GOAWAY it sends without a JS error, is not seen).
 
 import { mkdir, unlink } from 'node:fs/promises';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { ServerCredentials, type Server } from '@grpc/grpc-js';
-import { AuthorityRewritingSocket } from './h2-authority-rewriter.js';
+import {
+  routeConnection,
+  type ConnectionRoute,
+  type ConnectionRoutingOptions,
+} from './h2-authority-rewriter.js';
 
 /** The logger calls bindUnixServer makes; a pino logger fits. */
 export interface UnixServerLogger {
@@ -36,6 +44,7 @@ export interface BindUnixServerOptions {
 interface Listener {
   server: NetServer;
   sockets: Set<Socket>;
+  routes: Record<ConnectionRoute, number>;
 }
 
 // A server may be bound to more than one path.
@@ -66,23 +75,33 @@ export async function bindUnixServer(
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
   const log = opts.log;
   const sockets = new Set<Socket>();
+  const routes: Record<ConnectionRoute, number> = { native: 0, rewriting: 0, refused: 0 };
+  const routing: ConnectionRoutingOptions = {
+    onRefused: (refusal) =>
+      log?.warn(
+        { socket: socketPath, ...refusal },
+        refusal.scope === 'connection' ? 'gRPC connection refused' : 'gRPC stream refused',
+      ),
+    onRewritten: ({ streamId, authority }) =>
+      log?.debug(
+        { socket: socketPath, streamId, authority },
+        "client's :authority is one Node's HTTP/2 layer refuses (a raw socket path, as grpc-go < 1.57 sends): serving it as localhost",
+      ),
+  };
   const listener = createServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    injector.injectConnection(
-      new AuthorityRewritingSocket(socket, {
-        onRefused: (refusal) =>
-          log?.warn(
-            { socket: socketPath, ...refusal },
-            refusal.scope === 'connection' ? 'gRPC connection refused' : 'gRPC stream refused',
-          ),
-        onRewritten: ({ streamId, authority }) =>
-          log?.debug(
-            { socket: socketPath, streamId, authority },
-            "client's :authority is one Node's HTTP/2 layer refuses (a raw socket path, as grpc-go < 1.57 sends): serving it as localhost",
-          ),
-      }),
-    );
+    routeConnection(socket, routing, (routed) => {
+      routes[routed.route]++;
+      if (routed.route === 'refused') return;
+      if (routed.route === 'rewriting' && routed.reason !== 'first-request') {
+        log?.debug(
+          { socket: socketPath, reason: routed.reason },
+          'no first request to judge the connection by: serving it through the :authority rewriter',
+        );
+      }
+      injector.injectConnection(routed.connection);
+    });
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -99,7 +118,19 @@ export async function bindUnixServer(
   listener.on('error', (err) =>
     log?.warn({ socket: socketPath, err: err.message }, 'Unix socket listener error'),
   );
-  listeners.set(server, [...(listeners.get(server) ?? []), { server: listener, sockets }]);
+  listeners.set(server, [...(listeners.get(server) ?? []), { server: listener, sockets, routes }]);
+}
+
+/**
+ * How `server`'s connections (on every path it is bound to) were handed to it so far: natively,
+ * through the :authority rewriter, or refused before it saw them.
+ */
+export function connectionRoutes(server: Server): Record<ConnectionRoute, number> {
+  const total: Record<ConnectionRoute, number> = { native: 0, rewriting: 0, refused: 0 };
+  for (const { routes } of listeners.get(server) ?? []) {
+    for (const route of Object.keys(total) as ConnectionRoute[]) total[route] += routes[route];
+  }
+  return total;
 }
 
 /**
