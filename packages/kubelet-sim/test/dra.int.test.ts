@@ -677,7 +677,7 @@ describe('DRA: versions, refusals and what the API server refuses', () => {
     }
   });
 
-  test('a pod that names its node bypasses the scheduler: the kubelet refuses a claim not reserved for it', async () => {
+  test('a pod that names its node bypasses the scheduler: an unallocated claim is refused by the kubelet, an allocated one reserved by the controller', async () => {
     await api.createNamespacedResourceClaim({
       namespace: 'default',
       body: {
@@ -702,6 +702,28 @@ describe('DRA: versions, refusals and what the API server refuses', () => {
       `Failed to prepare dynamic resources: prepare dynamic resources: pod pinned (${uid}) is not allowed to use ResourceClaim unreserved (${claimUid})`,
     );
     await f.sim.deletePod('default', 'pinned');
+
+    // An allocated claim is reserved for such a pod by the ResourceClaim controller.
+    await api.createNamespacedResourceClaim({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'preallocated', namespace: 'default' },
+        spec: { devices: { requests: [{ name: 'acc', exactly: { deviceClassName: OLD } }] } },
+      },
+    });
+    await f.sim.admitPod(draPod('holder', [{ name: 'acc', resourceClaimName: 'preallocated' }]));
+    const running = await f.sim.admitPod(
+      draPod('pinned-2', [{ name: 'acc', resourceClaimName: 'preallocated' }], undefined, { nodeName: NODE }),
+    );
+    assert.equal(get(running, 'status.phase'), 'Running');
+    assert.deepEqual(
+      (
+        await api.readNamespacedResourceClaim({ name: 'preallocated', namespace: 'default' })
+      ).status?.reservedFor?.map((r) => r.name),
+      ['holder', 'pinned-2'],
+    );
+    await f.sim.deletePod('default', 'holder');
+    await f.sim.deletePod('default', 'pinned-2');
   });
 
   test('the API server refuses claim references that do not add up (422 as a pod create would)', async () => {

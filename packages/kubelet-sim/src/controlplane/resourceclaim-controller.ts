@@ -2,7 +2,9 @@
 // 1.37), for the pods of this node, writing through the API slice's stores:
 // - syncPod: a pod's template references get their ResourceClaims (claimsFromTemplates of the
 //   scheduler module: name, owner, annotation, template labels and spec), recorded in the pod's
-//   `status.resourceClaimStatuses`; a missing template is a FailedResourceClaimCreation event.
+//   `status.resourceClaimStatuses`; a missing template is a FailedResourceClaimCreation event. A
+//   pod that names its node (it bypasses the scheduler) gets its already allocated claims reserved
+//   (reserveForPod); nobody allocates the others, so the kubelet will refuse them.
 // - syncClaim: once a pod is gone or done, it leaves the claims' `status.reservedFor`; a claim
 //   that nobody uses any more is deallocated (allocation and the delete-protection finalizer
 //   removed), and a claim generated for that pod is deleted (by the controller for a pod that is
@@ -12,10 +14,14 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EventRecorder } from '../apiserver/events.js';
 import type { KubeObject, ObjectStore } from '../apiserver/object-store.js';
-import type { PodResourceClaimStatus } from '../cm/dra/types.js';
+import { claimName, isForPod } from '../cm/dra/resourceclaim.js';
+import type { PodResourceClaimStatus, ResourceClaimView } from '../cm/dra/types.js';
 import { claimsFromTemplates, RESOURCE_CLAIM_FINALIZER } from '../scheduler/index.js';
 import type { Pod, ResourceClaim, ResourceClaimTemplate } from '../scheduler/index.js';
 import { kubeTime } from '../util/kube-time.js';
+
+/** resourceapi.ResourceClaimReservedForMaxSize (CanBeReserved). */
+const RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE = 256;
 
 /** The controller's name as kube-controller-manager registers it (events' source). */
 export const RESOURCE_CLAIM_CONTROLLER = 'resourceclaim-controller';
@@ -58,6 +64,43 @@ export class ResourceClaimController {
    * resourceClaimStatuses after the update (unchanged entries kept).
    */
   syncPod(pod: ControlPlanePod): PodResourceClaimStatus[] {
+    const statuses = this.createFromTemplates(pod);
+    if (pod.nodeName) this.reservePreScheduled({ ...pod, resourceClaimStatuses: statuses });
+    return statuses;
+  }
+
+  /** reserveForPod for a pod bound without the scheduler: allocated claims get its reservation. */
+  private reservePreScheduled(pod: ControlPlanePod): void {
+    for (const podClaim of pod.resourceClaims) {
+      let ref;
+      try {
+        ref = claimName(pod, podClaim);
+      } catch {
+        continue;
+      }
+      if (!ref) continue;
+      const obj = this.o.claims.get(pod.namespace, ref.name);
+      const claim = obj as unknown as ResourceClaim | undefined;
+      if (!obj || !claim?.status?.allocation) continue;
+      if (ref.mustCheckOwner && isForPod(pod, claim as unknown as ResourceClaimView) !== null) continue;
+      const reserved = claim.status.reservedFor ?? [];
+      if (reserved.some((r) => r.uid === pod.uid) || reserved.length >= RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE)
+        continue;
+      this.o.claims.upsert({
+        ...obj,
+        status: {
+          ...claim.status,
+          reservedFor: [...reserved, { resource: 'pods', name: pod.name, uid: pod.uid }],
+        },
+      });
+      this.log.info(
+        { claim: `${pod.namespace}/${ref.name}`, pod: `${pod.namespace}/${pod.name}` },
+        'reserved claim for pod',
+      );
+    }
+  }
+
+  private createFromTemplates(pod: ControlPlanePod): PodResourceClaimStatus[] {
     if (!pod.resourceClaims.some((c) => c.resourceClaimTemplateName !== undefined))
       return pod.resourceClaimStatuses;
     const inNamespace = (o: KubeObject) => o.metadata.namespace === pod.namespace;

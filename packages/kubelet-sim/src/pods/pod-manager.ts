@@ -233,8 +233,9 @@ export class PodManager {
    */
   private scheduleDra(pod: PodRuntime): ScheduleResult {
     const dra = this.o.dra!;
-    pod.resourceClaimStatuses = dra.claimController.syncPod(draPodOf(pod));
-    if (pod.spec.requestedNodeName !== null) return { ok: true };
+    const nodeName = pod.spec.requestedNodeName;
+    pod.resourceClaimStatuses = dra.claimController.syncPod({ ...draPodOf(pod), nodeName });
+    if (nodeName !== null) return { ok: true };
     return dra.scheduler.schedule({ ...draPodOf(pod), nodeName: null });
   }
 
