@@ -13,6 +13,10 @@ export type { PodSpecInput } from './pods/pod-spec.js';
 export type { AdmittedPod, BackoffOptions } from './pods/runtime.js';
 export type { ResourceView, DeviceView, PluginOptions, RegisteredVia } from './cm/devicemanager/types.js';
 export type { KubeObject } from './apiserver/object-store.js';
+// Dynamic Resource Allocation: what state().dra and the pods' DRA fields hold.
+export type { DraStateView, DraClaimView, DraResourceStatus, DynamicResourceView } from './cm/dra/manager.js';
+export type { DriverView } from './cm/dra/plugin/dra-plugin-manager.js';
+export type { ContainerClaim, PodResourceClaim, PodResourceClaimStatus } from './cm/dra/types.js';
 export type { RateLimit } from './apis/podresources/grpc/ratelimit.js';
 // The resource managers' types and names come from @plugboard/topology (kubelet-sim admits with it).
 export type {
