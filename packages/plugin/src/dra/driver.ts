@@ -186,8 +186,14 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   #byName = new Map<string, PluginDevice>();
   #byNameVersion = -1;
   #prepared = new Map<string, PreparedClaim>();
-  /** Prepare and unprepare run one at a time (upstream's helper serialises them by default). */
+  /**
+   * Checking, CDI specs and hooks of prepare and unprepare run one call at a time (upstream's helper
+   * serialises them by default); the checkpoint write after them is shared (#commit).
+   */
   #serial: Promise<unknown> = Promise.resolve();
+  /** The checkpoint write in flight, and the one that will follow it. */
+  #checkpointWrite: Promise<void> | null = null;
+  #checkpointNext: Promise<void> | null = null;
   #server: Server | null = null;
   #registrationServer: Server | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
@@ -333,6 +339,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     this.#registrationServer = null;
     this.#server = null;
     await this.#serial.catch(() => undefined);
+    await (this.#checkpointNext ?? this.#checkpointWrite)?.catch(() => undefined);
     this.#state.detach();
     await this.#options.source.stop();
     this.#registration.phase = 'stopped';
@@ -548,6 +555,34 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
 
   // --- NodePrepareResources / NodeUnprepareResources -----------------------------------------
 
+  /**
+   * Group commit of the checkpoint: resolves once a write that started after this call has
+   * finished (`changed`), or once the write in flight has (`!changed`: state made by an earlier call
+   * this one relies on). Every call that changes state while a write runs shares the next write, so
+   * concurrent prepares cost one fsync, not one each.
+   */
+  #commit(changed: boolean): Promise<void> {
+    if (!changed)
+      return (this.#checkpointNext ?? this.#checkpointWrite ?? Promise.resolve()).then(() => undefined);
+    if (this.#checkpointNext) return this.#checkpointNext;
+    const next = (this.#checkpointWrite ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => {
+        // Changes from now on need another write.
+        this.#checkpointNext = null;
+        const write = writeCheckpoint(this.checkpointPath, this.driverName, this.#prepared);
+        this.#checkpointWrite = write;
+        void write
+          .finally(() => {
+            if (this.#checkpointWrite === write) this.#checkpointWrite = null;
+          })
+          .catch(() => undefined);
+        return write;
+      });
+    this.#checkpointNext = next;
+    return next;
+  }
+
   #serialized<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.#serial.catch(() => undefined).then(fn);
     this.#serial = run;
@@ -599,8 +634,8 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
         }
       }),
     );
+    const added: PreparedClaim[] = [];
     await this.#serialized(async () => {
-      const added: PreparedClaim[] = [];
       for (const { ref, claim, error } of reads) {
         if (error !== null) {
           fail(ref, error);
@@ -622,22 +657,23 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
           fail(ref, PluginError.from(err).message);
         }
       }
-      if (added.length === 0) return;
-      try {
-        await writeCheckpoint(this.checkpointPath, this.driverName, this.#prepared);
-      } catch (err) {
-        // Not recorded: not prepared. Undo, so a later call starts over.
-        const message = PluginError.from(err).message;
-        for (const prepared of added) {
-          this.#prepared.delete(prepared.uid);
-          await removeClaimSpec(this.#cdi, prepared.uid).catch(() => undefined);
-          const outcome = outcomes.find((o) => o.uid === prepared.uid);
-          if (outcome) outcome.error = message;
-          response[prepared.uid] = { devices: [], error: message };
-        }
-        this.#logger.error({ err: message }, 'checkpoint write failed: claims not prepared');
-      }
     });
+    // Answer once the checkpoint holds what this call prepared (or what an earlier call that this
+    // one found prepared still has in flight). Calls that overlap share one write.
+    try {
+      await this.#commit(added.length > 0);
+    } catch (err) {
+      // Not recorded: not prepared. Undo, so a later call starts over.
+      const message = PluginError.from(err).message;
+      for (const prepared of added) {
+        if (this.#prepared.get(prepared.uid) === prepared) this.#prepared.delete(prepared.uid);
+        await removeClaimSpec(this.#cdi, prepared.uid).catch(() => undefined);
+        const outcome = outcomes.find((o) => o.uid === prepared.uid);
+        if (outcome) outcome.error = message;
+        response[prepared.uid] = { devices: [], error: message };
+      }
+      this.#logger.error({ err: message }, 'checkpoint write failed: claims not prepared');
+    }
     const durationMs = performance.now() - started;
     this.emit('prepared', { claims: outcomes, durationMs });
     return response;
@@ -750,8 +786,8 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     const started = performance.now();
     const response: Record<string, drav1.NodeUnprepareResourceResponse> = {};
     const outcomes: DraClaimOutcome[] = [];
+    let changed = false;
     await this.#serialized(async () => {
-      let changed = false;
       for (const c of claims) {
         const ref: ClaimRef = { namespace: c.namespace, name: c.name, uid: c.uid };
         const problem = claimRefProblem(ref);
@@ -779,8 +815,8 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
           this.#logger.warn({ claim: claimLabel(ref), uid: ref.uid, err: message }, 'claim not unprepared');
         }
       }
-      if (changed) await writeCheckpoint(this.checkpointPath, this.driverName, this.#prepared);
     });
+    await this.#commit(changed);
     this.emit('unprepared', { claims: outcomes, durationMs: performance.now() - started });
     return response;
   }

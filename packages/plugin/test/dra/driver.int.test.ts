@@ -197,6 +197,27 @@ describe('DRA driver: registration and claim preparation', () => {
     assert.deepEqual(never.claims, { 'u-ghost': { error: '' } });
   });
 
+  it('records every claim of concurrent calls in the checkpoint (calls in flight share checkpoint writes)', async () => {
+    const claims = [0, 1, 2, 3].map((i) =>
+      allocatedClaim({
+        name: `c${i}`,
+        node: NODE,
+        results: [{ driver: DRIVER, pool: NODE, device: `gpu-${i}` }],
+      }),
+    );
+    for (const c of claims) api.putClaim(c);
+    const prepared = await Promise.all(claims.map((c) => kubelet.prepare(DRIVER, [claimRef(c)])));
+    assert.deepEqual(
+      prepared.map((r, i) => r.claims[claims[i]!.metadata.uid]?.error),
+      ['', '', '', ''],
+    );
+    const recorded = JSON.parse(await readFile(driver.checkpointPath, 'utf8')) as { preparedClaims: object };
+    assert.deepEqual(Object.keys(recorded.preparedClaims).sort(), claims.map((c) => c.metadata.uid).sort());
+    await Promise.all(claims.map((c) => kubelet.unprepare(DRIVER, [claimRef(c)])));
+    const after = JSON.parse(await readFile(driver.checkpointPath, 'utf8')) as { preparedClaims: object };
+    assert.deepEqual(after.preparedClaims, {});
+  });
+
   it('answers each bad claim with its own error and still prepares the good one in the same call', async () => {
     const good = allocatedClaim({
       name: 'good',
