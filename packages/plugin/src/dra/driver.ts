@@ -183,6 +183,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   readonly #healthTimeoutSeconds: number;
   readonly #slices: ResourceSlicePublisher;
   readonly #sliceDevice: SliceDeviceOptions;
+  readonly #sliceDeviceCache = new WeakMap<PluginDevice, { faulted: boolean; device: SliceDevice }>();
   #byName = new Map<string, PluginDevice>();
   #byNameVersion = -1;
   #prepared = new Map<string, PreparedClaim>();
@@ -361,7 +362,15 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
 
   /** This node's devices as its ResourceSlices list them (what is published, or about to be). */
   sliceDevices(): SliceDevice[] {
-    return this.#state.devices().map((d) => sliceDevice(d, this.#sliceDevice));
+    return this.#state.devices().map((d) => {
+      // DeviceState keeps an unchanged device's object; so does this, for the publisher's compare.
+      const faulted = this.#state.faults().has(d.id);
+      const cached = this.#sliceDeviceCache.get(d);
+      if (cached?.faulted === faulted) return cached.device;
+      const device = sliceDevice(d, this.#sliceDevice);
+      this.#sliceDeviceCache.set(d, { faulted, device });
+      return device;
+    });
   }
 
   /** ResourceSlice publication: generation, slice names, request counts, last error. */

@@ -94,6 +94,26 @@ function canonical(value: unknown): string {
   );
 }
 
+/**
+ * The canonical form of each device object, computed once: the driver hands out the same object
+ * for a device that did not change, and a slice read or written once keeps its objects, so a
+ * fault on one of 1,024 devices serialises one device, not the pool.
+ */
+const canonicalDevices = new WeakMap<SliceDevice, string>();
+
+function canonicalList(devices: readonly SliceDevice[]): string {
+  let out = '[';
+  for (const d of devices) {
+    let c = canonicalDevices.get(d);
+    if (c === undefined) {
+      c = canonical(d);
+      canonicalDevices.set(d, c);
+    }
+    out += c + ',';
+  }
+  return out + ']';
+}
+
 function samePool(a: ResourcePool, b: ResourcePool): boolean {
   return a.name === b.name && a.generation === b.generation && a.resourceSliceCount === b.resourceSliceCount;
 }
@@ -242,7 +262,7 @@ export class ResourceSlicePublisher {
     for (const [i, slice] of matched) {
       if (
         !samePool(slice.spec.pool, pool()) ||
-        canonical(slice.spec.devices ?? []) !== canonical(chunks[i])
+        canonicalList(slice.spec.devices ?? []) !== canonicalList(chunks[i]!)
       ) {
         changed.add(i);
       }
