@@ -4,150 +4,16 @@
 // Allocate p99 ≤ 1.5× echo p99, re-registration ≤ 200 ms, fault → ListAndWatch p99 ≤ 5 ms.
 // Run: npm run bench -w @plugboard/plugin   (prints a Markdown table)
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  credentials,
-  Server,
-  ServerCredentials,
-  makeGenericClientConstructor,
-  type Client,
-  type ServiceError,
-} from '@grpc/grpc-js';
+import { credentials } from '@grpc/grpc-js';
 import { deviceplugin } from '@plugboard/proto';
 import { createLogger, ResourcePlugin, SimulatedSource } from '../src/index.js';
 import { TestKubelet, healthOf } from '../test/test-kubelet.js';
+import { compare, startEcho, stats, threadCpuMs } from './bench-helpers.js';
 
 const RESOURCE = 'plugboard.example/gpu';
-const MAX_SECONDS_PER_RUN = 3;
-
-interface Stats {
-  p50: number;
-  p99: number;
-  max: number;
-  perSecond: number;
-  n: number;
-}
-
-function stats(samples: number[], elapsedMs: number): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return {
-    p50: at(0.5),
-    p99: at(0.99),
-    max: sorted.at(-1)!,
-    perSecond: (samples.length / elapsedMs) * 1000,
-    n: samples.length,
-  };
-}
-
-/**
- * CPU time of this process's threads other than the main one (V8 compiler and GC helpers, libuv
- * pool), from /proc; null where /proc is not available.
- */
-function threadCpuMs(): { others: number } | null {
-  try {
-    let others = 0;
-    for (const tid of readdirSync('/proc/self/task')) {
-      if (tid === String(process.pid)) continue;
-      try {
-        others += Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-      } catch {
-        // The thread exited between readdir and read.
-      }
-    }
-    return { others };
-  } catch {
-    return null;
-  }
-}
-
-/** Runs `call` with `inFlight` concurrent callers until `total` calls (or the time cap) are done. */
-async function load(
-  call: () => Promise<void>,
-  inFlight: number,
-  total: number,
-  samples: number[],
-): Promise<number> {
-  const deadline = performance.now() + MAX_SECONDS_PER_RUN * 1000;
-  const started = performance.now();
-  let issued = 0;
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (issued < total && performance.now() < deadline) {
-        issued++;
-        const t = performance.now();
-        await call();
-        samples.push(performance.now() - t);
-      }
-    }),
-  );
-  return performance.now() - started;
-}
-
-/**
- * Latency: every worker alternates one call of `a` and one of `b`, so both see the same background
- * load call by call. Throughput: `a` and `b` in alternating rounds of `total / rounds` calls each.
- */
-async function compare(
-  a: () => Promise<void>,
-  b: () => Promise<void>,
-  inFlight: number,
-  total: number,
-  rounds = 10,
-): Promise<[Stats, Stats]> {
-  for (let i = 0; i < 300; i++) {
-    await a(); // warm-up (JIT, HTTP/2 windows)
-    await b();
-  }
-  const latency: [number[], number[]] = [[], []];
-  const deadline = performance.now() + MAX_SECONDS_PER_RUN * 1000;
-  let issued = 0;
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (issued < total && performance.now() < deadline) {
-        issued++;
-        let t = performance.now();
-        await a();
-        latency[0].push(performance.now() - t);
-        t = performance.now();
-        await b();
-        latency[1].push(performance.now() - t);
-      }
-    }),
-  );
-  const counted: [number[], number[]] = [[], []];
-  const elapsed = [0, 0];
-  for (let r = 0; r < rounds; r++) {
-    elapsed[0]! += await load(a, inFlight, total / rounds, counted[0]);
-    elapsed[1]! += await load(b, inFlight, total / rounds, counted[1]);
-  }
-  const withThroughput = (i: 0 | 1): Stats => ({
-    ...stats(latency[i], 1),
-    perSecond: (counted[i].length / elapsed[i]!) * 1000,
-    n: latency[i].length,
-  });
-  return [withThroughput(0), withThroughput(1)];
-}
-
-// A bare echo service: bytes in, the same bytes out, no protobuf work at all.
-const echoService = {
-  echo: {
-    path: '/bench.Echo/Echo',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (b: Buffer) => b,
-    requestDeserialize: (b: Buffer) => b,
-    responseSerialize: (b: Buffer) => b,
-    responseDeserialize: (b: Buffer) => b,
-  },
-} as const;
-type EchoClient = Client & {
-  echo: (req: Buffer, cb: (err: ServiceError | null, res: Buffer) => void) => void;
-};
-
 async function main(): Promise<void> {
   const loadAtStart = loadavg();
   const dir = await mkdtemp(join(tmpdir(), 'pb-bench-'));
@@ -167,21 +33,7 @@ async function main(): Promise<void> {
   await firstRegistration;
 
   // --- Allocate vs echo ---------------------------------------------------------------------
-  const echoServer = new Server();
-  echoServer.addService(echoService, {
-    echo: (call: { request: Buffer }, cb: (e: null, r: Buffer) => void) => cb(null, call.request),
-  });
-  const echoSocket = join(dir, 'echo.sock');
-  await new Promise<void>((resolve, reject) =>
-    echoServer.bindAsync(`unix://${echoSocket}`, ServerCredentials.createInsecure(), (e) =>
-      e ? reject(e) : resolve(),
-    ),
-  );
-  const EchoClientCtor = makeGenericClientConstructor(echoService, 'bench.Echo');
-  const echo = new EchoClientCtor(
-    `unix://${echoSocket}`,
-    credentials.createInsecure(),
-  ) as unknown as EchoClient;
+  const echo = await startEcho(join(dir, 'echo.sock'));
   const allocateClient = new deviceplugin.DevicePluginClient(
     `unix://${plugin.socketPath}`,
     credentials.createInsecure(),
@@ -201,8 +53,7 @@ async function main(): Promise<void> {
     new Promise((resolve, reject) =>
       allocateClient.allocate(requests[k++ % requests.length]!, (e) => (e ? reject(e) : resolve())),
     );
-  const callEcho = (): Promise<void> =>
-    new Promise((resolve, reject) => echo.echo(payload, (e) => (e ? reject(e) : resolve())));
+  const callEcho = (): Promise<void> => echo.call(payload);
 
   const rows: string[] = [];
   const ratios: Record<string, number> = {};
@@ -218,7 +69,6 @@ async function main(): Promise<void> {
   }
   allocateClient.close();
   echo.close();
-  echoServer.forceShutdown();
 
   // --- fault → ListAndWatch update ----------------------------------------------------------
   // Measured twice: the first 300 faults after start-up, while V8 is still compiling this path
