@@ -40,6 +40,7 @@ import {
   SLICE_MAX_DEVICES_WITH_TAINTS,
   type DeviceAttribute,
   type DeviceTaintEffect,
+  type ResourceClaim,
   type SliceDevice,
 } from './api-types.js';
 import { cdiDeviceId, defaultCdiVendor, removeClaimSpec, writeClaimSpec, type ClaimCdi } from './cdi.js';
@@ -184,6 +185,8 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   readonly #slices: ResourceSlicePublisher;
   readonly #sliceDevice: SliceDeviceOptions;
   readonly #sliceDeviceCache = new WeakMap<PluginDevice, { faulted: boolean; device: SliceDevice }>();
+  /** The key of the taint on unhealthy devices; null when the driver does not taint. */
+  readonly #taintKey: string | null;
   #byName = new Map<string, PluginDevice>();
   #byNameVersion = -1;
   #prepared = new Map<string, PreparedClaim>();
@@ -224,6 +227,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     );
     this.checkpointPath = join(this.dataDir, CHECKPOINT_FILE);
     this.#healthTimeoutSeconds = options.healthCheckTimeoutSeconds ?? 0;
+    this.#taintKey = options.taints ? (options.taints.key ?? `${options.driverName}/unhealthy`) : null;
     this.#cdi = {
       vendor: options.cdi?.vendor ?? defaultCdiVendor(options.driverName),
       class: options.cdi?.class ?? 'device',
@@ -245,7 +249,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     );
     this.#sliceDevice = {
       replicas: options.replicas ?? 1,
-      taint: options.taints ? { effect: options.taints.effect, key: this.#taintKey() ?? '' } : null,
+      taint: options.taints && this.#taintKey ? { effect: options.taints.effect, key: this.#taintKey } : null,
       faulted: (id) => this.#state.faults().has(id),
       ...(options.attributes ? { attributes: options.attributes } : {}),
       ...(options.capacity ? { capacity: options.capacity } : {}),
@@ -376,11 +380,6 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   /** ResourceSlice publication: generation, slice names, request counts, last error. */
   publication(): PublicationStats {
     return this.#slices.stats();
-  }
-
-  /** The taint key of unhealthy devices, or null when the driver does not taint. */
-  #taintKey(): string | null {
-    return this.#options.taints ? (this.#options.taints.key ?? `${this.driverName}/unhealthy`) : null;
   }
 
   /** Open NodeWatchResources streams. */
@@ -689,13 +688,13 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   }
 
   /** Checks one claim, writes its CDI spec and runs the prepare hook; the caller records it. */
-  async #prepareClaim(ref: ClaimRef, claim: Parameters<typeof devicesToPrepare>[1]): Promise<PreparedClaim> {
+  async #prepareClaim(ref: ClaimRef, claim: ResourceClaim | null): Promise<PreparedClaim> {
     const allocated = devicesToPrepare(ref, claim, {
       driverName: this.driverName,
       poolName: this.poolName,
       nodeName: this.nodeName,
       deviceByName: (name) => this.#deviceByName(name),
-      taintKey: this.#taintKey(),
+      taintKey: this.#taintKey,
     });
     this.#assertNotInUse(ref, allocated);
     const devices: PreparedDevice[] = allocated.map(({ result, device }) => {

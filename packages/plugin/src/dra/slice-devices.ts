@@ -27,6 +27,19 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
  */
 export function draDeviceName(id: string): string {
   if (DNS_LABEL.test(id) && id.length <= 63) return id;
+  let name = hashedNames.get(id);
+  if (name === undefined) {
+    // Health messages and slices name every device each time: hash an ID once.
+    if (hashedNames.size >= 65_536) hashedNames.clear();
+    name = hashedName(id);
+    hashedNames.set(id, name);
+  }
+  return name;
+}
+
+const hashedNames = new Map<string, string>();
+
+function hashedName(id: string): string {
   const base = id
     .toLowerCase()
     .replace(/[^a-z0-9-]+/g, '-')
