@@ -5,12 +5,13 @@
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DraDriver,
   kubeApiFromKubeConfig,
+  PathsSource,
   SimulatedSource,
   SysfsPciSource,
   type DeviceSource,
@@ -382,6 +383,32 @@ describe('DRA driver: ResourceSlices', () => {
     } finally {
       kubelet.stop();
     }
+  });
+
+  it('publishes device-path devices by DNS-label name, without the excluded ones', async () => {
+    const devDir = join(root, 'dev');
+    await mkdir(devDir, { recursive: true });
+    for (const name of ['ttyUSB0', 'ttyUSB1', 'ttyUSB2']) await writeFile(join(devDir, name), '');
+    const d = await startDriver({
+      source: new PathsSource({ patterns: [join(devDir, 'ttyUSB*')], numaNodes: [1] }),
+      exclude: ['ttyUSB1'],
+    });
+    await firstPublication(d);
+    const devices = api.slicesOf(DRIVER)[0]!.spec.devices!;
+    assert.deepEqual(
+      devices.map((x) => [
+        (x.attributes!.id as { string: string }).string,
+        x.attributes!['resource.kubernetes.io/numaNode'],
+      ]),
+      [
+        ['ttyUSB0', { int: 1 }],
+        ['ttyUSB2', { int: 1 }],
+      ],
+    );
+    for (const device of devices) assert.match(device.name, /^ttyusb[02]-[0-9a-f]{6}$/);
+    // A fault by the device's ID or by its ResourceSlice name is the same fault.
+    d.injectFault(devices[1]!.name, 'unplugged?');
+    assert.deepEqual([...d.faults().keys()], ['ttyUSB2']);
   });
 
   it('gives PCI devices DNS-label names and the standard pciBusID attribute', async () => {
