@@ -115,6 +115,18 @@ describe('resource.k8s.io/v1 with @kubernetes/client-node', () => {
     );
   });
 
+  test('a patch type the slice does not apply (server-side apply) is a 415 naming the ones it does', async () => {
+    const res = await fetch(`${f.sim.url}/apis/resource.k8s.io/v1/deviceclasses/${DRIVER}`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      body: 'spec: {}',
+    });
+    assert.equal(res.status, 415);
+    const body = (await res.json()) as Record<string, unknown>;
+    assert.equal(body['reason'], 'UnsupportedMediaType');
+    assert.match(String(body['message']), /application\/merge-patch\+json/);
+  });
+
   test('an invalid claim is refused with 422 and one cause per field, and nothing is stored', async () => {
     const bad = claim('bad');
     bad.spec.devices!.requests![0] = { name: 'GPU', exactly: { deviceClassName: '' } };

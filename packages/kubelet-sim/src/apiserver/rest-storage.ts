@@ -125,6 +125,21 @@ function stripDirectives(patch: unknown): unknown {
   );
 }
 
+export const PATCH_TYPES = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+] as const;
+
+/** 415 for a patch type the slice does not apply (server-side apply among them), before the body is read. */
+export function unsupportedPatch(): HttpError {
+  return new HttpError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`,
+  );
+}
+
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 export class RestStorage {
@@ -285,11 +300,7 @@ export class RestStorage {
         }
         break;
       default:
-        throw new HttpError(
-          415,
-          'UnsupportedMediaType',
-          `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`,
-        );
+        throw unsupportedPatch();
     }
     const obj = asObject(patched, this.info);
     // A patch that does not name a resourceVersion applies to the stored one.

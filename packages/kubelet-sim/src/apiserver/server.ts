@@ -24,7 +24,7 @@ import { servePodLog, type PodContainers } from './pod-log.js';
 import { readObject } from './protobuf.js';
 import { PodProxy } from './pod-proxy.js';
 import { findResource, storeKey, type ResourceInfo, type Verb } from './resources.js';
-import { RestStorage, type Validator } from './rest-storage.js';
+import { PATCH_TYPES, RestStorage, unsupportedPatch, type Validator } from './rest-storage.js';
 import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { tableRequest, toTable, watchTableTransform } from './tables.js';
 
@@ -377,6 +377,7 @@ export class ApiServer {
         return json(res, 200, storage.update(ns, route.name!, await readJson(req), status));
       case 'patch': {
         const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+        if (!(PATCH_TYPES as readonly string[]).includes(type)) throw unsupportedPatch();
         return json(res, 200, storage.patch(ns, route.name!, type, await readJson(req), status));
       }
       case 'delete':
