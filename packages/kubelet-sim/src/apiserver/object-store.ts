@@ -185,7 +185,8 @@ function deliver(entry: HistoryEntry, filter: ObjectFilter, send: (event: WatchE
   else if (before && !now) send({ type: 'DELETED', object: entry.object });
 }
 
-function sameExceptVersion(a: KubeObject, b: KubeObject): boolean {
+/** Equal but for `metadata.resourceVersion` (what a write that changes nothing looks like). */
+export function sameExceptVersion(a: KubeObject, b: KubeObject): boolean {
   const strip = (o: KubeObject) =>
     JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
   return strip(a) === strip(b);

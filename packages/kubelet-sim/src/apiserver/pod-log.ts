@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ContainerRuntime } from '../pods/runtime.js';
 import type { LogLine } from '../kuberuntime/container-log.js';
 import { HttpError } from './http.js';
+import { nanoTime } from '../util/kube-time.js';
 
 export type PodContainers = (namespace: string, name: string) => ContainerRuntime[] | undefined;
 
@@ -21,11 +22,6 @@ function nonNegativeInt(params: URLSearchParams, name: string): number | null {
       `PodLogOptions "" is invalid: ${name}: Invalid value: "${raw.slice(0, 40)}": must be a non-negative integer`,
     );
   return Number(raw);
-}
-
-/** RFC 3339 with nanoseconds, as the runtime stamps each log line. */
-function nanoTime(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
 }
 
 export function servePodLog(

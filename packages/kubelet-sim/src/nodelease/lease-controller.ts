@@ -6,17 +6,14 @@
 
 import { randomUUID } from 'node:crypto';
 import type { KubeObject, ObjectStore } from '../apiserver/object-store.js';
-import { kubeTime } from '../util/kube-time.js';
+import { kubeTime, microTime } from '../util/kube-time.js';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 export const NODE_LEASE_DURATION_SECONDS = 40;
 /** renewIntervalFraction 0.25 of the lease duration. */
 export const NODE_LEASE_RENEW_INTERVAL_MS = (NODE_LEASE_DURATION_SECONDS * 1000) / 4;
 
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-export function microTime(d: Date = new Date()): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
+export { microTime };
 
 export interface NodeLeaseOptions {
   store: ObjectStore;

@@ -7,7 +7,7 @@
 // RegisteredNode; a kubelet restart records Starting and NodeAllocatableEnforced again.
 
 import type { EventRecorder, InvolvedObject } from '../apiserver/events.js';
-import type { KubeObject, ObjectStore } from '../apiserver/object-store.js';
+import { sameExceptVersion, type KubeObject, type ObjectStore } from '../apiserver/object-store.js';
 import { renderNode, type NodeObjectInput } from './setters.js';
 
 export const NODE_STATUS_REPORT_FREQUENCY_MS = 5 * 60_000;
@@ -72,7 +72,7 @@ export class NodeStatusReporter {
     const input = this.o.compute();
     const current = this.o.store.get(undefined, input.name);
     const unchanged = renderNode({ ...input, heartbeat: this.heartbeat });
-    if (current && sameStatus(current, unchanged)) return;
+    if (current && sameExceptVersion(current, unchanged)) return;
     this.report();
   }
 
@@ -92,10 +92,4 @@ export class NodeStatusReporter {
   private nodeRef(name: string): InvolvedObject {
     return { kind: 'Node', name, uid: name };
   }
-}
-
-function sameStatus(a: KubeObject, b: KubeObject): boolean {
-  const strip = (o: KubeObject) =>
-    JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
-  return strip(a) === strip(b);
 }
