@@ -4,6 +4,7 @@
 // gateway, the dashboard, `kubectl plugboard` and kubelet-sim depend on it.
 export type * from './common.ts';
 export type * from './node.ts';
+export type * from './dra.ts';
 export type * from './history.ts';
 export type * from './admission.ts';
 export * from './stream.ts';

@@ -6,6 +6,7 @@
 
 import type { AdmissionView } from './admission.ts';
 import type { Health, Timestamp } from './common.ts';
+import type { DraState, DraSummary, DraTaintEffect, PodClaimRef } from './dra.ts';
 
 export type { AdmissionView, TopologyHintView } from './admission.ts';
 
@@ -34,6 +35,12 @@ export interface NodeSnapshot {
    * older than the NUMA placement feature.
    */
   topology?: NodeTopology;
+  /**
+   * Dynamic Resource Allocation: the node's DRA drivers, their devices (ResourceSlices, health,
+   * taints) and the claims of its pods (docs/API.md, "DRA"). Absent from gateways older than DRA
+   * support.
+   */
+  dra?: DraState;
 }
 
 export interface GatewayInfo {
@@ -173,6 +180,8 @@ export interface PodState {
   numaAlignment: NumaAlignment;
   /** The Topology Manager context of the pod: policy, the kubelet's decision, plugin reasons. */
   topology?: PodTopology;
+  /** `spec.resourceClaims`: the DRA claims of the pod (details in `dra.claims`). */
+  claims?: PodClaimRef[];
 }
 
 export interface NumaAlignment {
@@ -208,7 +217,9 @@ export interface DynamicResourceState {
 /** A fault as the operator asked for it: what the fault store keeps and persists. */
 export interface FaultRecord {
   id: string;
+  /** The extended resource name of a device plugin, or the driver name of a DRA driver. */
   resource: string;
+  /** The device ID (for a DRA device: its source ID or its ResourceSlice name). */
   deviceId: string;
   reason: string;
   createdAt: Timestamp;
@@ -220,6 +231,11 @@ export interface FaultRecord {
   simulated: true;
   /** Why the plugin could not take the fault (set only for a fault restored after a restart). */
   failure?: string | null;
+  /**
+   * DRA devices only: the taint the driver puts on the faulted device in its ResourceSlice
+   * (NoSchedule: no new claims get it; NoExecute: pods using it are evicted). null/absent: health only.
+   */
+  taint?: Exclude<DraTaintEffect, 'None'> | null;
 }
 
 /**
@@ -248,7 +264,9 @@ export type NodeEventKind =
   | 'kubelet-restart'
   | 'registration'
   | 'admission-rejected'
-  | 'source';
+  | 'source'
+  | 'taint'
+  | 'claim';
 
 export interface NodeEvent {
   seq: number;
@@ -356,4 +374,6 @@ export interface NodeSummary {
   activeFaults: number;
   faultsEnabled: boolean;
   sources: SourcesState;
+  /** DRA counts; absent from gateways older than DRA support. */
+  dra?: DraSummary;
 }

@@ -24,6 +24,8 @@ export const faultBodySchema = z
       .max(30 * 24 * 3600)
       .nullable()
       .optional(),
+    /** DRA devices only: also taint the device in its ResourceSlice with this effect. */
+    taint: z.enum(['NoSchedule', 'NoExecute']).nullable().optional(),
   })
   .strict();
 

@@ -26,6 +26,8 @@ const reason = z.string().min(1).max(512).optional();
 const resource = z.string().min(1).max(253);
 const deviceId = z.string().min(1).max(253);
 const numaNode = z.number().int().min(0).max(1023);
+/** DRA devices only: the taint a failed device gets in its ResourceSlice (see FaultRecord.taint). */
+const taint = z.enum(['NoSchedule', 'NoExecute']).optional();
 
 const stepBase = { at: durationSchema.default(0), node: z.string().min(1).max(253).optional() };
 
@@ -37,6 +39,7 @@ export const scenarioStepSchema = z.discriminatedUnion('action', [
       numaNode,
       resource: resource.optional(),
       reason,
+      taint,
     })
     .strict(),
   z
@@ -50,6 +53,7 @@ export const scenarioStepSchema = z.discriminatedUnion('action', [
       deviceIds: z.array(deviceId).min(1).max(4096).optional(),
       count: z.number().int().min(1).max(4096).optional(),
       reason,
+      taint,
     })
     .strict()
     .refine(
