@@ -1,0 +1,218 @@
+// Dynamic Resource Allocation in the node model: the `dra` section of the snapshot (GET
+// /api/v1/node, the stream) and of the summary, beside the device-plugin `resources`/`devices`.
+// Pure types, no runtime code; documented field by field in docs/API.md ("DRA").
+//
+// DRA has no "allocatable" number: the scheduler allocates devices one by one from the node's
+// ResourceSlices. The counts say what is true instead — devices published, those a new claim can get
+// (untainted and healthy), allocated, unhealthy, tainted — rather than forcing DRA into the
+// extended-resource shape.
+//
+// Keys: a device is `${driver}/${pool}/${device}` (the ID the kubelet's allocatedResourcesStatus
+// and PodResources use), a claim `${namespace}/${name}`.
+
+import type { DeviceFaultPhase } from './node.ts';
+import type { Timestamp } from './common.ts';
+
+/** DRA health (k8s.io/kubelet/pkg/apis/dra-health): a driver may also say it does not know. */
+export type DraHealth = 'Healthy' | 'Unhealthy' | 'Unknown';
+
+/** resource.k8s.io/v1 DeviceTaintEffect. */
+export type DraTaintEffect = 'NoSchedule' | 'NoExecute' | 'None';
+
+/** One typed attribute value, as in a ResourceSlice (exactly one key set). */
+export type DraAttributeValue =
+  { int: number } | { bool: boolean } | { string: string } | { version: string };
+
+export interface DraState {
+  /** Keyed by driver name, e.g. "gpu.plugboard.example". */
+  drivers: Record<string, DraDriverState>;
+  /** Keyed by `${driver}/${pool}/${device}`. */
+  devices: Record<string, DraDeviceState>;
+  /**
+   * Keyed by `${namespace}/${name}`: the claims allocated on this node's devices or referenced by its
+   * pods (a pod bound here whose claim is still pending included).
+   */
+  claims: Record<string, DraClaimState>;
+}
+
+export interface DraDeviceCounts {
+  /** Devices in this node's ResourceSlices, as the API server has them. */
+  published: number;
+  /**
+   * Published, healthy as the kubelet was last told, and without a NoSchedule/NoExecute taint: the
+   * devices a new claim can be given (allocated ones included).
+   */
+  usable: number;
+  /** In a claim's `status.allocation`. */
+  allocated: number;
+  /** Published and neither allocated nor unusable: what a new claim can get now. */
+  free: number;
+  unhealthy: number;
+  /** Carrying at least one NoSchedule/NoExecute taint (from the ResourceSlice or a DeviceTaintRule). */
+  tainted: number;
+}
+
+export type DraRegistrationPhase = 'starting' | 'registering' | 'registered' | 'failed' | 'stopped';
+
+export interface DraDriverState {
+  name: string;
+  /**
+   * Whether this gateway runs the driver (from its config's `dra:` list): then faults on its devices
+   * go through it, and `registration`, `healthStreams` and `publication` are known. false: a driver
+   * seen only through its ResourceSlices.
+   */
+  inProcess: boolean;
+  registration: {
+    phase: DraRegistrationPhase;
+    /** When the kubelet last confirmed the registration (NotifyRegistrationStatus). */
+    registeredAt: Timestamp | null;
+    error: string | null;
+  } | null;
+  /** Open NodeWatchResources streams: whether the kubelet receives this driver's health. */
+  healthStreams: number | null;
+  /** The driver's ResourceSlice publication; null when not in-process. */
+  publication: {
+    generation: number;
+    slices: number;
+    lastPublishedAt: Timestamp | null;
+    error: string | null;
+  } | null;
+  /** Keyed by pool name. */
+  pools: Record<string, DraPoolState>;
+  counts: DraDeviceCounts;
+}
+
+export interface DraPoolState {
+  name: string;
+  /** `spec.pool.generation` of the newest slices; only slices of this generation count. */
+  generation: number;
+  /** ResourceSlice names of that generation. */
+  slices: string[];
+  deviceKeys: string[];
+}
+
+export interface DraDeviceState {
+  /** `${driver}/${pool}/${device}` */
+  key: string;
+  driver: string;
+  pool: string;
+  /** The device's name in the ResourceSlice. */
+  name: string;
+  /** The device source's ID (what faults name); null for a driver this gateway does not run. */
+  sourceId: string | null;
+  attributes: Record<string, DraAttributeValue>;
+  /** Capacity quantities by name, e.g. { memory: "80Gi" }. */
+  capacity: Record<string, string>;
+  /** From the `resource.kubernetes.io/numaNode` attribute (or the device source); [] when none. */
+  numaNodes: number[];
+  /** Whether the API server's ResourceSlices hold the device (false: the driver has it, not published yet). */
+  published: boolean;
+  /** The driver's own view of the device. */
+  health: DraHealth;
+  /** Why it is unhealthy (or why it healed); null when it never changed. */
+  reason: string | null;
+  /** Time of the last health transition. */
+  since: Timestamp;
+  /** The health the kubelet was last sent on NodeWatchResources; null while no stream is open. */
+  kubeletHealth: DraHealth | null;
+  taints: DraTaintView[];
+  /** A simulated fault holds the device: 'active' once the kubelet was told, 'pending' until then. */
+  fault: DeviceFaultPhase | null;
+  allocations: DraDeviceAllocation[];
+}
+
+export interface DraTaintView {
+  key: string;
+  value: string | null;
+  effect: DraTaintEffect;
+  timeAdded: Timestamp | null;
+  /** Where it comes from: "ResourceSlice" or "DeviceTaintRule <name>". */
+  source: string;
+}
+
+export interface DraDeviceAllocation {
+  /** Claim key `${namespace}/${name}`. */
+  claim: string;
+  request: string;
+  adminAccess: boolean;
+  /** Pod keys in the claim's `reservedFor`. */
+  pods: string[];
+}
+
+/**
+ * - 'pending': no `status.allocation` yet (see `pendingReason`);
+ * - 'allocated': allocated, reserved for no pod;
+ * - 'reserved': reserved for a pod, not prepared by the kubelet yet;
+ * - 'prepared': the kubelet prepared it (PodResources lists it for a container).
+ */
+export type DraClaimPhase = 'pending' | 'allocated' | 'reserved' | 'prepared';
+
+export interface DraClaimState {
+  /** `${namespace}/${name}` */
+  key: string;
+  namespace: string;
+  name: string;
+  uid: string;
+  /** The pod and its `spec.resourceClaims[].name` this claim was generated for from a template. */
+  owner: { pod: string; podClaimName: string } | null;
+  requests: DraClaimRequest[];
+  phase: DraClaimPhase;
+  devices: DraClaimDevice[];
+  /** Pod keys in `status.reservedFor`. */
+  reservedFor: string[];
+  /** Worst health of its devices as the pods' `allocatedResourcesStatus` report it; null when unreported. */
+  health: DraHealth | null;
+  /** Why it is not allocated: the scheduler's message on the pod's PodScheduled condition. */
+  pendingReason: string | null;
+  /** `metadata.deletionTimestamp` is set (e.g. its pod was evicted by a taint). */
+  deleting: boolean;
+}
+
+export interface DraClaimRequest {
+  name: string;
+  /** The request's device class; for a `firstAvailable` request, null and `firstAvailable` lists them. */
+  deviceClassName: string | null;
+  allocationMode: 'ExactCount' | 'All';
+  count: number;
+  /** CEL expressions of the request's selectors. */
+  selectors: string[];
+  firstAvailable: {
+    name: string;
+    deviceClassName: string;
+    allocationMode: 'ExactCount' | 'All';
+    count: number;
+    selectors: string[];
+  }[];
+  adminAccess: boolean;
+}
+
+export interface DraClaimDevice {
+  /** The request (`request` or `request/subrequest`) the device was allocated for. */
+  request: string;
+  driver: string;
+  pool: string;
+  device: string;
+  /** `${driver}/${pool}/${device}` */
+  deviceKey: string;
+  adminAccess: boolean;
+}
+
+/** A pod's reference to a claim (`spec.resourceClaims[]`) and the claim it resolved to. */
+export interface PodClaimRef {
+  /** `spec.resourceClaims[].name` */
+  name: string;
+  /** The claim key, once known (null while a template's claim is not created yet). */
+  claim: string | null;
+  /** Whether it came from a ResourceClaimTemplate. */
+  fromTemplate: boolean;
+}
+
+/** The DRA part of the summary (cluster views): counts only. */
+export interface DraSummary {
+  /** Keyed by driver name. */
+  drivers: Record<string, DraDeviceCounts>;
+  /** Keyed by DeviceClass name: devices allocated for requests of that class, and claims pending on it. */
+  deviceClasses: Record<string, { allocated: number; pendingClaims: number }>;
+  /** Keys of this node's pods' claims that are pending. */
+  pendingClaims: string[];
+}
