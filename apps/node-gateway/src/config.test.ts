@@ -107,6 +107,41 @@ test('flags override env, env overrides the file', () => {
   assert.deepEqual(loadGatewayConfig(['--help'], {}), { help: true });
 });
 
+test("DRA directories: kubelet defaults, the file, PLUGBOARD_* env and flags (the plugin CLI's names)", () => {
+  const c = parseGatewayConfig({ resources }, { env: {} });
+  assert.equal(c.pluginsDir, '/var/lib/kubelet/plugins');
+  assert.equal(c.pluginsRegistryDir, '/var/lib/kubelet/plugins_registry');
+  assert.equal(c.cdiDir, '/var/run/cdi');
+  const cfg = file(
+    'dirs.yaml',
+    'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 1 }\ngateway:\n  pluginsDir: /file/plugins\n  pluginsRegistryDir: /file/registry\n  cdiDir: /file/cdi\n',
+  );
+  const fromFile = loadGatewayConfig(['--config', cfg], {});
+  assert.ok(!fromFile.help);
+  assert.deepEqual(
+    [fromFile.config.pluginsDir, fromFile.config.pluginsRegistryDir, fromFile.config.cdiDir],
+    ['/file/plugins', '/file/registry', '/file/cdi'],
+  );
+  const env = {
+    PLUGBOARD_PLUGINS_DIR: '/env/plugins',
+    PLUGBOARD_PLUGINS_REGISTRY_DIR: '/env/registry',
+    PLUGBOARD_CDI_DIR: '/env/cdi',
+  };
+  const fromEnv = loadGatewayConfig(['--config', cfg], env);
+  assert.ok(!fromEnv.help);
+  assert.deepEqual(
+    [fromEnv.config.pluginsDir, fromEnv.config.pluginsRegistryDir, fromEnv.config.cdiDir],
+    ['/env/plugins', '/env/registry', '/env/cdi'],
+  );
+  const flags = ['--plugins-dir', '/f/p', '--plugins-registry-dir', '/f/r', '--cdi-dir', '/f/c'];
+  const fromFlags = loadGatewayConfig(['--config', cfg, ...flags], env);
+  assert.ok(!fromFlags.help);
+  assert.deepEqual(
+    [fromFlags.config.pluginsDir, fromFlags.config.pluginsRegistryDir, fromFlags.config.cdiDir],
+    ['/f/p', '/f/r', '/f/c'],
+  );
+});
+
 test('command-line errors', () => {
   const cfg = file('b.yaml', 'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 1 }\n');
   assert.throws(() => loadGatewayConfig([], {}), /missing --config/);

@@ -6,8 +6,18 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { DEVICE_PLUGIN_PATH, POD_RESOURCES_SOCKET } from '@plugboard/proto';
-import { parseConfigWith, pluginConfigSchema, type PluginConfig } from '@plugboard/plugin';
+import {
+  DEVICE_PLUGIN_PATH,
+  KUBELET_PLUGINS_PATH,
+  PLUGINS_REGISTRY_PATH,
+  POD_RESOURCES_SOCKET,
+} from '@plugboard/proto';
+import {
+  DEFAULT_CDI_SPEC_DIR,
+  parseConfigWith,
+  pluginConfigSchema,
+  type PluginConfig,
+} from '@plugboard/plugin';
 import { GatewayError } from './errors.js';
 import { checkTiers } from './model/history.js';
 
@@ -24,6 +34,12 @@ export const gatewaySectionSchema = z
     nodeName: z.string().min(1).max(253).optional(),
     listen: listenSchema.default('127.0.0.1:9400'),
     devicePluginDir: z.string().min(1).default(DEVICE_PLUGIN_PATH),
+    /** DRA drivers (the config's `dra:` list) serve `<pluginsDir>/<driver>/dra.sock`. */
+    pluginsDir: z.string().min(1).default(KUBELET_PLUGINS_PATH),
+    /** The kubelet's plugin watcher directory: DRA drivers' `<driver>-reg.sock`. */
+    pluginsRegistryDir: z.string().min(1).default(PLUGINS_REGISTRY_PATH.replace(/\/$/, '')),
+    /** Where DRA drivers write their per-claim CDI specs. */
+    cdiDir: z.string().min(1).default(DEFAULT_CDI_SPEC_DIR),
     /** Where active faults are persisted; null keeps them in memory only. */
     stateDir: z.string().min(1).nullable().default(null),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -198,6 +214,9 @@ export interface GatewayConfig {
   readonly nodeName: string;
   readonly listen: { readonly host: string; readonly port: number };
   readonly devicePluginDir: string;
+  readonly pluginsDir: string;
+  readonly pluginsRegistryDir: string;
+  readonly cdiDir: string;
   readonly stateDir: string | null;
   readonly logLevel: GatewaySection['logLevel'];
   readonly podResources: GatewaySection['podResources'];
@@ -262,6 +281,9 @@ export function parseGatewayConfig(
     nodeName: gateway.nodeName ?? env.PLUGBOARD_NODE_NAME ?? hostname(),
     listen: Object.freeze(splitListen(gateway.listen)),
     devicePluginDir: gateway.devicePluginDir,
+    pluginsDir: gateway.pluginsDir,
+    pluginsRegistryDir: gateway.pluginsRegistryDir,
+    cdiDir: gateway.cdiDir,
     stateDir: gateway.stateDir,
     logLevel: gateway.logLevel,
     podResources: gateway.podResources,
@@ -284,6 +306,12 @@ Options (each has a PLUGBOARD_* environment equivalent; flags win over env, env 
   --config FILE                  plugin + gateway YAML config            PLUGBOARD_CONFIG
   --device-plugin-dir DIR        kubelet device-plugin directory         PLUGBOARD_DEVICE_PLUGIN_DIR
                                  (default ${DEVICE_PLUGIN_PATH})
+  --plugins-dir DIR              DRA drivers serve DIR/<driver>/dra.sock PLUGBOARD_PLUGINS_DIR
+                                 (default ${KUBELET_PLUGINS_PATH})
+  --plugins-registry-dir DIR     plugin watcher directory (DRA <driver>-reg.sock)
+                                 (default ${PLUGINS_REGISTRY_PATH.replace(/\/$/, '')}) PLUGBOARD_PLUGINS_REGISTRY_DIR
+  --cdi-dir DIR                  DRA drivers' CDI spec directory         PLUGBOARD_CDI_DIR
+                                 (default ${DEFAULT_CDI_SPEC_DIR})
   --pod-resources-socket PATH    kubelet PodResources socket, "" disables PLUGBOARD_POD_RESOURCES_SOCKET
                                  (default ${POD_RESOURCES_SOCKET})
   --listen HOST:PORT             HTTP/WebSocket address (default 127.0.0.1:9400) PLUGBOARD_LISTEN
@@ -324,6 +352,9 @@ export function loadGatewayConfig(
       options: {
         config: { type: 'string' },
         'device-plugin-dir': { type: 'string' },
+        'plugins-dir': { type: 'string' },
+        'plugins-registry-dir': { type: 'string' },
+        'cdi-dir': { type: 'string' },
         'pod-resources-socket': { type: 'string' },
         listen: { type: 'string' },
         'node-name': { type: 'string' },
@@ -386,6 +417,12 @@ export function loadGatewayConfig(
   const pick = (flag: string | undefined, envName: string): string | undefined => flag ?? env[envName];
   const devicePluginDir = pick(values['device-plugin-dir'], 'PLUGBOARD_DEVICE_PLUGIN_DIR');
   if (devicePluginDir !== undefined) gw.devicePluginDir = devicePluginDir;
+  const pluginsDir = pick(values['plugins-dir'], 'PLUGBOARD_PLUGINS_DIR');
+  if (pluginsDir !== undefined) gw.pluginsDir = pluginsDir;
+  const pluginsRegistryDir = pick(values['plugins-registry-dir'], 'PLUGBOARD_PLUGINS_REGISTRY_DIR');
+  if (pluginsRegistryDir !== undefined) gw.pluginsRegistryDir = pluginsRegistryDir;
+  const cdiDir = pick(values['cdi-dir'], 'PLUGBOARD_CDI_DIR');
+  if (cdiDir !== undefined) gw.cdiDir = cdiDir;
   const prSocket = pick(values['pod-resources-socket'], 'PLUGBOARD_POD_RESOURCES_SOCKET');
   if (prSocket !== undefined) section('podResources').socket = prSocket === '' ? null : prSocket;
   const listen = pick(values.listen, 'PLUGBOARD_LISTEN');
