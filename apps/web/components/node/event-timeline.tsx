@@ -1,5 +1,5 @@
 // The node's event timeline (health changes, faults, allocations with the preferred-allocation
-// reason, kubelet restarts), newest first, filterable by kind.
+// reason, kubelet restarts, DRA device taints and claims), newest first, filterable by kind.
 import { memo, useMemo, useState } from 'react';
 import type { NodeEvent, NodeEventKind } from '@plugboard/api';
 import { formatTime } from '../../lib/format';
@@ -14,6 +14,8 @@ const KIND_CLASS: Record<NodeEventKind, string> = {
   registration: 'info',
   'admission-rejected': 'bad',
   source: 'warn',
+  taint: 'warn',
+  claim: 'info',
 };
 
 export function EventList({ events, label }: { events: readonly NodeEvent[]; label: string }) {
