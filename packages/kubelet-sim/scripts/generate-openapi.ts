@@ -88,6 +88,126 @@ function sorted<T>(record: Record<string, T>, keys: Iterable<string>): Record<st
   return out;
 }
 
+// --- resource.k8s.io/v1 DeviceTaintRule, derived ------------------------------------------------
+//
+// DeviceTaintRule is resource.k8s.io/v1 since Kubernetes 1.37 (k8s.io/api resource/v1/types.go, with
+// a `status` subresource), but the newest swagger.json reachable here is v1.35.0's, which has the
+// kind only in v1alpha3 and v1beta2. Until a 1.37 swagger can be read, the v1 definitions and paths
+// are derived from the v1beta2 ones, whose fields, json names and descriptions are those of the 1.37
+// v1 type (the tombstoned `deviceClassName` and `selectors` of DeviceTaintSelector are gone from
+// v1beta2 already; they are dropped here too should a source still carry them). Deriving renames:
+// the definitions (io.k8s.api.resource.v1beta2.X → v1.X), every `$ref` to a resource.k8s.io/v1beta2
+// type, the group-version-kinds, the paths (/apis/resource.k8s.io/v1beta2/… → v1), operation IDs
+// (…ResourceV1beta2… → …ResourceV1…) and tags. One behaviour of v1 differs from v1beta2 and is
+// carried over: its DELETE answers a Status, not the deleted object
+// (pkg/registry/resource/devicetaintrule/storage: NewRESTv1 has returnDeletedObject false; the API
+// server's installer then documents Status). The renaming is checked on DeviceClass, which both
+// versions have: v1beta2's DeviceClass paths renamed must be v1's, byte for byte. A swagger.json
+// that has the v1 kind already is taken as it is.
+
+const DERIVED_GROUP = 'resource.k8s.io';
+const DERIVED_FROM = 'v1beta2';
+const DERIVED_TYPES = [
+  'DeviceTaintRule',
+  'DeviceTaintRuleList',
+  'DeviceTaintRuleSpec',
+  'DeviceTaintRuleStatus',
+  'DeviceTaintSelector',
+] as const;
+/** Fields k8s.io/api resource/v1/types.go tombstones (commented out, "Tombstoned since 1.35"). */
+const TOMBSTONED: Partial<Record<(typeof DERIVED_TYPES)[number], readonly string[]>> = {
+  DeviceTaintSelector: ['deviceClassName', 'selectors'],
+};
+const STATUS_REF = '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Status';
+
+const resourceDefinition = (version: string, type: string) => `io.k8s.api.resource.${version}.${type}`;
+
+/** `value` with every resource.k8s.io/v1beta2 reference, GVK, operation ID and tag renamed to v1. */
+function renameToV1(value: unknown, key?: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => renameToV1(v, key));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = renameToV1(v, k);
+    if (
+      key === 'x-kubernetes-group-version-kind' &&
+      out['group'] === DERIVED_GROUP &&
+      out['version'] === DERIVED_FROM
+    )
+      out['version'] = 'v1';
+    return out;
+  }
+  if (typeof value !== 'string') return value;
+  switch (key) {
+    case '$ref':
+      return value.replace(
+        `#/definitions/io.k8s.api.resource.${DERIVED_FROM}.`,
+        '#/definitions/io.k8s.api.resource.v1.',
+      );
+    case 'operationId':
+      return value.replace('ResourceV1beta2', 'ResourceV1');
+    case 'tags':
+      return value === 'resource_v1beta2' ? 'resource_v1' : value;
+    default:
+      return value;
+  }
+}
+
+const v1Path = (path: string) =>
+  path.replace(`/apis/${DERIVED_GROUP}/${DERIVED_FROM}/`, `/apis/${DERIVED_GROUP}/v1/`);
+const resourcePaths = (upstream: UpstreamSwagger, version: string, resource: string) =>
+  Object.keys(upstream.paths).filter((p) =>
+    new RegExp(`^/apis/${DERIVED_GROUP.replace(/\./g, '\\.')}/${version}/(?:watch/)?${resource}(?:/|$)`).test(
+      p,
+    ),
+  );
+
+/** Adds the derived v1 DeviceTaintRule definitions and paths; returns the derived definitions' names. */
+function deriveDeviceTaintRuleV1(upstream: UpstreamSwagger): string[] {
+  if (upstream.definitions[resourceDefinition('v1', 'DeviceTaintRule')]) return [];
+  // The check of the renaming: v1beta2 DeviceClass paths become v1's exactly.
+  for (const p of resourcePaths(upstream, DERIVED_FROM, 'deviceclasses')) {
+    const renamed = JSON.stringify(renameToV1(upstream.paths[p]));
+    if (renamed !== JSON.stringify(upstream.paths[v1Path(p)]))
+      throw new GenerateError(
+        `renaming ${DERIVED_FROM} to v1 does not reproduce ${v1Path(p)}; cannot derive DeviceTaintRule`,
+      );
+  }
+  const derived: string[] = [];
+  for (const type of DERIVED_TYPES) {
+    const source = upstream.definitions[resourceDefinition(DERIVED_FROM, type)];
+    if (!source)
+      throw new GenerateError(`${resourceDefinition(DERIVED_FROM, type)} is not in the swagger.json`);
+    const schema = renameToV1(source) as Record<string, unknown>;
+    const tombstoned = TOMBSTONED[type] ?? [];
+    if (tombstoned.length > 0) {
+      const properties = { ...(schema['properties'] as Record<string, unknown>) };
+      for (const field of tombstoned) delete properties[field];
+      schema['properties'] = properties;
+    }
+    for (const ref of refsIn(schema)) {
+      const target = ref.slice('#/definitions/'.length);
+      if (!upstream.definitions[target] && !DERIVED_TYPES.some((t) => resourceDefinition('v1', t) === target))
+        throw new GenerateError(`derived ${type} refers to ${target}, which the swagger.json does not have`);
+    }
+    upstream.definitions[resourceDefinition('v1', type)] = schema;
+    derived.push(resourceDefinition('v1', type));
+  }
+  const paths = resourcePaths(upstream, DERIVED_FROM, 'devicetaintrules');
+  if (paths.length === 0)
+    throw new GenerateError(`no ${DERIVED_FROM} devicetaintrules paths to derive v1 from`);
+  for (const p of paths) {
+    const item = renameToV1(upstream.paths[p]) as Record<string, Record<string, unknown>>;
+    const del = item['delete'];
+    if (del?.['x-kubernetes-action'] === 'delete') {
+      const responses = del['responses'] as Record<string, Record<string, unknown>>;
+      for (const code of ['200', '202'])
+        if (responses[code]) responses[code] = { ...responses[code], schema: { $ref: STATUS_REF } };
+    }
+    upstream.paths[v1Path(p)] = item;
+  }
+  return derived;
+}
+
 function trimSwagger(upstream: UpstreamSwagger): UpstreamSwagger {
   const paths = Object.keys(upstream.paths).filter((p) => pathOwner(p) !== undefined);
   const parameters = new Set<string>();
@@ -130,13 +250,22 @@ function trimSwagger(upstream: UpstreamSwagger): UpstreamSwagger {
   };
 }
 
-function render(trimmed: UpstreamSwagger, source: SwaggerSource): string {
+function render(trimmed: UpstreamSwagger, source: SwaggerSource, derived: readonly string[]): string {
   const header = [
     `// DO NOT EDIT — generated by packages/kubelet-sim/scripts/generate-openapi.ts`,
     `// (npm run generate:openapi -w @plugboard/kubelet-sim) from Kubernetes ${source.kubernetesVersion}`,
     `// api/openapi-spec/swagger.json (sha256 ${source.sha256}),`,
     `// read from ${source.origin}.`,
-    `// The paths of the resources in resources.ts, the definitions and parameters they reach, verbatim.`,
+    ...(derived.length === 0
+      ? [
+          `// The paths of the resources in resources.ts, the definitions and parameters they reach, verbatim.`,
+        ]
+      : [
+          `// The paths of the resources in resources.ts, the definitions and parameters they reach, verbatim,`,
+          `// except what that release lacks and the generator derives from v1beta2 (deriveDeviceTaintRuleV1):`,
+          ...derived.map((d) => `//   ${d}`),
+          `//   and the resource.k8s.io/v1 devicetaintrules paths.`,
+        ]),
   ].join('\n');
   return (
     `${header}\n\n` +
@@ -151,7 +280,9 @@ const README = `# Generated code: DO NOT EDIT
 Everything in this folder is written by \`npm run generate:openapi -w @plugboard/kubelet-sim\`
 (\`packages/kubelet-sim/scripts/generate-openapi.ts\`): Kubernetes' own OpenAPI v2 document
 (\`api/openapi-spec/swagger.json\` of the release named in \`swagger.ts\`) cut down to the resources in
-\`../../resources.ts\`. Add a resource there and regenerate; never edit the data by hand.
+\`../../resources.ts\`, plus the kinds that release lacks and the script derives from an older
+version of the same kind (its header names them and the script says why). Add a resource there and
+regenerate; never edit the data by hand.
 `;
 
 function main(): void {
@@ -174,10 +305,16 @@ function main(): void {
     typeof upstream.paths !== 'object'
   )
     throw new GenerateError(`${source.origin}: not a Swagger 2.0 document`);
+  const derived = deriveDeviceTaintRuleV1(upstream);
   const trimmed = trimSwagger(upstream);
   mkdirSync(OUT_DIR, { recursive: true });
   const out = join(OUT_DIR, 'swagger.ts');
-  const text = render(trimmed, source);
+  // Derived definitions the served resources do not reach are not in the output: name only the others.
+  const text = render(
+    trimmed,
+    source,
+    derived.filter((d) => trimmed.definitions[d]),
+  );
   writeFileSync(out, text);
   writeFileSync(join(OUT_DIR, 'README.md'), README);
   console.log(
