@@ -64,6 +64,8 @@ export {
   type DraClaimOutcome,
   type DraRegistrationState,
   type DraRegistrationPhase,
+  type DraFaultOptions,
+  type FaultTaintEffect,
 } from './dra/driver.js';
 export { driverNameProblem } from './dra/names.js';
 export { kubeApiFromKubeConfig, type DraKubeApi, type KubeAccess } from './dra/kube-api.js';
@@ -76,7 +78,7 @@ export {
 } from './dra/runtime.js';
 export { FaultDir, FAULT_STATUS_FILE, type FaultDirStatus } from './dra/fault-dir.js';
 export type { PublicationStats, PublishedEvent } from './dra/resource-slices.js';
-export { draDeviceName } from './dra/slice-devices.js';
+export { draDeviceName, FAULT_TAINT_VALUE } from './dra/slice-devices.js';
 export type { PreparedClaim, PreparedDevice } from './dra/checkpoint.js';
 export type {
   DeviceAttribute,

@@ -21,8 +21,11 @@ export interface ClaimCheck {
   nodeName: string;
   /** The advertised device behind a device name of the ResourceSlice. */
   deviceByName: (name: string) => PluginDevice | undefined;
-  /** The key of the driver's taint for unhealthy devices, null when it does not taint. */
-  taintKey: string | null;
+  /**
+   * Keys of the taints the driver puts on an unhealthy device (its driver-wide taint, a fault's
+   * taint): a result that tolerates one of them may use the device.
+   */
+  taintKeys: (device: PluginDevice) => readonly string[];
 }
 
 export interface AllocatedDevice {
@@ -118,7 +121,7 @@ export function devicesToPrepare(
     if (
       device.health === 'Unhealthy' &&
       !result.adminAccess &&
-      !(check.taintKey !== null && tolerates(result.tolerations, check.taintKey))
+      !check.taintKeys(device).some((key) => tolerates(result.tolerations, key))
     ) {
       problems.push(`device ${result.device} is unhealthy (${device.reason ?? 'no reason given'})`);
       continue;

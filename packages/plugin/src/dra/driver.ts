@@ -39,6 +39,7 @@ import {
   SLICE_MAX_DEVICES,
   SLICE_MAX_DEVICES_WITH_TAINTS,
   type DeviceAttribute,
+  type DeviceTaint,
   type DeviceTaintEffect,
   type ResourceClaim,
   type SliceDevice,
@@ -64,7 +65,23 @@ import type { DraKubeApi } from './kube-api.js';
 import { driverNameProblem } from './names.js';
 import { draNodeServices } from './node-server.js';
 import { ResourceSlicePublisher, type PublicationStats, type PublishedEvent } from './resource-slices.js';
-import { draDeviceName, sliceDevice, type SliceDeviceOptions } from './slice-devices.js';
+import {
+  draDeviceName,
+  FAULT_TAINT_VALUE,
+  sliceDevice,
+  wholeSecondsUtc,
+  type SliceDeviceOptions,
+} from './slice-devices.js';
+
+/** A device taint effect a fault may ask for. */
+export type FaultTaintEffect = Exclude<DeviceTaintEffect, 'None'>;
+
+export interface DraFaultOptions {
+  /** The device may be absent now (a fault restored after a restart). */
+  absentOk?: boolean;
+  /** Also taint the device in its ResourceSlice (needs the `faultTaints` option). */
+  taint?: FaultTaintEffect | null;
+}
 
 /** The claim a prepare or unprepare hook works on. */
 export interface DraClaimContext {
@@ -99,6 +116,12 @@ export interface DraDriverOptions {
   capacity?: (device: PluginDevice) => Record<string, string>;
   /** Taint unhealthy devices in the ResourceSlice (`key` default `<driver>/unhealthy`). */
   taints?: { effect: Exclude<DeviceTaintEffect, 'None'>; key?: string } | null;
+  /**
+   * Let a fault carry a taint of its own (`injectFault(id, reason, { taint })`: key `<driver>/fault`,
+   * value `simulated`). Any device may then get a taint, so slices hold at most 64 devices, as with
+   * `taints`. Default false.
+   */
+  faultTaints?: boolean;
   /** The pool of this node's devices (default: the node name, as upstream drivers do). */
   poolName?: string;
   /** Container edits of one prepared device (default: its device nodes and PLUGBOARD_DRA_DEVICE_<NAME>). */
@@ -184,9 +207,16 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   readonly #healthTimeoutSeconds: number;
   readonly #slices: ResourceSlicePublisher;
   readonly #sliceDevice: SliceDeviceOptions;
-  readonly #sliceDeviceCache = new WeakMap<PluginDevice, { faulted: boolean; device: SliceDevice }>();
+  readonly #sliceDeviceCache = new WeakMap<
+    PluginDevice,
+    { faulted: boolean; faultTaint: DeviceTaint | undefined; device: SliceDevice }
+  >();
   /** The key of the taint on unhealthy devices; null when the driver does not taint. */
   readonly #taintKey: string | null;
+  /** The key of a fault's own taint: `<driver>/fault`. */
+  readonly faultTaintKey: string;
+  /** Faults that asked for a taint: device ID → the taint (kept as one object while unchanged). */
+  readonly #faultTaints = new Map<string, DeviceTaint>();
   #byName = new Map<string, PluginDevice>();
   #byNameVersion = -1;
   #prepared = new Map<string, PreparedClaim>();
@@ -228,6 +258,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     this.checkpointPath = join(this.dataDir, CHECKPOINT_FILE);
     this.#healthTimeoutSeconds = options.healthCheckTimeoutSeconds ?? 0;
     this.#taintKey = options.taints ? (options.taints.key ?? `${options.driverName}/unhealthy`) : null;
+    this.faultTaintKey = `${options.driverName}/fault`;
     this.#cdi = {
       vendor: options.cdi?.vendor ?? defaultCdiVendor(options.driverName),
       class: options.cdi?.class ?? 'device',
@@ -251,6 +282,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       replicas: options.replicas ?? 1,
       taint: options.taints && this.#taintKey ? { effect: options.taints.effect, key: this.#taintKey } : null,
       faulted: (id) => this.#state.faults().has(id),
+      faultTaint: (id) => this.#faultTaints.get(id) ?? null,
       ...(options.attributes ? { attributes: options.attributes } : {}),
       ...(options.capacity ? { capacity: options.capacity } : {}),
       ...(options.pciBusIdFromId ? { pciBusIdFromId: true } : {}),
@@ -262,7 +294,8 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       kube: options.kube,
       devices: () => this.sliceDevices(),
       // With taints on, any device may carry one: keep the slicing stable at the lower limit.
-      maxDevicesPerSlice: options.taints ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES,
+      maxDevicesPerSlice:
+        options.taints || options.faultTaints ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES,
       logger: (options.logger ?? pino({ level: 'silent' })).child({
         component: 'dra-resource-slices',
         driver: options.driverName,
@@ -369,10 +402,11 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     return this.#state.devices().map((d) => {
       // DeviceState keeps an unchanged device's object; so does this, for the publisher's compare.
       const faulted = this.#state.faults().has(d.id);
+      const faultTaint = this.#faultTaints.get(d.id);
       const cached = this.#sliceDeviceCache.get(d);
-      if (cached?.faulted === faulted) return cached.device;
+      if (cached?.faulted === faulted && cached.faultTaint === faultTaint) return cached.device;
       const device = sliceDevice(d, this.#sliceDevice);
-      this.#sliceDeviceCache.set(d, { faulted, device });
+      this.#sliceDeviceCache.set(d, { faulted, faultTaint, device });
       return device;
     });
   }
@@ -387,21 +421,60 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     return this.#health.size;
   }
 
-  /** Holds a device Unhealthy until `clearFault`; the health stream (and a taint) follow at once. */
-  injectFault(deviceId: string, reason: string, options: { absentOk?: boolean } = {}): void {
-    this.#state.injectFault(this.#idOf(deviceId), reason, options);
-    this.#logger.info({ device: deviceId, reason }, 'fault injected');
+  /**
+   * Holds a device Unhealthy until `clearFault`; the health stream (and a taint) follow at once.
+   * `taint` (with the `faultTaints` option) also puts `<driver>/fault=simulated:<effect>` on the
+   * device in its ResourceSlice until the fault is cleared or injected again without it.
+   */
+  injectFault(deviceId: string, reason: string, options: DraFaultOptions = {}): void {
+    const id = this.#idOf(deviceId);
+    const taint = options.taint ?? null;
+    if (taint && !this.#options.faultTaints) {
+      throw new PluginError(
+        'invalid-argument',
+        `${this.driverName} was not started with faultTaints: a fault cannot taint ${deviceId}`,
+      );
+    }
+    const before = this.#faultTaints.get(id);
+    if (taint === null) this.#faultTaints.delete(id);
+    else if (before?.effect !== taint) {
+      this.#faultTaints.set(id, {
+        key: this.faultTaintKey,
+        value: FAULT_TAINT_VALUE,
+        effect: taint,
+        timeAdded: wholeSecondsUtc(new Date().toISOString()),
+      });
+    }
+    try {
+      this.#state.injectFault(id, reason, { ...(options.absentOk ? { absentOk: true } : {}) });
+    } catch (err) {
+      if (before) this.#faultTaints.set(id, before);
+      else this.#faultTaints.delete(id);
+      throw err;
+    }
+    // Only the taint changed (the device's health did not): the overlay emitted nothing for it.
+    if (this.#faultTaints.get(id) !== before) this.#slices.update();
+    this.#logger.info({ device: deviceId, reason, taint }, 'fault injected');
   }
 
   clearFault(deviceId: string): void {
-    this.#state.clearFault(this.#idOf(deviceId));
+    const id = this.#idOf(deviceId);
+    this.#state.clearFault(id);
+    if (this.#faultTaints.delete(id)) this.#slices.update();
     this.#logger.info({ device: deviceId }, 'fault cleared');
   }
 
-  /** Active faults: device ID → reason and whether the device is advertised now. */
-  faults(): Map<string, { reason: string; present: boolean }> {
+  /** Active faults: device ID → reason, whether the device is advertised now, the fault's taint. */
+  faults(): Map<string, { reason: string; present: boolean; taint: FaultTaintEffect | null }> {
     return new Map(
-      [...this.#state.faults()].map(([id, reason]) => [id, { reason, present: this.#state.present(id) }]),
+      [...this.#state.faults()].map(([id, reason]) => [
+        id,
+        {
+          reason,
+          present: this.#state.present(id),
+          taint: (this.#faultTaints.get(id)?.effect as FaultTaintEffect | undefined) ?? null,
+        },
+      ]),
     );
   }
 
@@ -694,7 +767,11 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       poolName: this.poolName,
       nodeName: this.nodeName,
       deviceByName: (name) => this.#deviceByName(name),
-      taintKey: this.#taintKey,
+      taintKeys: (device) => {
+        const fault = this.#faultTaints.get(device.id);
+        const keys = this.#taintKey === null ? [] : [this.#taintKey];
+        return fault ? [...keys, fault.key] : keys;
+      },
     });
     this.#assertNotInUse(ref, allocated);
     const devices: PreparedDevice[] = allocated.map(({ result, device }) => {

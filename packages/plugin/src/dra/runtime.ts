@@ -28,6 +28,8 @@ export interface StartDraDriversOptions {
   restartPollIntervalMs?: number;
   /** Polling fallback of the fault directories (default 1000 ms). */
   faultDirPollMs?: number;
+  /** Let faults carry a taint of their own (DraDriverOptions.faultTaints; the gateway's fault API). */
+  faultTaints?: boolean;
 }
 
 export interface DraRuntime {
@@ -99,6 +101,7 @@ export function draDriverFromConfig(
     ...(options.cdiDir ? { cdiDir: options.cdiDir } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.restartPollIntervalMs ? { restartPollIntervalMs: options.restartPollIntervalMs } : {}),
+    ...(options.faultTaints ? { faultTaints: true } : {}),
   });
 }
 

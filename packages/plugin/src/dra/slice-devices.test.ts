@@ -75,6 +75,31 @@ describe('sliceDevice', () => {
     });
     assert.equal(wholeSecondsUtc('2026-11-24T10:00:00.999Z'), '2026-11-24T10:00:00Z');
   });
+  it("a fault's own taint follows the driver-wide one, and stands alone without it", () => {
+    const faultTaint = {
+      key: 'gpu.example.com/fault',
+      value: 'simulated',
+      effect: 'NoExecute' as const,
+      timeAdded: '2026-11-24T10:00:05Z',
+    };
+    const both = sliceDevice(device, {
+      replicas: 1,
+      taint: { effect: 'NoSchedule', key: 'gpu.example.com/unhealthy' },
+      faulted: () => true,
+      faultTaint: () => faultTaint,
+    });
+    assert.deepEqual(
+      both.taints?.map((t) => t.key),
+      ['gpu.example.com/unhealthy', 'gpu.example.com/fault'],
+    );
+    const alone = sliceDevice(device, {
+      replicas: 1,
+      taint: null,
+      faulted: () => true,
+      faultTaint: () => faultTaint,
+    });
+    assert.deepEqual(alone.taints, [faultTaint]);
+  });
   it('no taint without the option, and `unhealthy` as the value when the source (not a fault) says so', () => {
     assert.equal(sliceDevice(device, { replicas: 1, taint: null, faulted: () => true }).taints, undefined);
     const taints = sliceDevice(device, {

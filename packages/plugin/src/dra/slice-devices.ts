@@ -69,7 +69,12 @@ export interface SliceDeviceOptions {
   taint: DeviceTaintOptions | null;
   /** Whether the overlay holds a fault on the device (taint value `fault`, else `unhealthy`). */
   faulted: (id: string) => boolean;
+  /** The taint a fault asked for on the device (DraDriver.injectFault's `taint`), if any. */
+  faultTaint?: (id: string) => DeviceTaint | null;
 }
+
+/** Value of a fault's own taint (key `<driver>/fault`). */
+export const FAULT_TAINT_VALUE = 'simulated';
 
 /** RFC 3339 in whole seconds, as the API server stores `timeAdded`. */
 export function wholeSecondsUtc(iso: string): string {
@@ -94,14 +99,17 @@ export function sliceDevice(device: PluginDevice, options: SliceDeviceOptions): 
     };
   }
   if (Object.keys(capacity).length > 0) out.capacity = capacity;
+  const taints: DeviceTaint[] = [];
   if (options.taint && device.health === 'Unhealthy') {
-    const taint: DeviceTaint = {
+    taints.push({
       key: options.taint.key,
       value: options.faulted(device.id) ? 'fault' : 'unhealthy',
       effect: options.taint.effect,
       timeAdded: wholeSecondsUtc(device.since),
-    };
-    out.taints = [taint];
+    });
   }
+  const faultTaint = options.faultTaint?.(device.id);
+  if (faultTaint) taints.push(faultTaint);
+  if (taints.length > 0) out.taints = taints;
   return out;
 }

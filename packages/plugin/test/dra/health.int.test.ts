@@ -110,7 +110,7 @@ describe('DRA driver: health and taints', () => {
     );
     assert.deepEqual(
       driver.faults(),
-      new Map([['gpu-2', { reason: 'simulated: ECC errors', present: true }]]),
+      new Map([['gpu-2', { reason: 'simulated: ECC errors', present: true, taint: null }]]),
     );
     driver.clearFault('gpu-2');
     devices = await kubelet.health(DRIVER, (d) => healthOf(d, 'gpu-2')?.health === HEALTHY);
@@ -170,6 +170,50 @@ describe('DRA driver: health and taints', () => {
     await published;
     assert.equal(taintsOf('gpu-1'), undefined);
     assert.equal(api.slicesOf(DRIVER)[0]!.spec.pool.generation, generation);
+  });
+
+  it("puts a fault's own taint on the device (key <driver>/fault) beside the driver-wide one, and takes it off on heal", async () => {
+    await start({ taints: { effect: 'NoSchedule' }, faultTaints: true });
+    const generation = api.slicesOf(DRIVER)[0]!.spec.pool.generation;
+    let published = once(driver, 'slices-published');
+    driver.injectFault('gpu-2', 'simulated: lost', { taint: 'NoExecute' });
+    await published;
+    const keys = (): unknown =>
+      ((taintsOf('gpu-2') as { key: string; value: string; effect: string }[] | undefined) ?? []).map(
+        ({ key, value, effect }) => `${key}=${value}:${effect}`,
+      );
+    assert.deepEqual(keys(), [`${DRIVER}/unhealthy=fault:NoSchedule`, `${DRIVER}/fault=simulated:NoExecute`]);
+    assert.equal(driver.faults().get('gpu-2')?.taint, 'NoExecute');
+    assert.equal(driver.faultTaintKey, `${DRIVER}/fault`);
+
+    // The same fault again without a taint: health unchanged, only the fault's taint goes.
+    published = once(driver, 'slices-published');
+    driver.injectFault('gpu-2', 'simulated: lost');
+    await published;
+    assert.deepEqual(keys(), [`${DRIVER}/unhealthy=fault:NoSchedule`]);
+
+    published = once(driver, 'slices-published');
+    driver.injectFault('gpu-2', 'simulated: lost', { taint: 'NoSchedule' });
+    await published;
+    assert.deepEqual(keys(), [
+      `${DRIVER}/unhealthy=fault:NoSchedule`,
+      `${DRIVER}/fault=simulated:NoSchedule`,
+    ]);
+    published = once(driver, 'slices-published');
+    driver.clearFault('gpu-2');
+    await published;
+    assert.equal(taintsOf('gpu-2'), undefined);
+    assert.equal(api.slicesOf(DRIVER)[0]!.spec.pool.generation, generation, 'updated in place');
+  });
+
+  it('a fault taint without the faultTaints option is refused and changes nothing', async () => {
+    await start();
+    assert.throws(
+      () => driver.injectFault('gpu-1', 'x', { taint: 'NoSchedule' }),
+      /not started with faultTaints/,
+    );
+    assert.equal(driver.faults().size, 0);
+    assert.equal(taintsOf('gpu-1'), undefined);
   });
 
   it('taints a device its source reports unhealthy with NoExecute (evict) and a key of its own', async () => {
