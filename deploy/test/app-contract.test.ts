@@ -1,16 +1,20 @@
 // The chart against the real applications: the gateway's own config loader accepts the rendered
-// container arguments and config.yaml (and reads them as the chart means them), and the web server's
-// config loader accepts the rendered environment and discovers the gateways the chart labels.
+// container arguments and config.yaml (and reads them as the chart means them), the DRA drivers find
+// their directories where the chart mounts them, and the web server's config loader accepts the
+// rendered environment and discovers the gateways the chart labels.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadGatewayConfig, type GatewayConfig } from '@plugboard/node-gateway';
+import { DEFAULT_CDI_SPEC_DIR, draDriverConfigSchema } from '@plugboard/plugin';
+import { KUBELET_PLUGINS_PATH, PLUGINS_REGISTRY_PATH } from '@plugboard/proto';
 import {
   asArray,
   at,
+  chartDir,
   fixture,
   isObject,
   only,
@@ -88,6 +92,72 @@ describe('gateway accepts the chart', () => {
     assert.deepEqual(
       config.plugins.resources.map((r) => r.name),
       ['plugboard.example/gpu', 'plugboard.example/serial', 'plugboard.example/nic-vf'],
+    );
+    assert.deepEqual(
+      config.plugins.dra.map((d) => d.driver),
+      ['gpu.plugboard.example'],
+    );
+    assert.deepEqual(config.plugins.dra[0]?.attributes, {
+      productName: { string: 'Plugboard PB-100 ({{name}})' },
+    });
+  });
+
+  it('DRA drivers only: the gateway parses config.dra and finds their directories where the chart mounts them', () => {
+    const drivers = [
+      { driver: 'gpu.plugboard.example', simulated: { count: 4, numaNodes: [0, 1] }, replicas: 2 },
+      { driver: 'nic.plugboard.example', sysfsPci: { vendor: '0x8086' }, taints: { effect: 'NoExecute' } },
+    ];
+    const { config, objects } = gatewayConfigFor('dra', {
+      values: {
+        config: { resources: [], dra: drivers },
+        gateway: { hostPaths: { sys: { enabled: true, path: '/sys' } } },
+      },
+    });
+    assert.deepEqual(config.plugins.resources, []);
+    assert.deepEqual(
+      config.plugins.dra.map((d) => [d.driver, d.replicas, d.taints?.effect ?? null]),
+      [
+        ['gpu.plugboard.example', 2, null],
+        ['nic.plugboard.example', 1, 'NoExecute'],
+      ],
+    );
+    // The gateway takes no flag for the DRA directories yet: it uses the plugin's defaults, which
+    // must be exactly where the chart mounts the host directories.
+    const mountPaths = asArray(containerOf(objects, 'DaemonSet', 'gateway').volumeMounts).map((m) =>
+      at(m, 'mountPath'),
+    );
+    for (const path of [
+      ...drivers.map((d) => `${KUBELET_PLUGINS_PATH}/${d.driver}`),
+      PLUGINS_REGISTRY_PATH.replace(/\/$/, ''),
+      DEFAULT_CDI_SPEC_DIR,
+    ]) {
+      assert.ok(mountPaths.includes(path), `${path} is mounted (${mountPaths.join(', ')})`);
+    }
+  });
+
+  it("the chart schema's DRA driver keys are the plugin's `dra:` keys", () => {
+    const schema: unknown = JSON.parse(readFileSync(join(chartDir, 'values.schema.json'), 'utf8'));
+    const chartKeys = Object.keys(at(schema, 'definitions', 'draDriver', 'properties') as object);
+    assert.deepEqual(chartKeys.sort(), Object.keys(draDriverConfigSchema.shape).sort());
+  });
+
+  it('a DRA driver the chart schema lets through but the gateway refuses fails at its startup, naming the field', () => {
+    assert.throws(
+      () =>
+        gatewayConfigFor('dra-bad', {
+          values: {
+            config: {
+              dra: [
+                {
+                  driver: 'gpu.plugboard.example',
+                  simulated: { count: 1 },
+                  attributes: { serial: { string: '{{serial}}' } },
+                },
+              ],
+            },
+          },
+        }),
+      /dra\[0\]\.attributes\.serial.*unknown template variable/,
     );
   });
 

@@ -29,8 +29,24 @@ const ALL_FEATURES = fixture('all-features.values.yaml');
 const defaultValues: unknown = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
 
 const ALL =
-  'all features (faults, kubernetes auth, every source, privileged, ingress, servicemonitor, prometheusrule)';
+  'all features (faults, kubernetes auth, every source, a DRA driver, privileged, ingress, servicemonitor, prometheusrule)';
 const MINIMAL = 'token from an existing Secret, no Kubernetes API, no web';
+const DRA_ONLY = 'DRA drivers only (no device plugin resources)';
+/** Two DRA drivers and no device plugin: `resources: []` is allowed once `dra` lists a driver. */
+const draOnlyValues = {
+  config: {
+    resources: [],
+    dra: [
+      { driver: 'gpu.plugboard.example', simulated: { count: 4 }, taints: { effect: 'NoSchedule' } },
+      {
+        driver: 'nic.plugboard.example',
+        paths: { patterns: ['/dev/nic*'] },
+        faultDir: '/var/lib/kubelet/plugins/nic.plugboard.example/faults',
+      },
+    ],
+  },
+  gateway: { hostPaths: { dev: { enabled: true, path: '/dev' } } },
+};
 
 /** The renderings every invariant is checked against. */
 const variants: Record<string, RenderOptions> = {
@@ -44,12 +60,14 @@ const variants: Record<string, RenderOptions> = {
       networkPolicy: { enabled: false },
     },
   },
+  [DRA_ONLY]: { values: draOnlyValues },
 };
 
 const rendered = new Map(Object.entries(variants).map(([name, opts]) => [name, render(opts)]));
 const defaults = rendered.get('defaults')!;
 const allFeatures = rendered.get(ALL)!;
 const minimal = rendered.get(MINIMAL)!;
+const draOnly = rendered.get(DRA_ONLY)!;
 
 function gatewayDaemonSet(objects: K8sObject[]): K8sObject {
   return only(objects, 'DaemonSet', '-gateway');
@@ -376,6 +394,18 @@ describe('RBAC: least privilege, exactly as listed', () => {
   const gatewayRead = { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] };
   const events = { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] };
   const webDiscovery = { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] };
+  // config.dra: the informers' reads, and exactly the writes of packages/plugin/src/dra/kube-api.ts
+  // (create, replace = update, delete with preconditions; no patch, no claim status).
+  const draRead = {
+    apiGroups: ['resource.k8s.io'],
+    resources: ['resourceslices', 'resourceclaims', 'deviceclasses', 'devicetaintrules'],
+    verbs: ['get', 'list', 'watch'],
+  };
+  const draWrite = {
+    apiGroups: ['resource.k8s.io'],
+    resources: ['resourceslices'],
+    verbs: ['create', 'update', 'delete'],
+  };
   // For people, not bound by the chart: what `kubectl plugboard` needs to use the pod proxy.
   const kubectlPlugin: [string, Rule[]] = [
     'Role/pb-plugboard-kubectl',
@@ -399,7 +429,7 @@ describe('RBAC: least privilege, exactly as listed', () => {
     assert.equal(only(defaults, 'Role', '-web').metadata.namespace, 'plugboard');
   });
 
-  it('kubernetes auth adds tokenreviews/subjectaccessreviews create and the fault-operator role; nodesProxy adds get on nodes/proxy', () => {
+  it('kubernetes auth adds tokenreviews/subjectaccessreviews create and the fault-operator role; nodesProxy adds get on nodes/proxy; config.dra adds resource.k8s.io', () => {
     assert.deepEqual(
       rbacRules(allFeatures),
       new Map([
@@ -408,6 +438,8 @@ describe('RBAC: least privilege, exactly as listed', () => {
           [
             gatewayRead,
             { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
+            draRead,
+            draWrite,
             { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
             { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
           ],
@@ -438,6 +470,22 @@ describe('RBAC: least privilege, exactly as listed', () => {
     assert.equal(at(gatewayConfig(external), 'gateway', 'topology', 'configz', 'enabled'), true);
   });
 
+  it('config.dra grants the resource.k8s.io reads and the ResourceSlice writes the drivers make, nothing else', () => {
+    assert.deepEqual(
+      rbacRules(draOnly),
+      new Map([
+        ['ClusterRole/pb-plugboard-gateway', [gatewayRead, draRead, draWrite]],
+        ['Role/pb-plugboard-gateway-events', [events]],
+        ['Role/pb-plugboard-web', [webDiscovery]],
+        kubectlPlugin,
+      ]),
+    );
+    for (const objects of [defaults, minimal]) {
+      const groups = [...rbacRules(objects).values()].flat().flatMap((r) => r.apiGroups);
+      assert.ok(!groups.includes('resource.k8s.io'), 'no resource.k8s.io rule without config.dra');
+    }
+  });
+
   it('no Kubernetes API: no gateway RBAC and no ServiceAccount token', () => {
     const objects = minimal;
     assert.deepEqual(rbacRules(objects), new Map([kubectlPlugin]));
@@ -445,14 +493,16 @@ describe('RBAC: least privilege, exactly as listed', () => {
   });
 
   it('binds every role to the chart ServiceAccounts only, never with wildcards', () => {
-    for (const objects of [defaults, allFeatures]) {
+    for (const objects of [defaults, allFeatures, draOnly]) {
       for (const rules of rbacRules(objects).values()) {
         for (const rule of rules) {
           for (const field of [rule.apiGroups, rule.resources, rule.verbs]) assert.ok(!field.includes('*'));
         }
       }
       const serviceAccounts = new Set(find(objects, 'ServiceAccount').map((sa) => sa.metadata.name));
-      for (const binding of objects.filter((o) => o.kind.endsWith('Binding'))) {
+      for (const binding of objects.filter(
+        (o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding',
+      )) {
         for (const subject of asArray(binding.subjects)) {
           assert.equal(at(subject, 'kind'), 'ServiceAccount');
           assert.ok(
@@ -468,6 +518,139 @@ describe('RBAC: least privilege, exactly as listed', () => {
         );
       }
     }
+  });
+});
+
+describe('DRA drivers (config.dra)', () => {
+  const PLUGINS = '/var/lib/kubelet/plugins';
+  /** hostPath volumes of the gateway by host path, with their mount (same name) in the container. */
+  function hostMounts(objects: K8sObject[]): Map<string, { type: unknown; mount: unknown }> {
+    const ds = gatewayDaemonSet(objects);
+    const mounts = asArray(container(ds, 'gateway').volumeMounts);
+    return new Map(
+      asArray(podSpec(ds).volumes)
+        .filter((v) => isObject(at(v, 'hostPath')))
+        .map((v) => [
+          String(at(v, 'hostPath', 'path')),
+          {
+            type: at(v, 'hostPath', 'type'),
+            mount: mounts.find((m) => at(m, 'name') === at(v, 'name')),
+          },
+        ]),
+    );
+  }
+  const policies = (objects: K8sObject[]) =>
+    objects.filter((o) => o.apiVersion.startsWith('admissionregistration.k8s.io/'));
+
+  it('off by default: no DRA mounts, no admission policy, no `dra:` in the config (its checksum unchanged)', () => {
+    for (const objects of [defaults, minimal]) {
+      const paths = [...hostMounts(objects).keys()];
+      assert.ok(!paths.some((p) => p.startsWith(`${PLUGINS}/`) || p === PLUGINS), paths.join(', '));
+      assert.deepEqual(policies(objects), []);
+      assert.ok(!('dra' in gatewayConfig(objects)));
+    }
+    assert.ok(!hostMounts(defaults).has('/var/lib/kubelet/plugins_registry'));
+    assert.ok(!hostMounts(defaults).has('/var/run/cdi'));
+  });
+
+  it("mounts plugins_registry, the CDI directory and each driver's own plugins directory read-write, never the whole plugins directory", () => {
+    const mounts = hostMounts(draOnly);
+    for (const [path, type, mountPath] of [
+      ['/var/lib/kubelet/plugins_registry', 'Directory', '/var/lib/kubelet/plugins_registry'],
+      ['/var/run/cdi', 'DirectoryOrCreate', '/var/run/cdi'],
+      [`${PLUGINS}/gpu.plugboard.example`, 'DirectoryOrCreate', `${PLUGINS}/gpu.plugboard.example`],
+      [`${PLUGINS}/nic.plugboard.example`, 'DirectoryOrCreate', `${PLUGINS}/nic.plugboard.example`],
+    ] as const) {
+      const m = mounts.get(path);
+      assert.ok(m, `${path} is mounted`);
+      assert.equal(m.type, type, `${path} type`);
+      assert.equal(at(m.mount, 'mountPath'), mountPath, `${path} mount path`);
+      assert.equal(at(m.mount, 'readOnly'), undefined, `${path} is writable`);
+    }
+    assert.ok(!mounts.has(PLUGINS), 'not the whole plugins directory');
+    // Moved plugins_registry and CDI directories are mounted where the gateway looks for them.
+    const moved = hostMounts(
+      render({
+        values: {
+          ...draOnlyValues,
+          gateway: {
+            hostPaths: {
+              pluginsRegistry: { enabled: false, path: '/k/plugins_registry' },
+              cdi: { enabled: false, path: '/etc/cdi' },
+            },
+          },
+        },
+      }),
+    );
+    assert.equal(
+      at(moved.get('/k/plugins_registry')?.mount, 'mountPath'),
+      '/var/lib/kubelet/plugins_registry',
+    );
+    assert.equal(at(moved.get('/etc/cdi')?.mount, 'mountPath'), '/var/run/cdi');
+  });
+
+  it('renders the drivers verbatim into the gateway config, template variables included, and rolls the gateways', () => {
+    assert.deepEqual(gatewayConfig(draOnly).dra, draOnlyValues.config.dra);
+    assert.deepEqual(gatewayConfig(draOnly).resources, []);
+    assert.equal(
+      at(gatewayConfig(allFeatures), 'dra', 0, 'attributes', 'productName', 'string'),
+      'Plugboard PB-100 ({{name}})',
+    );
+    const checksum = (objects: K8sObject[]) =>
+      at(gatewayDaemonSet(objects), 'spec', 'template', 'metadata', 'annotations', 'checksum/config');
+    assert.notEqual(checksum(draOnly), checksum(defaults));
+  });
+
+  it("limits the gateway's ResourceSlice writes to its own node and drivers (ValidatingAdmissionPolicy, Deny)", () => {
+    const objects = render({
+      namespace: 'gpu-ops',
+      values: { ...draOnlyValues, gateway: { serviceAccount: { name: 'gw' } } },
+    });
+    const policy = only(objects, 'ValidatingAdmissionPolicy');
+    const binding = only(objects, 'ValidatingAdmissionPolicyBinding');
+    assert.equal(policy.metadata.name, 'pb-plugboard-gateway-resourceslices');
+    assert.equal(at(policy, 'spec', 'failurePolicy'), 'Fail');
+    assert.deepEqual(at(policy, 'spec', 'matchConstraints', 'resourceRules'), [
+      {
+        apiGroups: ['resource.k8s.io'],
+        apiVersions: ['v1beta1', 'v1beta2', 'v1'],
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        resources: ['resourceslices'],
+      },
+    ]);
+    // Only the gateway's own requests are judged, by the ServiceAccount the DaemonSet runs as.
+    assert.equal(podSpec(gatewayDaemonSet(objects)).serviceAccountName, 'gw');
+    assert.deepEqual(asArray(at(policy, 'spec', 'matchConditions')), [
+      {
+        name: 'isGateway',
+        expression: 'request.userInfo.username == "system:serviceaccount:gpu-ops:gw"',
+      },
+    ]);
+    const variables = new Map(
+      asArray(at(policy, 'spec', 'variables')).map((v) => [at(v, 'name'), at(v, 'expression')]),
+    );
+    assert.match(
+      String(variables.get('userNodeName')),
+      /request\.userInfo\.extra\[\?'authentication\.kubernetes\.io\/node-name'\]/,
+    );
+    assert.deepEqual(JSON.parse(String(variables.get('drivers'))), [
+      'gpu.plugboard.example',
+      'nic.plugboard.example',
+    ]);
+    assert.match(String(variables.get('slices')), /UPDATE.*\[oldObject, object\]/);
+    const validations = asArray(at(policy, 'spec', 'validations')).map((v) => at(v, 'expression'));
+    assert.deepEqual(validations, [
+      'variables.userNodeName != ""',
+      'variables.foreignNodes.size() == 0',
+      'variables.foreignDrivers.size() == 0',
+    ]);
+    assert.deepEqual(at(binding, 'spec'), {
+      policyName: 'pb-plugboard-gateway-resourceslices',
+      validationActions: ['Deny'],
+    });
+    // RBAC left to the operator: no policy either (both are cluster-scoped objects the chart grants with).
+    const external = render({ values: { ...draOnlyValues, gateway: { rbac: { create: false } } } });
+    assert.deepEqual(policies(external), []);
   });
 });
 
@@ -636,6 +819,7 @@ describe('token auth Secret', () => {
 });
 
 describe('values the schema cannot judge fail the render with a reason', () => {
+  const draDriver = { driver: 'gpu.plugboard.example', simulated: { count: 1 } };
   for (const [name, values, expected] of [
     [
       'kubernetes auth without the Kubernetes API',
@@ -646,6 +830,26 @@ describe('values the schema cannot judge fail the render with a reason', () => {
       'the same resource twice',
       { config: { resources: [{ name: 'a.example/x' }, { name: 'a.example/x' }] } },
       /config\.resources\[1\]\.name: "a\.example\/x" is listed twice/,
+    ],
+    [
+      'the same DRA driver twice',
+      { config: { dra: [draDriver, draDriver] } },
+      /config\.dra\[1\]\.driver: "gpu\.plugboard\.example" is listed twice/,
+    ],
+    [
+      'a DRA driver without the Kubernetes API',
+      { config: { dra: [draDriver] }, gateway: { kubernetesApi: 'none' } },
+      /config\.dra needs gateway\.kubernetesApi=in-cluster/,
+    ],
+    [
+      'a DRA driver with a moved kubelet plugins directory (the gateway cannot be told yet)',
+      { config: { dra: [draDriver] }, gateway: { hostPaths: { plugins: '/k/plugins' } } },
+      /gateway\.hostPaths\.plugins: "\/k\/plugins" is not supported with config\.dra yet/,
+    ],
+    [
+      "a DRA fault directory outside the driver's own directory",
+      { config: { dra: [{ ...draDriver, faultDir: '/var/lib/kubelet/plugins/other/faults' }] } },
+      /config\.dra\[0\]\.faultDir: .* not writable in the gateway pod; use a directory below \/var\/lib\/kubelet\/plugins\/gpu\.plugboard\.example\//,
     ],
   ] as const) {
     it(name, () => {

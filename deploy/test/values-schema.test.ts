@@ -81,6 +81,14 @@ describe('values.schema.json covers values.yaml', () => {
     assert.equal(at(values, 'faults', 'enabled'), false);
     assert.equal(template({}).status, 0);
   });
+
+  it('has no DRA driver by default, and lets `resources: []` through once `dra` lists one', () => {
+    assert.deepEqual(at(values, 'config', 'dra'), []);
+    const res = template({
+      values: { config: { resources: [], dra: [{ driver: 'gpu.example.com', simulated: { count: 1 } }] } },
+    });
+    assert.equal(res.status, 0, res.stderr);
+  });
 });
 
 describe('bad values fail with a readable message naming the value', () => {
@@ -113,6 +121,45 @@ describe('bad values fail with a readable message naming the value', () => {
       [/at '\/config\/resources\/0\/name'/, /does not match pattern/],
     ],
     ['no resources', { config: { resources: [] } }, [/at '\/config\/resources'/, /minItems|at least 1/]],
+    [
+      'a DRA driver name that is not a lower-case DNS subdomain',
+      { config: { dra: [{ driver: 'GPU_Example', simulated: { count: 1 } }] } },
+      [/at '\/config\/dra\/0\/driver'/, /does not match pattern/],
+    ],
+    [
+      'a DRA driver without a name',
+      { config: { dra: [{ simulated: { count: 1 } }] } },
+      [/at '\/config\/dra\/0'/, /missing property 'driver'/],
+    ],
+    [
+      'a misspelt DRA driver key',
+      { config: { dra: [{ driver: 'gpu.example.com', simulated: { count: 1 }, atributes: {} }] } },
+      [/at '\/config\/dra\/0'/, /additional properties 'atributes' not allowed/],
+    ],
+    [
+      'a DRA driver without a device source',
+      { config: { dra: [{ driver: 'gpu.example.com' }] } },
+      [/at '\/config\/dra\/0'/, /missing property 'simulated'/, /missing property 'sysfsPci'/],
+    ],
+    [
+      'a DRA driver with two device sources',
+      {
+        config: {
+          dra: [{ driver: 'gpu.example.com', simulated: { count: 1 }, paths: { patterns: ['/dev/x'] } }],
+        },
+      },
+      [/at '\/config\/dra\/0'/, /oneOf/],
+    ],
+    [
+      'DRA replicas: 0',
+      { config: { dra: [{ driver: 'gpu.example.com', simulated: { count: 1 }, replicas: 0 }] } },
+      [/at '\/config\/dra\/0\/replicas'/, /minimum/],
+    ],
+    [
+      'a relative kubelet plugins directory',
+      { gateway: { hostPaths: { plugins: 'var/lib/kubelet/plugins' } } },
+      [/at '\/gateway\/hostPaths\/plugins'/, /does not match pattern/],
+    ],
     [
       'maxUnavailable: 150%',
       { gateway: { updateStrategy: { maxUnavailable: '150%' } } },

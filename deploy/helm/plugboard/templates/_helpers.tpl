@@ -110,6 +110,42 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- $_ := set $names $r.name true -}}
 {{- end -}}
+{{- include "plugboard.validateDra" . -}}
+{{- end -}}
+
+{{/*
+DRA drivers (config.dra): what the chart must know before it mounts and grants anything for them.
+*/}}
+{{- define "plugboard.validateDra" -}}
+{{- $plugins := .Values.gateway.hostPaths.plugins -}}
+{{- if and .Values.config.dra (ne .Values.gateway.kubernetesApi "in-cluster") -}}
+{{- fail "config.dra needs gateway.kubernetesApi=in-cluster: a DRA driver publishes ResourceSlices and reads ResourceClaims through the API server" -}}
+{{- end -}}
+{{- /* The driver reports <plugins dir>/<driver>/dra.sock to the kubelet as an absolute path, and the
+gateway has no flag yet to be told another plugins directory than the kubelet's default. */ -}}
+{{- if and .Values.config.dra (ne (clean $plugins) "/var/lib/kubelet/plugins") -}}
+{{- fail (printf "gateway.hostPaths.plugins: %q is not supported with config.dra yet: the gateway serves DRA sockets under /var/lib/kubelet/plugins and reports that path to the kubelet, which would not find them under %s" $plugins $plugins) -}}
+{{- end -}}
+{{- $drivers := dict -}}
+{{- range $i, $d := .Values.config.dra -}}
+{{- if hasKey $drivers $d.driver -}}
+{{- fail (printf "config.dra[%d].driver: %q is listed twice; each driver registers once with the kubelet" $i $d.driver) -}}
+{{- end -}}
+{{- $_ := set $drivers $d.driver true -}}
+{{- $own := printf "%s/%s/" (clean $plugins) $d.driver -}}
+{{- if and $d.faultDir (not (hasPrefix $own (clean $d.faultDir))) -}}
+{{- fail (printf "config.dra[%d].faultDir: %q is not writable in the gateway pod; use a directory below %s (the driver's own, mounted read-write)" $i $d.faultDir $own) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The DRA driver names of config.dra, as a JSON list (a CEL list literal too). */}}
+{{- define "plugboard.dra.drivers" -}}
+{{- $names := list -}}
+{{- range .Values.config.dra -}}
+{{- $names = append $names .driver -}}
+{{- end -}}
+{{- toJson $names -}}
 {{- end -}}
 
 {{/* --listen value: IPv6 addresses need brackets. */}}
