@@ -177,6 +177,8 @@ export interface DraDriverEvents {
   'socket-restored': [event: { at: string; socket: string }];
   /** A NodeWatchResources message went out (the health the kubelet now has). */
   'health-sent': [event: { at: string; streams: number }];
+  /** A NodeWatchResources stream opened or closed: `streams` are open now. */
+  'health-streams': [event: { at: string; streams: number }];
 }
 
 /** Env-var-safe form of a device name: gpu-0 → GPU_0. */
@@ -272,9 +274,11 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     this.#health = new ListAndWatchStreams(
       this.#state,
       () => this.emit('health-sent', { at: new Date().toISOString(), streams: this.#health.size }),
-      (_generation, remaining, durationMs) =>
-        this.#logger.info({ rpc: 'NodeWatchResources', durationMs, streams: remaining }, 'stream closed'),
-      () => undefined,
+      (_generation, remaining, durationMs) => {
+        this.#logger.info({ rpc: 'NodeWatchResources', durationMs, streams: remaining }, 'stream closed');
+        this.emit('health-streams', { at: new Date().toISOString(), streams: remaining });
+      },
+      () => this.emit('health-streams', { at: new Date().toISOString(), streams: this.#health.size }),
       (devices) =>
         encodeHealth(devices, this.poolName, this.#healthTimeoutSeconds, Math.floor(Date.now() / 1000)),
     );
@@ -419,6 +423,14 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   /** Open NodeWatchResources streams. */
   get healthStreams(): number {
     return this.#health.size;
+  }
+
+  /**
+   * The device list (with health) the kubelet was last sent on NodeWatchResources, or null while no
+   * stream is open. The same array until the next send, as DeviceState keeps its list.
+   */
+  healthReported(): readonly PluginDevice[] | null {
+    return this.#health.reported();
   }
 
   /**

@@ -95,6 +95,15 @@ describe('DRA driver: health and taints', () => {
     );
     for (const d of devices) assert.ok(Math.abs(d.lastUpdatedTime - before) <= 2, 'a Unix time in seconds');
     assert.equal(driver.healthStreams, 1);
+    // What the kubelet was last sent: the same list, kept until the next send.
+    assert.deepEqual(
+      driver.healthReported()?.map((d) => [d.id, d.health]),
+      [0, 1, 2, 3].map((i) => [`gpu-${i}`, 'Healthy']),
+    );
+    const closed = once(driver, 'health-streams');
+    kubelet.stop();
+    assert.equal((await closed)[0].streams, 0);
+    assert.equal(driver.healthReported(), null, 'no stream open: the kubelet holds nothing');
   });
 
   it('sends a fault from the overlay at once with its message, and the heal', async () => {
