@@ -3,9 +3,11 @@
 // limits (32 requests, 8 subrequests, 32 selectors, 128 devices per slice, 32 attributes and
 // capacities per device), exactly one of `exactly`/`firstAvailable`, allocation modes and counts,
 // constraints naming existing requests with fully qualified attributes, one way to select nodes per
-// slice, typed attributes, taint effects, and the immutable fields (a claim's and a template's
-// spec, a slice's driver and node). CEL selectors are compiled when a compiler is given. The field
-// paths and messages are the ones `kubectl` prints from a real API server.
+// slice, typed attributes, device taints and tolerations (label keys and values, effects), a
+// DeviceTaintRule's selector and taint and its status conditions (metav1 ValidateConditions), and
+// the immutable fields (a claim's and a template's spec, a slice's driver and node). CEL selectors
+// are compiled when a compiler is given. The field paths and messages are the ones `kubectl` prints
+// from a real API server.
 
 import type { FieldError, Validator } from '../rest-storage.js';
 import type { KubeObject } from '../object-store.js';
@@ -35,7 +37,32 @@ const LIMITS = {
   attributeName: 32,
   stringValue: 64,
   celLength: 10 * 1024,
+  poolName: 253,
+  /** DeviceTaintRuleStatusMaxConditions. */
+  taintRuleConditions: 8,
+  labelKeyName: 63,
+  labelValue: 63,
+  conditionReason: 1024,
+  conditionMessage: 32 * 1024,
 };
+
+// k8s.io/apimachinery pkg/api/validate/content: label keys and values (IsLabelKey, IsLabelValue).
+const LABEL_KEY_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const LABEL_KEY_MESSAGE =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE_MESSAGE =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const DNS1123_SUBDOMAIN_MESSAGE =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+// metav1 validation: condition reasons (IsValidConditionReason).
+const CONDITION_REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
+const CONDITION_REASON_MESSAGE =
+  "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')";
+/** metav1.Time{}: an unset timestamp. */
+const ZERO_TIME = Date.parse('0001-01-01T00:00:00Z');
+/** validDeviceTaintEffects, as sets.List orders them. */
+const TAINT_EFFECTS = ['NoExecute', 'NoSchedule', 'None'];
 
 const q = (v: unknown) => JSON.stringify(v);
 
@@ -67,6 +94,13 @@ class Errors {
       detail: `Too many: ${actual}: must have at most ${max} items`,
     });
   }
+  tooLong(field: string, max: number): void {
+    this.list.push({
+      type: 'FieldValueTooLong',
+      field,
+      detail: `Too long: may not be more than ${max} bytes`,
+    });
+  }
   immutable(field: string, value: unknown): void {
     this.invalid(field, value, 'field is immutable');
   }
@@ -88,12 +122,48 @@ function dnsLabel(e: Errors, field: string, v: unknown): void {
 
 function dnsSubdomain(e: Errors, field: string, v: unknown, max = 253): void {
   if (typeof v !== 'string' || v === '') return e.required(field);
-  if (v.length > max || !DNS1123_SUBDOMAIN.test(v))
-    e.invalid(
+  if (v.length > max || !DNS1123_SUBDOMAIN.test(v)) e.invalid(field, v, DNS1123_SUBDOMAIN_MESSAGE);
+}
+
+/** validatePoolName: one or more DNS subdomains separated by slashes, at most 253 bytes in all. */
+function poolName(e: Errors, field: string, v: unknown): void {
+  if (typeof v !== 'string' || v === '') return e.required(field);
+  if (v.length > LIMITS.poolName) e.tooLong(field, LIMITS.poolName);
+  for (const part of v.split('/'))
+    if (part.length > 253 || !DNS1123_SUBDOMAIN.test(part)) e.invalid(field, part, DNS1123_SUBDOMAIN_MESSAGE);
+}
+
+/** metav1validation.ValidateLabelName (content.IsLabelKey): an optional DNS subdomain prefix and `/`, then a name. */
+function labelKey(e: Errors, field: string, v: unknown): void {
+  const key = typeof v === 'string' ? v : '';
+  const parts = key.split('/');
+  if (parts.length > 2)
+    return e.invalid(
       field,
-      v,
-      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      key,
+      `a valid label key ${LABEL_KEY_MESSAGE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
     );
+  const name = parts.length === 2 ? parts[1]! : key;
+  if (parts.length === 2) {
+    const prefix = parts[0]!;
+    if (prefix === '') e.invalid(field, key, 'prefix part must be non-empty');
+    else {
+      if (prefix.length > 253) e.invalid(field, key, 'prefix part must be no more than 253 bytes');
+      if (!DNS1123_SUBDOMAIN.test(prefix)) e.invalid(field, key, `prefix part ${DNS1123_SUBDOMAIN_MESSAGE}`);
+    }
+  }
+  if (name === '') e.invalid(field, key, 'name part must be non-empty');
+  else if (name.length > LIMITS.labelKeyName)
+    e.invalid(field, key, `name part must be no more than ${LIMITS.labelKeyName} bytes`);
+  if (!LABEL_KEY_NAME.test(name)) e.invalid(field, key, `name part ${LABEL_KEY_MESSAGE}`);
+}
+
+/** validateLabelValue (content.IsLabelValue). */
+function labelValue(e: Errors, field: string, v: unknown): void {
+  const value = typeof v === 'string' ? v : '';
+  if (value.length > LIMITS.labelValue)
+    e.invalid(field, value, `must be no more than ${LIMITS.labelValue} bytes`);
+  if (!LABEL_VALUE.test(value)) e.invalid(field, value, LABEL_VALUE_MESSAGE);
 }
 
 /** `domain/ID` (or, unless `requireDomain`, a bare C identifier), as attributes and capacities are named. */
@@ -134,19 +204,69 @@ function selectors(e: Errors, field: string, v: unknown, compile: SelectorCompil
   });
 }
 
+/** validateDeviceToleration (the operator defaults to Equal). */
 function tolerations(e: Errors, field: string, v: unknown): void {
   asList(v).forEach((t, i) => {
     const tol = asObj(t) ?? {};
     const f = `${field}[${i}]`;
+    if (tol['key'] !== undefined && tol['key'] !== '') labelKey(e, `${f}.key`, tol['key']);
     const op = tol['operator'] ?? 'Equal';
-    if (op !== 'Equal' && op !== 'Exists') e.notSupported(`${f}.operator`, op, ['Equal', 'Exists']);
-    if (op === 'Exists' && tol['value'])
-      e.invalid(`${f}.operator`, op, "value must be empty when `operator` is 'Exists'");
-    if (tol['key'] !== undefined && tol['key'] !== '') qualifiedName(e, `${f}.key`, tol['key'], false);
+    if (op === 'Exists') {
+      if (tol['value']) e.invalid(`${f}.value`, tol['value'], 'must be empty for operator `Exists`');
+    } else if (op === 'Equal') labelValue(e, `${f}.value`, tol['value']);
+    else e.notSupported(`${f}.operator`, op, ['Equal', 'Exists']);
     const effect = tol['effect'];
-    if (effect !== undefined && effect !== '' && effect !== 'NoSchedule' && effect !== 'NoExecute')
-      e.notSupported(`${f}.effect`, effect, ['NoExecute', 'NoSchedule']);
+    if (effect !== undefined && effect !== '' && !TAINT_EFFECTS.includes(effect as string))
+      e.notSupported(`${f}.effect`, effect, TAINT_EFFECTS);
   });
+}
+
+/**
+ * validateDeviceTaint, in a ResourceSlice and in a DeviceTaintRule: the key is a label key, the value
+ * a label value, the effect one of None, NoSchedule, NoExecute — checked only when it is new or
+ * changed (`old`), so that effects added later stay in stored objects.
+ */
+function deviceTaint(e: Errors, field: string, taint: Obj, old: Obj | undefined): void {
+  labelKey(e, `${field}.key`, taint['key']);
+  if (taint['value'] !== undefined && taint['value'] !== '') labelValue(e, `${field}.value`, taint['value']);
+  const effect = taint['effect'];
+  if (old !== undefined && old['effect'] === effect) return;
+  if (effect === undefined || effect === '') e.required(`${field}.effect`);
+  else if (!TAINT_EFFECTS.includes(effect as string))
+    e.notSupported(`${field}.effect`, effect, TAINT_EFFECTS);
+}
+
+/** metav1validation.ValidateConditions, then the list's limit. */
+function conditions(e: Errors, field: string, v: unknown, max: number): void {
+  const list = asList(v);
+  const types = new Set<unknown>();
+  list.forEach((raw, i) => {
+    const c = asObj(raw) ?? {};
+    const f = `${field}[${i}]`;
+    if (types.has(c['type'])) e.duplicate(f, c['type']);
+    types.add(c['type']);
+    if (typeof c['type'] !== 'string' || c['type'] === '') e.required(`${f}.type`, 'is required');
+    else labelKey(e, `${f}.type`, c['type']);
+    const status = c['status'];
+    if (status === undefined || status === '') e.required(`${f}.status`);
+    else if (status !== 'True' && status !== 'False' && status !== 'Unknown')
+      e.notSupported(`${f}.status`, status, ['False', 'True', 'Unknown']);
+    const observed = c['observedGeneration'];
+    if (typeof observed === 'number' && observed < 0)
+      e.invalid(`${f}.observedGeneration`, observed, 'must be greater than or equal to zero');
+    const transition = c['lastTransitionTime'];
+    if (typeof transition !== 'string' || transition === '' || Date.parse(transition) === ZERO_TIME)
+      e.required(`${f}.lastTransitionTime`);
+    const reason = c['reason'];
+    if (typeof reason !== 'string' || reason === '') e.required(`${f}.reason`);
+    else {
+      if (!CONDITION_REASON.test(reason)) e.invalid(`${f}.reason`, reason, CONDITION_REASON_MESSAGE);
+      if (reason.length > LIMITS.conditionReason) e.tooLong(`${f}.reason`, LIMITS.conditionReason);
+    }
+    if (typeof c['message'] === 'string' && c['message'].length > LIMITS.conditionMessage)
+      e.tooLong(`${f}.message`, LIMITS.conditionMessage);
+  });
+  if (list.length > max) e.tooMany(field, list.length, max);
 }
 
 function exactRequest(e: Errors, field: string, r: Obj, compile: SelectorCompiler | undefined): void {
@@ -329,18 +449,7 @@ export function validateResourceSlice(): Validator {
     const pool = asObj(spec['pool']);
     if (!pool) e.required('spec.pool');
     else {
-      const name = pool['name'];
-      if (typeof name !== 'string' || name === '') e.required('spec.pool.name');
-      else
-        for (const part of name.split('/'))
-          if (!DNS1123_SUBDOMAIN.test(part)) {
-            e.invalid(
-              'spec.pool.name',
-              name,
-              'a valid pool name is one or more DNS subdomains separated by slashes',
-            );
-            break;
-          }
+      poolName(e, 'spec.pool.name', pool['name']);
       const gen = pool['generation'] ?? 0;
       if (!Number.isInteger(gen) || (gen as number) < 0)
         e.invalid('spec.pool.generation', gen, 'must be greater than or equal to 0');
@@ -409,15 +518,7 @@ export function validateResourceSlice(): Validator {
       }
       const taints = asList(d['taints']);
       if (taints.length > LIMITS.taints) e.tooMany(`${f}.taints`, taints.length, LIMITS.taints);
-      taints.forEach((t, j) => {
-        const taint = asObj(t) ?? {};
-        const ft = `${f}.taints[${j}]`;
-        qualifiedName(e, `${ft}.key`, taint['key'], false);
-        const effect = taint['effect'];
-        if (effect === undefined || effect === '') e.required(`${ft}.effect`);
-        else if (effect !== 'NoSchedule' && effect !== 'NoExecute' && effect !== 'None')
-          e.notSupported(`${ft}.effect`, effect, ['NoExecute', 'NoSchedule', 'None']);
-      });
+      taints.forEach((t, j) => deviceTaint(e, `${f}.taints[${j}]`, asObj(t) ?? {}, undefined));
     });
     if (old) {
       const oldSpec = asObj(old['spec']) ?? {};
@@ -429,10 +530,36 @@ export function validateResourceSlice(): Validator {
   };
 }
 
+/**
+ * ValidateDeviceTaintRule, ValidateDeviceTaintRuleUpdate and ValidateDeviceTaintRuleStatusUpdate in
+ * one: the selector's driver, pool and device names (each only when set), the taint, and the status
+ * conditions (at most 8). On update the stored status is kept and on a status update the stored
+ * spec, so each write checks what it may change.
+ */
+export function validateDeviceTaintRule(): Validator {
+  return (obj, old) => {
+    const e = new Errors();
+    meta(e, obj);
+    const spec = asObj(obj['spec']) ?? {};
+    const selector = asObj(spec['deviceSelector']);
+    const set = (v: unknown) => v !== undefined && v !== null;
+    if (selector) {
+      if (set(selector['driver'])) dnsSubdomain(e, 'spec.deviceSelector.driver', selector['driver'], 63);
+      if (set(selector['pool'])) poolName(e, 'spec.deviceSelector.pool', selector['pool']);
+      if (set(selector['device'])) dnsLabel(e, 'spec.deviceSelector.device', selector['device']);
+    }
+    const oldTaint = old ? (asObj(asObj(old['spec'])?.['taint']) ?? {}) : undefined;
+    deviceTaint(e, 'spec.taint', asObj(spec['taint']) ?? {}, oldTaint);
+    conditions(e, 'status.conditions', asObj(obj['status'])?.['conditions'], LIMITS.taintRuleConditions);
+    return e.list;
+  };
+}
+
 /** The validators of the resource.k8s.io kinds, keyed as the API server's stores are. */
 export function resourceValidators(compile?: SelectorCompiler): ReadonlyMap<string, Validator> {
   return new Map([
     [storeKey('resource.k8s.io', 'deviceclasses'), validateDeviceClass(compile)],
+    [storeKey('resource.k8s.io', 'devicetaintrules'), validateDeviceTaintRule()],
     [storeKey('resource.k8s.io', 'resourceclaims'), validateResourceClaim(compile)],
     [storeKey('resource.k8s.io', 'resourceclaimtemplates'), validateResourceClaimTemplate(compile)],
     [storeKey('resource.k8s.io', 'resourceslices'), validateResourceSlice()],
