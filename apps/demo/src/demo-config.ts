@@ -1,5 +1,8 @@
 // The demo's description (examples/demo.yaml): which nodes to simulate, with which gateway config
-// and kubelet shape, and which workloads to admit. Parsed once with zod; errors name file and field.
+// and kubelet shape, the DRA objects an operator would create (DeviceClasses, ResourceClaimTemplates,
+// ResourceClaims) and which workloads to admit. Parsed once with zod; errors name file and field.
+// The DRA objects' `spec`s are Kubernetes' own (resource.k8s.io/v1), passed through as written:
+// the kubelet-sim's API validates them the way the API server does.
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -33,23 +36,60 @@ const nodeSchema = z.strictObject({
 
 const quantity = z.union([z.string().min(1), z.int().nonnegative()]);
 
+const dnsSubdomain = z
+  .string()
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a DNS subdomain');
+const kubeSpec = z.record(z.string(), z.unknown());
+
+/** A DeviceClass: cluster-scoped, so it is created in every node's API (each node is its own control plane). */
+const deviceClassSchema = z.strictObject({ name: dnsSubdomain, spec: kubeSpec });
+
+/**
+ * A ResourceClaimTemplate (`spec` is its ResourceClaimTemplateSpec: `{ spec: <ResourceClaimSpec> }`) or
+ * a ResourceClaim (`spec` is its ResourceClaimSpec), created in the API of each node whose workloads
+ * name it.
+ */
+const namespacedDraObjectSchema = z.strictObject({ namespace: dnsLabel, name: dnsSubdomain, spec: kubeSpec });
+
+/** Pod `spec.resourceClaims[]`: exactly one of a claim or a template. */
+const podResourceClaimSchema = z.union([
+  z.strictObject({ name: dnsLabel, resourceClaimName: dnsSubdomain }),
+  z.strictObject({ name: dnsLabel, resourceClaimTemplateName: dnsSubdomain }),
+]);
+
 const workloadSchema = z.strictObject({
   node: dnsLabel,
   namespace: dnsLabel,
   name: dnsLabel,
   restartPolicy: z.enum(['Always', 'OnFailure', 'Never']).default('Always'),
-  containers: z.array(z.strictObject({ name: dnsLabel, limits: z.record(z.string(), quantity) })).min(1),
+  resourceClaims: z.array(podResourceClaimSchema).default([]),
+  containers: z
+    .array(
+      z.strictObject({
+        name: dnsLabel,
+        limits: z.record(z.string(), quantity).default({}),
+        /** Container `resources.claims`: which of the pod's claims (and requests) it uses. */
+        claims: z.array(z.strictObject({ name: dnsLabel, request: dnsLabel.optional() })).default([]),
+      }),
+    )
+    .min(1),
 });
 
 export const demoSchema = z
   .strictObject({
     nodes: z.array(nodeSchema).min(1).max(50),
+    deviceClasses: z.array(deviceClassSchema).default([]),
+    resourceClaimTemplates: z.array(namespacedDraObjectSchema).default([]),
+    resourceClaims: z.array(namespacedDraObjectSchema).default([]),
     workloads: z.array(workloadSchema).default([]),
   })
   .superRefine((doc, ctx) => {
     const names = new Set(doc.nodes.map((n) => n.name));
     if (names.size !== doc.nodes.length)
       ctx.addIssue({ code: 'custom', path: ['nodes'], message: 'node names must be unique' });
+    const templates = new Set(doc.resourceClaimTemplates.map((t) => `${t.namespace}/${t.name}`));
+    const claims = new Set(doc.resourceClaims.map((c) => `${c.namespace}/${c.name}`));
     doc.workloads.forEach((w, i) => {
       if (!names.has(w.node))
         ctx.addIssue({
@@ -57,12 +97,37 @@ export const demoSchema = z
           path: ['workloads', i, 'node'],
           message: `no node named "${w.node}"`,
         });
+      w.resourceClaims.forEach((rc, j) => {
+        const [kind, name, known] =
+          'resourceClaimName' in rc
+            ? (['resourceClaims', rc.resourceClaimName, claims] as const)
+            : (['resourceClaimTemplates', rc.resourceClaimTemplateName, templates] as const);
+        if (!known.has(`${w.namespace}/${name}`))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['workloads', i, 'resourceClaims', j],
+            message: `no entry of ${kind} named "${name}" in namespace "${w.namespace}"`,
+          });
+      });
+      const podClaims = new Set(w.resourceClaims.map((rc) => rc.name));
+      w.containers.forEach((c, j) =>
+        c.claims.forEach((claim, k) => {
+          if (!podClaims.has(claim.name))
+            ctx.addIssue({
+              code: 'custom',
+              path: ['workloads', i, 'containers', j, 'claims', k, 'name'],
+              message: `the pod has no resourceClaims entry named "${claim.name}"`,
+            });
+        }),
+      );
     });
   });
 
 export type DemoSpec = z.output<typeof demoSchema>;
 export type DemoNodeSpec = DemoSpec['nodes'][number];
 export type DemoWorkload = DemoSpec['workloads'][number];
+export type DemoDeviceClass = DemoSpec['deviceClasses'][number];
+export type DemoNamespacedDraObject = DemoSpec['resourceClaimTemplates'][number];
 
 export interface LoadedDemo {
   file: string;
@@ -103,6 +168,8 @@ export function loadDemo(file: string): LoadedDemo {
   return { file, spec: parsed.data, nodeDocuments };
 }
 
+const DEMO_LABELS = { 'app.kubernetes.io/part-of': 'plugboard-demo' };
+
 /** The Pod object the kubelet-sim admits for a workload (requests default to limits, as the API server does). */
 export function podFor(w: DemoWorkload): PodSpecInput {
   return {
@@ -111,15 +178,74 @@ export function podFor(w: DemoWorkload): PodSpecInput {
     metadata: {
       name: w.name,
       namespace: w.namespace,
-      labels: { 'app.kubernetes.io/part-of': 'plugboard-demo' },
+      labels: DEMO_LABELS,
     },
     spec: {
       restartPolicy: w.restartPolicy,
+      ...(w.resourceClaims.length > 0 ? { resourceClaims: w.resourceClaims } : {}),
       containers: w.containers.map((c) => ({
         name: c.name,
         image: 'registry.example/plugboard-demo:latest',
-        resources: { limits: c.limits, requests: c.limits },
+        resources: {
+          limits: c.limits,
+          requests: c.limits,
+          ...(c.claims.length > 0 ? { claims: c.claims } : {}),
+        },
       })),
     },
   };
+}
+
+/** A resource.k8s.io/v1 object to POST to a node's API: `plural` names its collection. */
+export interface DraObject {
+  plural: 'deviceclasses' | 'resourceclaimtemplates' | 'resourceclaims';
+  namespace: string | null;
+  body: { apiVersion: 'resource.k8s.io/v1'; kind: string; metadata: Record<string, unknown>; spec: unknown };
+}
+
+function draObject(
+  plural: DraObject['plural'],
+  kind: string,
+  o: { namespace?: string; name: string; spec: unknown },
+): DraObject {
+  const namespace = o.namespace ?? null;
+  return {
+    plural,
+    namespace,
+    body: {
+      apiVersion: 'resource.k8s.io/v1',
+      kind,
+      metadata: { name: o.name, ...(namespace ? { namespace } : {}), labels: DEMO_LABELS },
+      spec: o.spec,
+    },
+  };
+}
+
+/**
+ * The DRA objects to create in `node`'s API before its workloads, in dependency order: every
+ * DeviceClass (cluster-scoped), then the templates and claims its workloads name.
+ */
+export function draObjectsFor(spec: DemoSpec, node: string): DraObject[] {
+  const refs = spec.workloads
+    .filter((w) => w.node === node)
+    .flatMap((w) => w.resourceClaims.map((rc) => ({ namespace: w.namespace, rc })));
+  const templates = new Set(
+    refs.flatMap(({ namespace, rc }) =>
+      'resourceClaimTemplateName' in rc ? [`${namespace}/${rc.resourceClaimTemplateName}`] : [],
+    ),
+  );
+  const claims = new Set(
+    refs.flatMap(({ namespace, rc }) =>
+      'resourceClaimName' in rc ? [`${namespace}/${rc.resourceClaimName}`] : [],
+    ),
+  );
+  return [
+    ...spec.deviceClasses.map((c) => draObject('deviceclasses', 'DeviceClass', c)),
+    ...spec.resourceClaimTemplates
+      .filter((t) => templates.has(`${t.namespace}/${t.name}`))
+      .map((t) => draObject('resourceclaimtemplates', 'ResourceClaimTemplate', t)),
+    ...spec.resourceClaims
+      .filter((c) => claims.has(`${c.namespace}/${c.name}`))
+      .map((c) => draObject('resourceclaims', 'ResourceClaim', c)),
+  ];
 }
