@@ -16,7 +16,7 @@ import { ensureNamespace, kubernetesService, SYSTEM_NAMESPACES } from './apiserv
 import { EventRecorder } from './apiserver/events.js';
 import { ObjectStore, ResourceVersionClock } from './apiserver/object-store.js';
 import { ApiServer, storeKey } from './apiserver/server.js';
-import { resourceValidators } from './apiserver/validation/resource.js';
+import { resourceStrategies } from './apiserver/registry/resource.js';
 import { compileSelector } from './scheduler/index.js';
 import { NodeLeaseController } from './nodelease/lease-controller.js';
 import { NodeStatusReporter } from './nodestatus/status-reporter.js';
@@ -104,6 +104,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   const draStore = (kind: string, namespaced: boolean) =>
     new ObjectStore(kind, `${kind}List`, namespaced, clock, historySize, Infinity, 'resource.k8s.io/v1');
   const deviceClasses = draStore('DeviceClass', false);
+  const deviceTaintRules = draStore('DeviceTaintRule', false);
   const resourceClaims = draStore('ResourceClaim', true);
   const resourceClaimTemplates = draStore('ResourceClaimTemplate', true);
   const resourceSlices = draStore('ResourceSlice', false);
@@ -143,6 +144,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     slices: resourceSlices,
     classes: deviceClasses,
     templates: resourceClaimTemplates,
+    taintRules: deviceTaintRules,
     clock,
     logger,
   });
@@ -195,6 +197,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   const evictions = new DeviceTaintEvictionController({
     claims: resourceClaims,
     slices: resourceSlices,
+    taintRules: deviceTaintRules,
     clock,
     events: recorder,
     pods: () => pods.evictionCandidates(),
@@ -435,11 +438,12 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
           [storeKey('', 'services'), services],
           [storeKey('coordination.k8s.io', 'leases'), leases],
           [storeKey('resource.k8s.io', 'deviceclasses'), deviceClasses],
+          [storeKey('resource.k8s.io', 'devicetaintrules'), deviceTaintRules],
           [storeKey('resource.k8s.io', 'resourceclaims'), resourceClaims],
           [storeKey('resource.k8s.io', 'resourceclaimtemplates'), resourceClaimTemplates],
           [storeKey('resource.k8s.io', 'resourceslices'), resourceSlices],
         ]),
-        validators: resourceValidators((expression) => {
+        strategies: resourceStrategies((expression) => {
           const compiled = compileSelector(expression);
           return compiled.ok ? null : compiled.error.detail;
         }),

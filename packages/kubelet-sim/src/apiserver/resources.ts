@@ -45,7 +45,10 @@ const READ_WRITE: readonly Verb[] = [
   'watch',
 ];
 
-/** Dynamic Resource Allocation, `resource.k8s.io/v1` (GA since 1.34). */
+/**
+ * Dynamic Resource Allocation, `resource.k8s.io/v1` (GA since 1.34; DeviceTaintRule with its `status`
+ * subresource since 1.37).
+ */
 function draResources(): ResourceInfo[] {
   const dra = (resource: string, kind: string, namespaced: boolean, withStatus: boolean): ResourceInfo => ({
     group: 'resource.k8s.io',
@@ -63,6 +66,7 @@ function draResources(): ResourceInfo[] {
   });
   return [
     dra('deviceclasses', 'DeviceClass', false, false),
+    dra('devicetaintrules', 'DeviceTaintRule', false, true),
     dra('resourceclaims', 'ResourceClaim', true, true),
     dra('resourceclaimtemplates', 'ResourceClaimTemplate', true, false),
     dra('resourceslices', 'ResourceSlice', false, false),

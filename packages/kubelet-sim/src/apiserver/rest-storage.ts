@@ -5,9 +5,11 @@
 // an unchanged spec keeps the generation, the main resource keeps the stored status and the
 // status subresource changes only the status), patch (JSON merge patch, JSON patch, and strategic
 // merge patch — applied as a merge patch, which is what it means for these kinds, whose lists are
-// all atomic), delete (answers the deleted object, as immediate deletion does) and
-// deletecollection. Validation errors are 422 `Invalid` with one cause per field, as
-// apimachinery's field.ErrorList renders them.
+// all atomic), delete (answers the deleted object, as immediate deletion does, or a Success Status
+// for a store that does not return it) and deletecollection. What differs between kinds comes from
+// a RestStrategy: validation, defaulting and PrepareForCreate/PrepareForUpdate, whether an update
+// may leave out the resourceVersion, what a delete answers. Validation errors are 422 `Invalid`
+// with one cause per field, as apimachinery's field.ErrorList renders them.
 
 import { randomUUID } from 'node:crypto';
 import { applyPatchImmutable, PatchError, type JsonPatchOp } from '@plugboard/api';
@@ -34,6 +36,26 @@ export interface FieldError {
 /** Checks an object (and, on update, the stored one); returns every field error. */
 export type Validator = (obj: KubeObject, old: KubeObject | undefined) => FieldError[];
 
+/**
+ * A kind's part in the generic registry store: its strategy (rest.RESTCreateStrategy and
+ * RESTUpdateStrategy, with the defaulting of the request's decoding) and its store options.
+ */
+export interface RestStrategy {
+  /** Validate and ValidateUpdate (the status subresource's too). */
+  validate: Validator;
+  /** Defaulting and PrepareForCreate beyond what every kind gets (name, uid, generation, no status). */
+  prepareForCreate?: (obj: KubeObject) => void;
+  /**
+   * Defaulting and PrepareForUpdate of the main resource beyond what every kind gets (identity,
+   * stored status); runs before the generation is compared, so changes it makes to the spec count.
+   */
+  prepareForUpdate?: (obj: KubeObject, old: KubeObject) => void;
+  /** AllowUnconditionalUpdate; when false, an update without metadata.resourceVersion is refused (422). */
+  allowUnconditionalUpdate?: boolean;
+  /** Store.ReturnDeletedObject; when false, a delete answers a Success Status naming the object. */
+  returnDeletedObject?: boolean;
+}
+
 /** kube-apiserver's generateName suffix alphabet (no vowels, no confusable characters). */
 const SUFFIX = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -43,16 +65,20 @@ export function generateNameSuffix(): string {
   return s;
 }
 
-export function invalid(info: ResourceInfo, name: string, errors: FieldError[]): HttpError {
+/**
+ * apierrors.NewInvalid for the kind; `kind` overrides it where the API server passes the resource
+ * instead (the generic store's "must be specified for an update").
+ */
+export function invalid(info: ResourceInfo, name: string, errors: FieldError[], kind = info.kind): HttpError {
   const group = info.group ? `.${info.group}` : '';
   const rendered = errors.map((e) => `${e.field}: ${e.detail}`);
-  const message = `${info.kind}${group} "${name}" is invalid: ${
+  const message = `${kind}${group} "${name}" is invalid: ${
     rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`
   }`;
   return new HttpError(422, 'Invalid', message, {
     name,
     ...(info.group ? { group: info.group } : {}),
-    kind: info.kind,
+    kind,
     causes: errors.map((e) => ({ reason: e.type, message: e.detail, field: e.field })),
   });
 }
@@ -146,7 +172,7 @@ export class RestStorage {
   constructor(
     readonly info: ResourceInfo,
     readonly store: ObjectStore,
-    private readonly validate: Validator,
+    private readonly strategy: RestStrategy,
   ) {}
 
   private get hasStatus(): boolean {
@@ -169,7 +195,7 @@ export class RestStorage {
   }
 
   private check(obj: KubeObject, old: KubeObject | undefined): void {
-    const errors = this.validate(obj, old);
+    const errors = this.strategy.validate(obj, old);
     if (errors.length > 0) throw invalid(this.info, obj.metadata.name, errors);
   }
 
@@ -206,6 +232,7 @@ export class RestStorage {
     };
     delete created.metadata.resourceVersion;
     if (this.hasStatus) delete created['status'];
+    this.strategy.prepareForCreate?.(created);
     this.check(created, undefined);
     return this.store.upsert(created);
   }
@@ -232,6 +259,19 @@ export class RestStorage {
 
   private replace(old: KubeObject, obj: KubeObject, status: boolean): KubeObject {
     const rv = obj.metadata.resourceVersion;
+    if ((rv === undefined || rv === '') && this.strategy.allowUnconditionalUpdate === false)
+      throw invalid(
+        this.info,
+        old.metadata.name,
+        [
+          {
+            type: 'FieldValueInvalid',
+            field: 'metadata.resourceVersion',
+            detail: 'Invalid value: 0: must be specified for an update',
+          },
+        ],
+        this.info.resource,
+      );
     if (rv !== undefined && rv !== '' && rv !== old.metadata.resourceVersion)
       throw new HttpError(
         409,
@@ -259,6 +299,7 @@ export class RestStorage {
         if (old['status'] === undefined) delete next['status'];
         else next['status'] = old['status'];
       }
+      this.strategy.prepareForUpdate?.(next, old);
       const generation = Number(old.metadata['generation'] ?? 1);
       next.metadata['generation'] = sameJson(next['spec'], old['spec']) ? generation : generation + 1;
     }
@@ -302,15 +343,28 @@ export class RestStorage {
       default:
         throw unsupportedPatch();
     }
-    const obj = asObject(patched, this.info);
-    // A patch that does not name a resourceVersion applies to the stored one.
-    if (obj.metadata.resourceVersion === old.metadata.resourceVersion) delete obj.metadata.resourceVersion;
-    return this.replace(old, obj, status);
+    // A patch applies to the stored object and carries its resourceVersion (unless it names another,
+    // which then conflicts): a patch is never an unconditional update.
+    return this.replace(old, asObject(patched, this.info), status);
   }
 
-  delete(namespace: string | undefined, name: string): KubeObject {
+  /** The deleted object, or (a store that does not return it) the Success Status finalizeDelete answers. */
+  delete(namespace: string | undefined, name: string): unknown {
     this.get(namespace, name);
-    return this.store.delete(this.info.namespaced ? namespace : undefined, name)!;
+    const deleted = this.store.delete(this.info.namespaced ? namespace : undefined, name)!;
+    if (this.strategy.returnDeletedObject !== false) return deleted;
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: {
+        name: deleted.metadata.name,
+        ...(this.info.group ? { group: this.info.group } : {}),
+        kind: this.info.resource,
+        uid: deleted.metadata.uid,
+      },
+    };
   }
 
   deleteCollection(filter: ObjectFilter): KubeObject[] {

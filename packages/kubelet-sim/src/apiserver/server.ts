@@ -24,15 +24,15 @@ import { servePodLog, type PodContainers } from './pod-log.js';
 import { readObject } from './protobuf.js';
 import { PodProxy } from './pod-proxy.js';
 import { findResource, storeKey, type ResourceInfo, type Verb } from './resources.js';
-import { PATCH_TYPES, RestStorage, unsupportedPatch, type Validator } from './rest-storage.js';
+import { PATCH_TYPES, RestStorage, unsupportedPatch, type RestStrategy } from './rest-storage.js';
 import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { tableRequest, toTable, watchTableTransform } from './tables.js';
 
 export interface ApiBackend extends ControlBackend {
   /** One store per served resource with objects, keyed `${group}/${resource}` (`/pods`, `coordination.k8s.io/leases`). */
   stores: ReadonlyMap<string, ObjectStore>;
-  /** Validation of the resources clients may write, keyed like `stores`. */
-  validators?: ReadonlyMap<string, Validator>;
+  /** What the resources clients may write validate, default and answer, keyed like `stores`. */
+  strategies?: ReadonlyMap<string, RestStrategy>;
   /** A pod's containers with their logs (`pods/{name}/log`). */
   containersOf: PodContainers;
   admitPod(pod: unknown): Promise<KubeObject>;
@@ -351,7 +351,7 @@ export class ApiServer {
     if (!storage) {
       const store = this.o.backend.stores.get(key);
       if (!store) return undefined;
-      storage = new RestStorage(info, store, this.o.backend.validators?.get(key) ?? (() => []));
+      storage = new RestStorage(info, store, this.o.backend.strategies?.get(key) ?? { validate: () => [] });
       this.storages.set(key, storage);
     }
     return storage;

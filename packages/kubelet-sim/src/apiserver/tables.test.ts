@@ -36,6 +36,7 @@ const EVENTS = resource('', 'events');
 const NAMESPACES = resource('', 'namespaces');
 const SERVICES = resource('', 'services');
 const LEASES = resource('coordination.k8s.io', 'leases');
+const DEVICE_TAINT_RULES = resource('resource.k8s.io', 'devicetaintrules');
 
 const V1: TableRequest = { version: 'v1', includeObject: 'Metadata' };
 
@@ -978,6 +979,53 @@ describe('namespaces, services and leases print like kube-apiserver', () => {
     };
     assert.deepEqual(cells(LEASES, lease), ['sim-node', 'sim-node', '2d']);
     assert.deepEqual(cells(LEASES, { ...lease, spec: {} }), ['sim-node', '', '2d']);
+  });
+});
+
+describe('resource.k8s.io kinds print like kube-apiserver', () => {
+  test('devicetaintrules: NAME, KEY, VALUE, EFFECT, TIMEADDED, AGE (printDeviceTaint)', () => {
+    assert.deepEqual(
+      tableColumns(DEVICE_TAINT_RULES).map((c) => [c.name, c.priority]),
+      [
+        ['Name', 0],
+        ['Key', 0],
+        ['Value', 0],
+        ['Effect', 0],
+        ['TimeAdded', 0],
+        ['Age', 0],
+      ],
+    );
+    const rule: KubeObject = {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'DeviceTaintRule',
+      metadata: { name: 'gpu-maintenance', uid: 'r1', creationTimestamp: ago(3 * HOUR) },
+      spec: {
+        deviceSelector: { driver: 'gpu.example.com' },
+        taint: {
+          key: 'example.com/maintenance',
+          value: 'planned',
+          effect: 'NoExecute',
+          timeAdded: ago(5 * MIN),
+        },
+      },
+    };
+    assert.deepEqual(cells(DEVICE_TAINT_RULES, rule), [
+      'gpu-maintenance',
+      'example.com/maintenance',
+      'planned',
+      'NoExecute',
+      '5m',
+      '3h',
+    ]);
+    // No timeAdded (a taint the API server has not defaulted) prints empty, not <unknown>.
+    assert.deepEqual(cells(DEVICE_TAINT_RULES, { ...rule, spec: { taint: { key: 'k', effect: 'None' } } }), [
+      'gpu-maintenance',
+      'k',
+      '',
+      'None',
+      '',
+      '3h',
+    ]);
   });
 });
 

@@ -657,8 +657,9 @@ const leasePrinter: Printer = {
   }),
 };
 
-// resource.k8s.io (printers.go: printResourceClaim, printResourceClaimTemplate, printResourceSlice;
-// DeviceClass has no printer of its own columns beyond name and age).
+// resource.k8s.io (printers.go: printResourceClaim, printResourceClaimTemplate, printResourceSlice,
+// printDeviceTaint for DeviceTaintRules; DeviceClass has no printer of its own columns beyond name
+// and age). The DeviceTaint descriptions are k8s.io/api resource/v1's of release-1.37.
 const DRA_DOC = {
   claimState: 'A summary of the current state (allocated, pending, reserved, etc.).',
   sliceNodeName:
@@ -667,6 +668,12 @@ const DRA_DOC = {
     'Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters. This field is immutable.',
   poolName:
     'Name is used to identify the pool. For node-local devices, this is often the node name, but this is not required.\n\nIt must not be longer than 253 characters and must consist of one or more DNS sub-domains separated by slashes. This field is immutable.',
+  taintKey: 'The taint key to be applied to a device. Must be a label name.',
+  taintValue: 'The taint value corresponding to the taint key. Must be a label value.',
+  taintEffect:
+    'The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.\n\nValid effects are None, NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid here. More effects may get added in the future. Consumers must treat unknown effects like None.',
+  taintTimeAdded:
+    'TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was modified. Added automatically during create or update if not set.\n\nIn addition, in a DeviceTaintRule a value provided during an update gets replaced with the current time if the provided value is the same as the old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is possible and does not update the time stamp because the eviction which uses it is either already started (NoExecute) or not started yet (NoEffect, NoSchedule).',
 } as const;
 
 /** resourceClaimState: deleted, pending or allocated, and reserved. */
@@ -714,8 +721,38 @@ const resourceSlicePrinter: Printer = {
   },
 };
 
+/**
+ * printDeviceTaint: the taint, not the selector ("They could be lengthy … the admin could pick a
+ * descriptive name"); TIMEADDED empty when the taint has none, like AGE otherwise.
+ */
+const deviceTaintRulePrinter: Printer = {
+  columns: [
+    nameColumn,
+    column('Key', DRA_DOC.taintKey),
+    column('Value', DRA_DOC.taintValue),
+    column('Effect', DRA_DOC.taintEffect),
+    column('TimeAdded', DRA_DOC.taintTimeAdded),
+    ageColumn,
+  ],
+  print: (rule, now) => {
+    const taint = fields(fields(rule['spec'])['taint']);
+    const added = taint['timeAdded'];
+    return {
+      cells: [
+        name(rule),
+        str(taint['key']),
+        str(taint['value']),
+        str(taint['effect']),
+        typeof added === 'string' ? since(time(added), now) : '',
+        age(rule, now),
+      ],
+    };
+  },
+};
+
 const PRINTERS = new Map<string, Printer>([
   ['resource.k8s.io/deviceclasses', nameAgePrinter],
+  ['resource.k8s.io/devicetaintrules', deviceTaintRulePrinter],
   ['resource.k8s.io/resourceclaims', resourceClaimPrinter],
   ['resource.k8s.io/resourceclaimtemplates', nameAgePrinter],
   ['resource.k8s.io/resourceslices', resourceSlicePrinter],

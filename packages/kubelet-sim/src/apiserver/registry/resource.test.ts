@@ -1,0 +1,139 @@
+// The DeviceTaintRule strategy through the generic store (RestStorage): timeAdded defaulted on
+// create and update and bumped when the effect changes (pkg/registry/resource/devicetaintrule
+// strategy.go PrepareForUpdate), the status reset on create and kept on update, the generation, a
+// PUT without resourceVersion refused (AllowUnconditionalUpdate false for v1) while a patch is not,
+// and a delete answered with a Status.
+
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { HttpError } from '../http.js';
+import { ObjectStore, ResourceVersionClock, type KubeObject } from '../object-store.js';
+import { findResource } from '../resources.js';
+import { RestStorage } from '../rest-storage.js';
+import { resourceStrategies } from './resource.js';
+
+function storage(): RestStorage {
+  const info = findResource('resource.k8s.io', 'v1', 'devicetaintrules');
+  assert.ok(info, 'devicetaintrules is served');
+  const store = new ObjectStore(
+    'DeviceTaintRule',
+    'DeviceTaintRuleList',
+    false,
+    new ResourceVersionClock(),
+    10,
+  );
+  const strategy = resourceStrategies().get('resource.k8s.io/devicetaintrules');
+  assert.ok(strategy);
+  return new RestStorage(info, store, strategy);
+}
+
+const body = (effect: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'resource.k8s.io/v1',
+  kind: 'DeviceTaintRule',
+  metadata: { name: 'gpu-maintenance' },
+  spec: {
+    deviceSelector: { driver: 'gpu.example.com' },
+    taint: { key: 'example.com/maintenance', effect, ...extra },
+  },
+  status: {
+    conditions: [
+      {
+        type: 'EvictionInProgress',
+        status: 'True',
+        reason: 'Sent',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+    ],
+  },
+});
+const taintOf = (o: unknown) => (o as { spec: { taint: Record<string, unknown> } }).spec.taint;
+const WHOLE_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+
+describe('DeviceTaintRule strategy', () => {
+  it('create: timeAdded defaulted to now in whole seconds, a given one kept, status dropped, generation 1', () => {
+    const s = storage();
+    const created = s.create(undefined, body('NoSchedule'));
+    assert.match(String(taintOf(created)['timeAdded']), WHOLE_SECONDS);
+    assert.ok(Math.abs(Date.parse(String(taintOf(created)['timeAdded'])) - Date.now()) < 60_000);
+    assert.equal(created['status'], undefined);
+    assert.equal(created.metadata['generation'], 1);
+    const given = storage().create(undefined, body('NoSchedule', { timeAdded: '2025-06-01T12:00:00Z' }));
+    assert.equal(taintOf(given)['timeAdded'], '2025-06-01T12:00:00Z');
+  });
+
+  it('update: a changed effect with the old timeAdded gets a new one; an unchanged effect keeps it', () => {
+    const s = storage();
+    const created = s.create(undefined, body('NoSchedule', { timeAdded: '2025-06-01T12:00:00Z' }));
+    const relabelled = s.update(undefined, 'gpu-maintenance', {
+      ...created,
+      metadata: { ...created.metadata, labels: { team: 'ops' } },
+      spec: { ...(created['spec'] as object), taint: { ...taintOf(created), value: 'planned' } },
+    });
+    assert.equal(taintOf(relabelled)['timeAdded'], '2025-06-01T12:00:00Z', 'same effect: time kept');
+    assert.equal(relabelled.metadata['generation'], 2);
+    const escalated = s.update(undefined, 'gpu-maintenance', {
+      ...relabelled,
+      spec: { ...(relabelled['spec'] as object), taint: { ...taintOf(relabelled), effect: 'NoExecute' } },
+    });
+    assert.notEqual(taintOf(escalated)['timeAdded'], '2025-06-01T12:00:00Z', 'new effect: new time');
+    assert.match(String(taintOf(escalated)['timeAdded']), WHOLE_SECONDS);
+    assert.equal(escalated.metadata['generation'], 3);
+    // A patch that changes the effect bumps it too, without touching the stored object it started from.
+    const patched = s.patch(undefined, 'gpu-maintenance', 'application/merge-patch+json', {
+      spec: { taint: { effect: 'None', timeAdded: taintOf(escalated)['timeAdded'] } },
+    });
+    assert.equal(taintOf(patched)['effect'], 'None');
+    assert.equal(taintOf(escalated)['effect'], 'NoExecute', 'the previous object is not mutated');
+  });
+
+  it('the status only through the status subresource; the spec is kept there', () => {
+    const s = storage();
+    const created = s.create(undefined, body('NoExecute'));
+    const withStatus = s.update(
+      undefined,
+      'gpu-maintenance',
+      { ...body('None'), metadata: created.metadata },
+      true,
+    );
+    assert.equal(taintOf(withStatus)['effect'], 'NoExecute', 'a status write keeps the spec');
+    assert.equal((withStatus['status'] as { conditions: unknown[] }).conditions.length, 1);
+    const main = s.update(undefined, 'gpu-maintenance', { ...withStatus, status: {} });
+    assert.deepEqual(main['status'], withStatus['status'], 'a main write keeps the status');
+  });
+
+  it('a PUT without resourceVersion is refused (v1 forbids unconditional updates); a patch is not', () => {
+    const s = storage();
+    const created = s.create(undefined, body('NoSchedule'));
+    const { resourceVersion: _rv, ...metadata } = created.metadata;
+    assert.throws(
+      () => s.update(undefined, 'gpu-maintenance', { ...created, metadata }),
+      (err: unknown) =>
+        err instanceof HttpError &&
+        err.status === 422 &&
+        err.message ===
+          'devicetaintrules.resource.k8s.io "gpu-maintenance" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update' &&
+        (err.details?.['kind'] as string) === 'devicetaintrules',
+    );
+    const patched = s.patch(undefined, 'gpu-maintenance', 'application/merge-patch+json', {
+      metadata: { labels: { a: 'b' } },
+    });
+    assert.equal((patched.metadata['labels'] as Record<string, string>)['a'], 'b');
+  });
+
+  it('delete answers a Success Status naming the rule', () => {
+    const s = storage();
+    const created: KubeObject = s.create(undefined, body('NoSchedule'));
+    assert.deepEqual(s.delete(undefined, 'gpu-maintenance'), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: {
+        name: 'gpu-maintenance',
+        group: 'resource.k8s.io',
+        kind: 'devicetaintrules',
+        uid: created.metadata.uid,
+      },
+    });
+  });
+});

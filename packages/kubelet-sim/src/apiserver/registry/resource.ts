@@ -1,0 +1,64 @@
+// The strategies of the resource.k8s.io/v1 kinds, as kube-apiserver's registry has them
+// (pkg/registry/resource/<kind>/strategy.go and storage/storage.go, release-1.37), with the
+// defaulting their requests get when they are decoded (pkg/apis/resource/v1/defaults.go). Every kind
+// is validated (../validation/resource.ts); a DeviceTaintRule also gets its taint's timeAdded
+// (SetDefaults_DeviceTaint, and PrepareForUpdate's bump when the effect changes), refuses updates
+// without a resourceVersion (AllowUnconditionalUpdate is false from v1 on) and answers a delete with
+// a Status (NewRESTv1: returnDeletedObject false).
+
+import { kubeTime } from '../../util/kube-time.js';
+import type { KubeObject } from '../object-store.js';
+import { storeKey } from '../resources.js';
+import type { RestStrategy, Validator } from '../rest-storage.js';
+import { resourceValidators, type SelectorCompiler } from '../validation/resource.js';
+
+type Obj = Record<string, unknown>;
+const asObj = (v: unknown): Obj =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {};
+
+const DEVICE_TAINT_RULES = storeKey('resource.k8s.io', 'devicetaintrules');
+
+/** The strategies of the resource.k8s.io kinds, keyed as the API server's stores are. */
+export function resourceStrategies(compile?: SelectorCompiler): ReadonlyMap<string, RestStrategy> {
+  return new Map(
+    [...resourceValidators(compile)].map(([key, validate]): [string, RestStrategy] => [
+      key,
+      key === DEVICE_TAINT_RULES ? deviceTaintRuleStrategy(validate) : { validate },
+    ]),
+  );
+}
+
+/** The rule with `spec.taint` replaced (the spec may be shared with the stored object: never mutated). */
+function withTaint(obj: KubeObject, taint: Obj): void {
+  obj['spec'] = { ...asObj(obj['spec']), taint };
+}
+
+/** SetDefaults_DeviceTaint: a taint without timeAdded gets the current time, in whole seconds. */
+function defaultTimeAdded(obj: KubeObject, now: string): void {
+  const taint = asObj(asObj(obj['spec'])['taint']);
+  if (taint['timeAdded'] === undefined || taint['timeAdded'] === null)
+    withTaint(obj, { ...taint, timeAdded: now });
+}
+
+const sameTime = (a: unknown, b: unknown) =>
+  typeof a === 'string' && typeof b === 'string' && Date.parse(a) === Date.parse(b);
+
+/** pkg/registry/resource/devicetaintrule: strategy.go (Strategy) and storage/storage.go (NewRESTv1). */
+export function deviceTaintRuleStrategy(validate: Validator): RestStrategy {
+  return {
+    validate,
+    prepareForCreate: (obj) => defaultTimeAdded(obj, kubeTime()),
+    prepareForUpdate: (obj, old) => {
+      const now = kubeTime();
+      defaultTimeAdded(obj, now);
+      // TimeAdded tracks when the *effect* was set (what tolerationSeconds count from): a changed
+      // effect whose client kept the old time gets the current one.
+      const taint = asObj(asObj(obj['spec'])['taint']);
+      const oldTaint = asObj(asObj(old['spec'])['taint']);
+      if (taint['effect'] !== oldTaint['effect'] && sameTime(taint['timeAdded'], oldTaint['timeAdded']))
+        withTaint(obj, { ...taint, timeAdded: now });
+    },
+    allowUnconditionalUpdate: false,
+    returnDeletedObject: false,
+  };
+}
