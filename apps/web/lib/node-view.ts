@@ -3,12 +3,14 @@
 // of React so they are tested directly and memoised by the components that use them.
 import type {
   DeviceState,
+  DraDeviceState,
   FaultState,
   NodeEvent,
   NodeSnapshot,
   PodState,
   ResourceState,
 } from '@plugboard/api';
+import { draDeviceOfTile, draPodTiles, draTileKey } from './dra-view';
 
 export interface DeviceTileModel {
   /** `${resource}/${physical device ID}` */
@@ -28,7 +30,11 @@ export interface NumaGroup {
   memory: Record<string, number>;
   /** Tiles of this NUMA node by resource, in the resource's stable device order. */
   resources: { resource: string; tiles: DeviceTileModel[] }[];
+  /** DRA devices of this NUMA node by driver, in the pools' device order (one tile per device). */
+  draDrivers: { driver: string; devices: DraDeviceState[] }[];
+  /** Device-plugin devices plus DRA devices. */
   deviceCount: number;
+  draDeviceCount: number;
   unhealthyCount: number;
 }
 
@@ -45,7 +51,8 @@ export function physicalId(d: DeviceState): string {
  * Groups every device of the snapshot by NUMA node, one tile per physical device. A device that
  * reports several NUMA nodes is listed under its first one (the tile names them all). Devices not
  * named by the topology block still appear (under their own numaNodes or "none") so that no
- * device is ever dropped from the map.
+ * device is ever dropped from the map. DRA devices sit on the same NUMA nodes (from their
+ * `numaNodes`), grouped by driver, beside the device-plugin resources.
  */
 export function groupByNuma(node: NodeSnapshot): NumaGroup[] {
   const groups = new Map<string, NumaGroup>();
@@ -60,7 +67,9 @@ export function groupByNuma(node: NodeSnapshot): NumaGroup[] {
         cpuIds: topo?.cpuIds ?? [],
         memory: topo?.memory ?? {},
         resources: [],
+        draDrivers: [],
         deviceCount: 0,
+        draDeviceCount: 0,
         unhealthyCount: 0,
       };
       groups.set(key, g);
@@ -105,10 +114,49 @@ export function groupByNuma(node: NodeSnapshot): NumaGroup[] {
   }
   for (const d of Object.values(node.devices)) place(d);
 
-  for (const g of groups.values()) g.resources.sort((a, b) => a.resource.localeCompare(b.resource));
+  const dra = node.dra;
+  if (dra) {
+    const placeDra = (d: DraDeviceState) => {
+      if (seen.has(draTileKey(d.key))) return;
+      seen.add(draTileKey(d.key));
+      const g = ensure(d.numaNodes.length > 0 ? String(d.numaNodes[0]) : 'none');
+      g.deviceCount += 1;
+      g.draDeviceCount += 1;
+      if (d.health === 'Unhealthy') g.unhealthyCount += 1;
+      let bucket = g.draDrivers.find((b) => b.driver === d.driver);
+      if (!bucket) {
+        bucket = { driver: d.driver, devices: [] };
+        g.draDrivers.push(bucket);
+      }
+      bucket.devices.push(d);
+    };
+    for (const name of Object.keys(dra.drivers).sort()) {
+      const pools = dra.drivers[name]!.pools;
+      for (const pool of Object.keys(pools).sort()) {
+        for (const key of pools[pool]!.deviceKeys) {
+          const d = dra.devices[key];
+          if (d) placeDra(d);
+        }
+      }
+    }
+    // Devices the driver has but has not published yet (no pool lists them) appear too.
+    for (const d of Object.values(dra.devices)) placeDra(d);
+  }
+
+  for (const g of groups.values()) {
+    g.resources.sort((a, b) => a.resource.localeCompare(b.resource));
+    g.draDrivers.sort((a, b) => a.driver.localeCompare(b.driver));
+  }
   return [...groups.values()]
     .filter((g) => g.deviceCount > 0 || g.cpuIds.length > 0)
     .sort((a, b) => numaSortKey(a.key) - numaSortKey(b.key));
+}
+
+/** Whether a simulated fault holds the tile's device (any replica; a DRA device itself). */
+export function tileFaultHeld(node: NodeSnapshot, tileKey: string): boolean {
+  const dra = draDeviceOfTile(node, tileKey);
+  if (dra) return dra.fault !== null;
+  return tileDevices(node, tileKey).some((d) => d.fault !== null);
 }
 
 /** Every advertised device of a tile's physical device (replicas included). */
@@ -213,7 +261,10 @@ export function podStatus(pod: PodState): string {
   return pod.reason ?? pod.phase;
 }
 
-/** The tiles (`${resource}/${physical id}`) a pod's containers hold: its footprint on the NUMA map. */
+/**
+ * The tiles a pod holds — `${resource}/${physical id}` for its device-plugin devices, DRA tiles for
+ * the devices of its claims: its footprint on the NUMA map.
+ */
 export function podFootprint(node: NodeSnapshot, podKey: string): Set<string> {
   const out = new Set<string>();
   const pod = node.pods[podKey];
@@ -226,5 +277,6 @@ export function podFootprint(node: NodeSnapshot, podKey: string): Set<string> {
       }
     }
   }
+  for (const t of draPodTiles(node, podKey)) out.add(t);
   return out;
 }

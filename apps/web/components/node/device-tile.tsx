@@ -1,5 +1,5 @@
 // One physical device in the NUMA map: ID, health (text + icon + colour), who uses it, replica
-// count when shared, and its fault switch. Memoised on the identity of its DeviceState objects so a
+// count when shared, the API serving it ("device plugin", beside DRA tiles), and its fault switch. Memoised on the identity of its DeviceState objects so a
 // one-device patch re-renders one tile out of a thousand.
 import { memo } from 'react';
 import type { DeviceState, Health } from '@plugboard/api';
@@ -109,13 +109,15 @@ function DeviceTileView({
             <span className="badge warn">! pod spread over NUMA nodes</span>
           </>
         )}
-        {highlighted && <span className="sr-only">, held by the selected pod</span>}
         {numa.length > 1 && (
           <>
             {sep}
             <span className="pod">NUMA {numa.join(', ')}</span>
           </>
         )}
+        {sep}
+        <span className="api">device plugin</span>
+        {highlighted && <span className="sr-only">, held by the selected pod</span>}
       </button>
       {faultControl.mode !== 'hidden' && (
         <div className="fault-row">

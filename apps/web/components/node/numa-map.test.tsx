@@ -36,14 +36,20 @@ function renderMap(
 }
 
 describe('NumaMap', () => {
-  it('groups devices by NUMA node; tiles are named by device ID and health word; switches are "Fault <id>"', () => {
+  it('groups devices by NUMA node; tiles are named by device ID, health word and the API serving them; switches are "Fault <id>"', () => {
     renderMap(makeSnapshot({ devices: 8, numaNodes: 2, pods: 3 }));
     const numa0 = screen.getByRole('region', { name: /NUMA node 0/ });
     const numa1 = screen.getByRole('region', { name: /NUMA node 1/ });
     assert.equal(within(numa0).getAllByRole('button', { name: /^dev-\d\s*,\s*Healthy/ }).length, 4);
     assert.equal(within(numa1).getAllByRole('button', { name: /^dev-\d\s*,\s*Healthy/ }).length, 4);
-    assert.ok(within(numa0).getByRole('button', { name: /^dev-0\s*,\s*Healthy\s*,\s*used by ml\/pod-0$/ }));
-    assert.ok(within(numa1).getByRole('button', { name: /^dev-7\s*,\s*Healthy\s*,\s*free$/ }));
+    assert.ok(
+      within(numa0).getByRole('button', {
+        name: /^dev-0\s*,\s*Healthy\s*,\s*used by ml\/pod-0\s*,\s*device plugin$/,
+      }),
+    );
+    assert.ok(
+      within(numa1).getByRole('button', { name: /^dev-7\s*,\s*Healthy\s*,\s*free\s*,\s*device plugin$/ }),
+    );
     const sw = screen.getByRole('switch', { name: 'Fault dev-5' });
     assert.equal(sw.getAttribute('aria-checked'), 'false');
     assert.match(numa0.textContent ?? '', /CPUs 0-31 · memory 64 GiB/);
@@ -61,7 +67,7 @@ describe('NumaMap', () => {
     };
     renderMap(node, { mode: 'hidden' });
     const tile = screen.getByRole('button', {
-      name: /^dev-0\s*,\s*Unhealthy\s*,\s*simulated fault\s*,\s*simulated: test\s*,\s*used by ml\/pod-0$/,
+      name: /^dev-0\s*,\s*Unhealthy\s*,\s*simulated fault\s*,\s*simulated: test\s*,\s*used by ml\/pod-0\s*,\s*device plugin$/,
     });
     assert.match(tile.textContent ?? '', /Unhealthy/);
     assert.match(tile.textContent ?? '', /simulated/);
@@ -103,7 +109,7 @@ describe('NumaMap', () => {
   it('shows one tile per shared physical device with its replica use', () => {
     renderMap(makeSnapshot({ devices: 8, numaNodes: 1, pods: 3, replicas: 4 }));
     const tile = screen.getByRole('button', {
-      name: /^dev-0\s*,\s*Healthy\s*,\s*used by ml\/pod-0, batch\/pod-1, ml\/pod-2 · 3\/4 replicas in use$/,
+      name: /^dev-0\s*,\s*Healthy\s*,\s*used by ml\/pod-0, batch\/pod-1, ml\/pod-2 · 3\/4 replicas in use\s*,\s*device plugin$/,
     });
     assert.match(tile.textContent ?? '', /3\/4 replicas in use/);
     assert.equal(screen.getAllByRole('switch').length, 2);

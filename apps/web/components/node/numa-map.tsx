@@ -1,6 +1,8 @@
-// The NUMA map: each NUMA node as a group with its CPU IDs, memory and device tiles, its CPUs
-// (exclusive, reserved, shared) and pinned memory beside the devices; the misaligned pods are
-// listed and their tiles marked; one pod's footprint (devices + CPUs + memory) is highlighted.
+// The NUMA map: each NUMA node as a group with its CPU IDs, memory and device tiles — device-plugin
+// resources and DRA drivers side by side, each headed and each tile marked with the API serving
+// it —, its CPUs (exclusive, reserved, shared) and pinned memory beside the devices; the misaligned
+// pods are listed and their tiles marked; one pod's footprint (devices + CPUs + memory) is
+// highlighted.
 import { memo, useMemo } from 'react';
 import type { NodeSnapshot } from '@plugboard/api';
 import { groupByNuma } from '../../lib/node-view';
@@ -11,8 +13,10 @@ import {
   numaResources,
   podCpuSet,
 } from '../../lib/placement-view';
+import { draTileKey } from '../../lib/dra-view';
 import { formatBytes, formatIdRanges } from '../../lib/format';
 import { DeviceTile, type FaultControl } from './device-tile';
+import { DraDeviceTile } from './dra-device-tile';
 import { NumaResourcesView } from './numa-resources';
 
 export interface NumaMapProps {
@@ -89,7 +93,9 @@ export const NumaMap = memo(function NumaMap({
             <h3 id={`numa-${g.key}`}>
               {g.label}{' '}
               <span className="muted" style={{ fontWeight: 400 }}>
-                {g.deviceCount} devices{g.unhealthyCount > 0 ? `, ${g.unhealthyCount} unhealthy` : ''}
+                {g.deviceCount} devices
+                {g.draDeviceCount > 0 ? ` (${g.draDeviceCount} DRA)` : ''}
+                {g.unhealthyCount > 0 ? `, ${g.unhealthyCount} unhealthy` : ''}
               </span>
             </h3>
             <p className="muted" style={{ margin: '0 0 0.4rem' }}>
@@ -117,8 +123,11 @@ export const NumaMap = memo(function NumaMap({
             )}
             {g.resources.map((r) => (
               <div key={r.resource}>
-                <h4 style={{ margin: '0.4rem 0 0.3rem', fontSize: '0.92em' }} className="mono">
-                  {r.resource}
+                <h4 style={{ margin: '0.4rem 0 0.3rem', fontSize: '0.92em' }}>
+                  <span className="mono">{r.resource}</span>{' '}
+                  <span className="muted" style={{ fontWeight: 400 }}>
+                    · device plugin
+                  </span>
                 </h4>
                 <ul className="tiles" aria-label={`${r.resource} devices on ${g.label}`}>
                   {r.tiles.map((t) => (
@@ -136,6 +145,35 @@ export const NumaMap = memo(function NumaMap({
                       {...(onTileRender ? { onRender: onTileRender } : {})}
                     />
                   ))}
+                </ul>
+              </div>
+            ))}
+            {g.draDrivers.map((b) => (
+              <div key={`dra:${b.driver}`}>
+                <h4 style={{ margin: '0.4rem 0 0.3rem', fontSize: '0.92em' }}>
+                  <span className="mono">{b.driver}</span>{' '}
+                  <span className="muted" style={{ fontWeight: 400 }}>
+                    · DRA driver
+                  </span>
+                </h4>
+                <ul className="tiles" aria-label={`${b.driver} DRA devices on ${g.label}`}>
+                  {b.devices.map((d) => {
+                    const tileKey = draTileKey(d.key);
+                    return (
+                      <DraDeviceTile
+                        key={tileKey}
+                        tileKey={tileKey}
+                        device={d}
+                        faultable={node.dra?.drivers[d.driver]?.inProcess ?? false}
+                        faultControl={faultControl}
+                        pending={pendingTiles.has(tileKey)}
+                        highlighted={highlightTiles?.has(tileKey) ?? false}
+                        onOpen={onOpen}
+                        onToggleFault={onToggleFault}
+                        {...(onTileRender ? { onRender: onTileRender } : {})}
+                      />
+                    );
+                  })}
                 </ul>
               </div>
             ))}

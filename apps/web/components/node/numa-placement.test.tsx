@@ -116,7 +116,7 @@ describe('NUMA placement views', () => {
     );
     assert.ok(
       screen.getByRole('button', {
-        name: /^dev-3\s*,\s*Healthy\s*,\s*used by batch\/pod-1\s*,\s*! pod spread over NUMA nodes$/,
+        name: /^dev-3\s*,\s*Healthy\s*,\s*used by batch\/pod-1\s*,\s*! pod spread over NUMA nodes\s*,\s*device plugin$/,
       }),
     );
     // CPUs by core, reserved and exclusive ones marked.

@@ -1,0 +1,161 @@
+// One DRA device in the NUMA map, beside the device-plugin tiles and shaped like them: name, the
+// API serving it ("DRA", in words), health as the driver says it and — when it differs — what the
+// kubelet was told, the simulated fault's phase, taints by effect, the claim → pods using it, and
+// its fault switch. Memoised on its DraDeviceState object, so a one-device patch re-renders one tile.
+import { memo } from 'react';
+import type { DraDeviceState } from '@plugboard/api';
+import { effectiveTaints, kubeletDisagrees } from '../../lib/dra-view';
+import { HealthIcon, healthClass } from '../health-badge';
+import type { FaultControl } from './device-tile';
+
+export interface DraDeviceTileProps {
+  tileKey: string;
+  device: DraDeviceState;
+  /** Whether this gateway runs the driver, so a fault can be injected on the device. */
+  faultable: boolean;
+  faultControl: FaultControl;
+  pending: boolean;
+  /** Part of the selected pod's footprint. */
+  highlighted?: boolean;
+  onOpen: (tileKey: string) => void;
+  onToggleFault: (tileKey: string) => void;
+  /** Test hook: counts renders. */
+  onRender?: (tileKey: string) => void;
+}
+
+/** The switch's accessible name: device names repeat across drivers and device plugins. */
+export function draFaultSwitchName(d: Pick<DraDeviceState, 'name' | 'driver'>): string {
+  return `Fault ${d.name} (DRA, ${d.driver})`;
+}
+
+function DraDeviceTileView({
+  tileKey,
+  device: d,
+  faultable,
+  faultControl,
+  pending,
+  highlighted = false,
+  onOpen,
+  onToggleFault,
+  onRender,
+}: DraDeviceTileProps) {
+  onRender?.(tileKey);
+  const cls = healthClass(d.health);
+  const held = d.fault !== null;
+  const faultPending = d.fault === 'pending';
+  const faulted = d.fault === 'active';
+  const taints = effectiveTaints(d);
+  const sep = <span className="sr-only">, </span>;
+  return (
+    <li
+      className={`tile dra ${cls}${highlighted ? ' highlighted' : ''}`}
+      data-device={d.name}
+      data-dra={d.key}
+    >
+      <button type="button" className="open" aria-haspopup="dialog" onClick={() => onOpen(tileKey)}>
+        <span className="id mono">{d.name}</span>
+        {sep}
+        <span className={`health ${cls}`}>
+          <HealthIcon health={d.health} /> {d.health}
+          {faulted && (
+            <>
+              {sep}
+              <span className="badge warn" style={{ marginLeft: '0.3em' }}>
+                simulated fault
+              </span>
+            </>
+          )}
+          {faultPending && (
+            <>
+              {sep}
+              <span className="badge" style={{ marginLeft: '0.3em' }}>
+                fault pending: kubelet not told
+              </span>
+            </>
+          )}
+        </span>
+        {kubeletDisagrees(d) && (
+          <>
+            {sep}
+            <span className="badge info">kubelet told {d.kubeletHealth}</span>
+          </>
+        )}
+        {d.reason && d.health !== 'Healthy' && (
+          <>
+            {sep}
+            <span className="pod">{d.reason}</span>
+          </>
+        )}
+        {!d.published && (
+          <>
+            {sep}
+            <span className="badge warn">not published yet</span>
+          </>
+        )}
+        {taints.map((t) => (
+          <span key={`${t.key}:${t.effect}:${t.source}`}>
+            {sep}
+            <span className={`badge ${t.effect === 'NoExecute' ? 'bad' : 'warn'}`}>taint {t.effect}</span>
+          </span>
+        ))}
+        {sep}
+        <span className="pod">
+          {d.allocations.length === 0 ? (
+            'free'
+          ) : (
+            <>
+              <span className="sr-only">used by </span>
+              {d.allocations
+                .map((a) => `claim ${a.claim} → ${a.pods.length > 0 ? a.pods.join(', ') : 'no pod'}`)
+                .join('; ')}
+            </>
+          )}
+        </span>
+        {d.numaNodes.length > 1 && (
+          <>
+            {sep}
+            <span className="pod">NUMA {d.numaNodes.join(', ')}</span>
+          </>
+        )}
+        {sep}
+        <span className="api">DRA</span>
+        {highlighted && <span className="sr-only">, held by the selected pod</span>}
+      </button>
+      {faultControl.mode !== 'hidden' &&
+        (faultable ? (
+          <div className="fault-row">
+            <button
+              type="button"
+              role="switch"
+              className="switch"
+              aria-checked={held}
+              aria-label={draFaultSwitchName(d)}
+              aria-busy={pending}
+              aria-describedby={faultControl.mode === 'disabled' ? faultControl.reasonId : undefined}
+              disabled={faultControl.mode === 'disabled' || pending}
+              onClick={() => onToggleFault(tileKey)}
+            >
+              <span className="knob" aria-hidden="true" />
+              {pending ? 'waiting…' : faultPending ? 'fault pending' : faulted ? 'fault on' : 'fault off'}
+            </button>
+          </div>
+        ) : (
+          <p className="fault-row muted">no faults: driver not run by this gateway</p>
+        ))}
+    </li>
+  );
+}
+
+export const DraDeviceTile = memo(
+  DraDeviceTileView,
+  (a, b) =>
+    a.tileKey === b.tileKey &&
+    a.device === b.device &&
+    a.faultable === b.faultable &&
+    a.pending === b.pending &&
+    a.highlighted === b.highlighted &&
+    a.faultControl === b.faultControl &&
+    a.onOpen === b.onOpen &&
+    a.onToggleFault === b.onToggleFault &&
+    a.onRender === b.onRender,
+);

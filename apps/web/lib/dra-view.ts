@@ -1,0 +1,139 @@
+// Pure derivations from a snapshot's `dra` section for the node page: tile keys, the fault target
+// of a DRA device, the pods a taint would evict, a device's faults and history, claims in reading
+// order, and requests in words. The NUMA map places DRA devices beside device-plugin devices, so
+// their tile keys carry a prefix that no extended resource name can start with.
+import type {
+  DraClaimRequest,
+  DraClaimState,
+  DraDeviceState,
+  DraHealth,
+  DraState,
+  FaultState,
+  NodeEvent,
+  NodeSnapshot,
+  PodState,
+} from '@plugboard/api';
+
+/**
+ * Tile keys of DRA devices: `dra:${driver}/${pool}/${device}`. A device-plugin tile is
+ * `${resource}/${id}` and a resource name has no ':' (it is a domain-prefixed name).
+ */
+const DRA_TILE_PREFIX = 'dra:';
+
+export function draTileKey(deviceKey: string): string {
+  return DRA_TILE_PREFIX + deviceKey;
+}
+
+/** The DRA device key of a tile key, or null for a device-plugin tile. */
+export function draDeviceKeyOf(tileKey: string): string | null {
+  return tileKey.startsWith(DRA_TILE_PREFIX) ? tileKey.slice(DRA_TILE_PREFIX.length) : null;
+}
+
+export function draDeviceOfTile(node: NodeSnapshot, tileKey: string): DraDeviceState | null {
+  const key = draDeviceKeyOf(tileKey);
+  return key === null ? null : (node.dra?.devices[key] ?? null);
+}
+
+/**
+ * What POST /api/v1/faults names for a DRA device: the driver as `resource`, the device source's
+ * ID as `deviceId` (its ResourceSlice name when the source ID is not known). null when this gateway
+ * does not run the driver: then nothing here can fault it.
+ */
+export function draFaultTarget(
+  dra: DraState,
+  d: DraDeviceState,
+): { resource: string; deviceId: string } | null {
+  if (!dra.drivers[d.driver]?.inProcess) return null;
+  return { resource: d.driver, deviceId: d.sourceId ?? d.name };
+}
+
+/** Pod keys using the device: every allocation's `reservedFor`, once each, sorted. */
+export function draDevicePods(d: DraDeviceState): string[] {
+  return [...new Set(d.allocations.flatMap((a) => a.pods))].sort();
+}
+
+/**
+ * The pods a NoExecute taint on the device would evict: those its allocations are reserved for
+ * (the device taint eviction controller evicts the pods of claims allocated the tainted device).
+ * A pod the snapshot does not list (yet) is still named.
+ */
+export function draEvictionPreview(
+  node: NodeSnapshot,
+  d: DraDeviceState,
+): { key: string; pod: PodState | null }[] {
+  return draDevicePods(d).map((key) => ({ key, pod: node.pods[key] ?? null }));
+}
+
+/** Faults the gateway holds on the device (by source ID or ResourceSlice name). */
+export function draFaultsForDevice(node: NodeSnapshot, d: DraDeviceState): FaultState[] {
+  return Object.values(node.faults).filter(
+    (f) => f.resource === d.driver && (f.deviceId === d.sourceId || f.deviceId === d.name),
+  );
+}
+
+/** Events about the device (its name, source ID or key, for its driver), newest first. */
+export function draDeviceHistory(node: NodeSnapshot, d: DraDeviceState): NodeEvent[] {
+  const ids = new Set([d.name, d.key, ...(d.sourceId ? [d.sourceId] : [])]);
+  return node.events
+    .filter((e) => (e.resource === null || e.resource === d.driver) && e.deviceIds.some((id) => ids.has(id)))
+    .reverse();
+}
+
+/** The kubelet was told something else than the driver says (null: no stream, nothing told). */
+export function kubeletDisagrees(d: DraDeviceState): boolean {
+  return d.kubeletHealth !== null && d.kubeletHealth !== d.health;
+}
+
+/** The taints that keep claims off the device (None is informational). */
+export function effectiveTaints(d: DraDeviceState): DraDeviceState['taints'] {
+  return d.taints.filter((t) => t.effect !== 'None');
+}
+
+const PHASE_ORDER: Record<DraClaimState['phase'], number> = {
+  pending: 0,
+  allocated: 1,
+  reserved: 2,
+  prepared: 3,
+};
+
+/** Pending claims first (they need attention), then by phase and key. */
+export function claimsInOrder(dra: DraState): DraClaimState[] {
+  return Object.values(dra.claims).sort(
+    (a, b) => PHASE_ORDER[a.phase] - PHASE_ORDER[b.phase] || a.key.localeCompare(b.key),
+  );
+}
+
+/** "1 × gpu.example.com", "all of gpu.example.com", "first available of: …". */
+export function describeRequest(r: DraClaimRequest): string {
+  const one = (cls: string, mode: 'ExactCount' | 'All', count: number) =>
+    mode === 'All' ? `all of ${cls}` : `${count} × ${cls}`;
+  if (r.deviceClassName !== null) return one(r.deviceClassName, r.allocationMode, r.count);
+  return `first available of: ${r.firstAvailable
+    .map((s) => `${s.name} (${one(s.deviceClassName, s.allocationMode, s.count)})`)
+    .join(', ')}`;
+}
+
+/** The worst of several healths (Unhealthy > Unknown > Healthy). */
+export function worstHealth(hs: readonly DraHealth[]): DraHealth {
+  if (hs.includes('Unhealthy')) return 'Unhealthy';
+  if (hs.includes('Unknown')) return 'Unknown';
+  return 'Healthy';
+}
+
+/** The DRA tiles of a pod's claims (its DRA footprint on the NUMA map). */
+export function draPodTiles(node: NodeSnapshot, podKey: string): string[] {
+  const dra = node.dra;
+  const pod = node.pods[podKey];
+  if (!dra || !pod) return [];
+  const out = new Set<string>();
+  for (const ref of pod.claims ?? []) {
+    const claim = ref.claim ? dra.claims[ref.claim] : undefined;
+    for (const d of claim?.devices ?? []) out.add(draTileKey(d.deviceKey));
+  }
+  for (const c of pod.containers) {
+    for (const r of c.dynamicResources) {
+      for (const d of r.devices) out.add(draTileKey(`${d.driver}/${d.pool}/${d.device}`));
+    }
+  }
+  return [...out];
+}
