@@ -10,8 +10,7 @@
 // Keys: a device is `${driver}/${pool}/${device}` (the ID the kubelet's allocatedResourcesStatus
 // and PodResources use), a claim `${namespace}/${name}`.
 
-import type { DeviceFaultPhase } from './node.ts';
-import type { Timestamp } from './common.ts';
+import type { DeviceFaultPhase, Timestamp } from './common.ts';
 
 /** DRA health (k8s.io/kubelet/pkg/apis/dra-health): a driver may also say it does not know. */
 export type DraHealth = 'Healthy' | 'Unhealthy' | 'Unknown';

@@ -5,7 +5,7 @@
 // (Record<id, …>) rather than arrays: a one-device change is one small `replace` op.
 
 import type { AdmissionView } from './admission.ts';
-import type { Health, Timestamp } from './common.ts';
+import type { DeviceFaultPhase, Health, Timestamp } from './common.ts';
 import type { DraState, DraSummary, DraTaintEffect, PodClaimRef } from './dra.ts';
 
 export type { AdmissionView, TopologyHintView } from './admission.ts';
@@ -136,7 +136,6 @@ export interface DeviceState {
   allocation: DeviceAllocation | null;
 }
 
-export type DeviceFaultPhase = 'active' | 'pending';
 
 export interface DeviceAllocation {
   namespace: string;
