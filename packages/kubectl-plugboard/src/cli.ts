@@ -10,37 +10,50 @@ import {
   scenarioRunCommand,
   scenarioStopCommand,
 } from './commands/faults.js';
+import { claimsCommand } from './commands/claims.js';
 import { devicesCommand, nodesCommand, podsCommand } from './commands/read.js';
 import { watchCommand } from './commands/watch.js';
 import type { CliIo, CommandContext } from './context.js';
 import { connect, DEFAULT_SELECTOR, type TargetOptions } from './discovery.js';
+import { DEVICE_APIS, type DeviceApi } from './dra.js';
 import { CliError, EXIT_CODES } from './errors.js';
 import { OUTPUT_FORMATS, parseDurationSeconds, type OutputFormat } from './output.js';
 import type { GatewayConnection } from './transport.js';
 
 export const VERSION = '0.1.0';
 
-export const USAGE = `kubectl plugboard — Plugboard's device plugins from the command line
+export const USAGE = `kubectl plugboard — Plugboard's device plugins and DRA drivers from the command line
 
 Usage:
   kubectl plugboard nodes [--node N]                      per node and resource: capacity, allocatable, allocated, unhealthy
-  kubectl plugboard devices [--node N] [--resource R] [--unhealthy]
-                                                          every device: health, NUMA node, simulated fault, holder
-  kubectl plugboard pods [--node N]                       pod → devices with their NUMA nodes, NUMA alignment
-  kubectl plugboard fault list [--node N] [--resource R]  active simulated faults
+  kubectl plugboard devices [--node N] [--resource R] [--api device-plugin|dra] [--unhealthy]
+                                                          every device of both APIs: health, what the kubelet was told,
+                                                          NUMA node, simulated fault, DRA taints, holder (claim, pod)
+  kubectl plugboard claims [--node N] [-n NS | -A]        DRA ResourceClaims: phase, requests, devices, pods, health,
+                                                          why a pending one waits (all namespaces unless -n)
+  kubectl plugboard pods [--node N]                       pod → devices with their NUMA nodes, NUMA alignment, claims
+  kubectl plugboard fault list [--node N] [--resource R]  active simulated faults (with a DRA fault's taint)
   kubectl plugboard fault inject [--node N] --resource R --device D [--reason TEXT] [--ttl 10m]
+                                 [--taint NoSchedule|NoExecute]
+                                                          R: an extended resource or a DRA driver; D: the device ID (a
+                                                          DRA device's source ID or ResourceSlice name); --taint: DRA
+                                                          drivers only, also taint the device in its ResourceSlice
   kubectl plugboard fault clear ID... [--node N] | --all [--node N]
   kubectl plugboard scenario run FILE [--node N]          start a scenario (examples/scenarios/*.yaml) on the nodes it names
   kubectl plugboard scenario list [--node N]
   kubectl plugboard scenario stop ID... [--node N] | --all [--node N]
-  kubectl plugboard watch [--node N] [--timeout 1m]       live table from the gateways' streams (Ctrl-C stops)
+  kubectl plugboard watch [--node N] [--timeout 1m]       live tables from the gateways' streams, DRA changes as lines
+                                                          (Ctrl-C stops)
 
 Reaching the gateways:
   (default)              through the Kubernetes API server's pod proxy, with your kubeconfig: the Running
-                         pods matching --selector in every namespace (or -n), port "http" of the pod
+                         pods matching --selector in every namespace (or --gateway-namespace, -n), port "http"
   --kubeconfig FILE      kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)
   --context NAME         kubeconfig context
-  -n, --namespace NS     namespace of the gateway pods (default: all namespaces)
+  -n, --namespace NS     namespace of the gateway pods (default: all namespaces); for claims, the claims'
+                         namespace instead (-A, --all-namespaces: every namespace, the default)
+  --gateway-namespace NS
+                         namespace of the gateway pods, for every command (claims included)
   -l, --selector SEL     label selector of the gateway pods (default: ${DEFAULT_SELECTOR})
   --port N               gateway port (default: the pod's container port named "http", else 9400)
   --gateway URL          talk to this gateway directly instead (repeatable or comma-separated; the demo
@@ -76,6 +89,8 @@ const options = {
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
   namespace: { type: 'string', short: 'n' },
+  'all-namespaces': { type: 'boolean', short: 'A' },
+  'gateway-namespace': { type: 'string' },
   selector: { type: 'string', short: 'l' },
   port: { type: 'string' },
   token: { type: 'string' },
@@ -84,7 +99,9 @@ const options = {
   node: { type: 'string' },
   resource: { type: 'string' },
   unhealthy: { type: 'boolean' },
+  api: { type: 'string' },
   device: { type: 'string' },
+  taint: { type: 'string' },
   reason: { type: 'string' },
   ttl: { type: 'string' },
   all: { type: 'boolean' },
@@ -102,6 +119,7 @@ const GLOBAL: OptionName[] = [
   'kubeconfig',
   'context',
   'namespace',
+  'gateway-namespace',
   'selector',
   'port',
   'token',
@@ -114,10 +132,11 @@ const GLOBAL: OptionName[] = [
 /** Options each command accepts beyond the global ones. */
 const COMMAND_OPTIONS: Record<string, OptionName[]> = {
   nodes: ['node'],
-  devices: ['node', 'resource', 'unhealthy'],
+  devices: ['node', 'resource', 'unhealthy', 'api'],
+  claims: ['node', 'all-namespaces'],
   pods: ['node'],
   'fault list': ['node', 'resource'],
-  'fault inject': ['node', 'resource', 'device', 'reason', 'ttl'],
+  'fault inject': ['node', 'resource', 'device', 'reason', 'ttl', 'taint'],
   'fault clear': ['node', 'all'],
   'scenario run': ['node'],
   'scenario list': ['node'],
@@ -182,7 +201,47 @@ function required(values: Values, name: 'resource' | 'device', command: string):
   return v;
 }
 
-function targetOptions(values: Values, env: NodeJS.ProcessEnv): TargetOptions {
+/** `--api`: device-plugin or DRA, in any case. */
+function deviceApi(values: Values): DeviceApi | null {
+  const raw = values.api;
+  if (raw === undefined) return null;
+  const api = DEVICE_APIS.find((a) => a.toLowerCase() === raw.toLowerCase());
+  if (!api) throw new CliError('usage', `--api ${raw}: use device-plugin or dra`);
+  return api;
+}
+
+const TAINT_EFFECTS = ['NoSchedule', 'NoExecute'] as const;
+
+function taintEffect(values: Values): (typeof TAINT_EFFECTS)[number] | null {
+  const raw = values.taint;
+  if (raw === undefined) return null;
+  const effect = TAINT_EFFECTS.find((e) => e === raw);
+  if (!effect) throw new CliError('usage', `--taint ${raw}: use ${TAINT_EFFECTS.join(' or ')}`);
+  return effect;
+}
+
+/**
+ * The namespace of the gateway pods: --gateway-namespace, else -n — except for `claims`, where -n
+ * (as in kubectl) names the namespace of the objects listed.
+ */
+function gatewayNamespace(p: Parsed): string | null {
+  const v = p.values;
+  if (p.command === 'claims') {
+    if (v.namespace !== undefined && v['all-namespaces'])
+      throw new CliError('usage', 'claims: give -n NAMESPACE or -A, not both');
+    return v['gateway-namespace'] ?? null;
+  }
+  if (
+    v.namespace !== undefined &&
+    v['gateway-namespace'] !== undefined &&
+    v.namespace !== v['gateway-namespace']
+  )
+    throw new CliError('usage', `${p.command}: -n and --gateway-namespace name different namespaces`);
+  return v['gateway-namespace'] ?? v.namespace ?? null;
+}
+
+function targetOptions(p: Parsed, env: NodeJS.ProcessEnv): TargetOptions {
+  const values = p.values;
   const gateways = (values.gateway ?? (env.PLUGBOARD_GATEWAYS ? [env.PLUGBOARD_GATEWAYS] : []))
     .flatMap((g) => g.split(','))
     .map((g) => g.trim())
@@ -212,7 +271,7 @@ function targetOptions(values: Values, env: NodeJS.ProcessEnv): TargetOptions {
     gateways,
     kubeconfig: values.kubeconfig ?? null,
     context: values.context ?? null,
-    namespace: values.namespace ?? null,
+    namespace: gatewayNamespace(p),
     selector: values.selector ?? DEFAULT_SELECTOR,
     port,
     token,
@@ -237,7 +296,15 @@ async function dispatch(ctx: CommandContext, p: Parsed): Promise<void> {
       return nodesCommand(ctx, { node });
     case 'devices':
       noArgs();
-      return devicesCommand(ctx, { node, resource: v.resource ?? null, unhealthy: v.unhealthy === true });
+      return devicesCommand(ctx, {
+        node,
+        resource: v.resource ?? null,
+        unhealthy: v.unhealthy === true,
+        api: deviceApi(v),
+      });
+    case 'claims':
+      noArgs();
+      return claimsCommand(ctx, { node, namespace: v.namespace ?? null });
     case 'pods':
       noArgs();
       return podsCommand(ctx, { node });
@@ -252,6 +319,7 @@ async function dispatch(ctx: CommandContext, p: Parsed): Promise<void> {
         device: required(v, 'device', p.command),
         reason: v.reason ?? 'injected with kubectl plugboard',
         ttlSeconds: duration(v, 'ttl'),
+        taint: taintEffect(v),
       });
     case 'fault clear':
       return faultClearCommand(ctx, idsOrAll());
@@ -299,7 +367,7 @@ export async function run(argv: string[], o: RunOptions = {}): Promise<number> {
     const output = (parsed.values.output ?? 'table') as OutputFormat;
     if (!OUTPUT_FORMATS.includes(output))
       throw new CliError('usage', `--output ${output}: use ${OUTPUT_FORMATS.join(', ')}`);
-    const target = targetOptions(parsed.values, env);
+    const target = targetOptions(parsed, env);
     let gateways: Promise<GatewayConnection[]> | null = null;
     const ctx: CommandContext = {
       io,

@@ -2,7 +2,7 @@
 // file (the format of examples/scenarios/*.yaml) on the gateways its steps name; list and stop them.
 // Every mutation carries the credential the gateway verifies (see transport.ts).
 import { readFile } from 'node:fs/promises';
-import type { FaultState, ScenarioState } from '@plugboard/api';
+import type { FaultState, NodeSnapshot, ScenarioState } from '@plugboard/api';
 import { parse } from 'yaml';
 import { CliError } from '../errors.js';
 import { age, until } from '../output.js';
@@ -43,6 +43,8 @@ export async function faultListCommand(
       { header: 'resource', value: (r) => r.resource },
       { header: 'device', value: (r) => r.deviceId },
       { header: 'state', value: (r) => r.state },
+      // DRA faults only: the taint the driver puts on the device in its ResourceSlice.
+      { header: 'taint', value: (r) => r.taint ?? '-' },
       { header: 'age', value: (r) => age(r.createdAt, now) },
       { header: 'expires', value: (r) => (r.expiresAt ? `in ${until(r.expiresAt, now)}` : 'never') },
       { header: 'scenario', value: (r) => r.scenarioId ?? '-' },
@@ -56,14 +58,23 @@ export async function faultListCommand(
 
 export async function faultInjectCommand(
   ctx: CommandContext,
-  o: { node: string | null; resource: string; device: string; reason: string; ttlSeconds: number | null },
+  o: {
+    node: string | null;
+    resource: string;
+    device: string;
+    reason: string;
+    ttlSeconds: number | null;
+    taint: 'NoSchedule' | 'NoExecute' | null;
+  },
 ): Promise<void> {
   const gateway = await oneGateway(ctx, o.node, 'fault inject');
+  if (o.taint !== null) await requireDraDriver(gateway, o.resource);
   const body = JSON.stringify({
     resource: o.resource,
     deviceId: o.device,
     reason: o.reason,
     ...(o.ttlSeconds !== null ? { ttlSeconds: o.ttlSeconds } : {}),
+    ...(o.taint !== null ? { taint: o.taint } : {}),
   });
   const created = await gateway.request<{ id: string; fault: FaultState }>('/api/v1/faults', {
     method: 'POST',
@@ -76,7 +87,30 @@ export async function faultInjectCommand(
     ctx,
     { node, ...created.fault },
     `fault ${created.id} injected: ${o.resource} ${o.device} on ${node}` +
+      (created.fault.taint ? `, tainted ${created.fault.taint}` : '') +
       (created.fault.expiresAt ? ` (expires ${created.fault.expiresAt})` : ' (until cleared)'),
+  );
+}
+
+/**
+ * A taint is a DRA driver's ResourceSlice taint: refuse --taint for anything but a DRA driver on the
+ * gateway's node before sending (the gateway refuses it too, with less to go on).
+ */
+async function requireDraDriver(gateway: GatewayConnection, resource: string): Promise<void> {
+  const snapshot = await gateway.request<NodeSnapshot>('/api/v1/node');
+  const node = snapshot.nodeName;
+  if (!snapshot.dra) {
+    throw new CliError(
+      'usage',
+      `fault inject --taint: no DRA data from this gateway: ${gateway.label} (node ${node}; it predates DRA support); --taint applies to DRA drivers only`,
+    );
+  }
+  if (snapshot.dra.drivers[resource]) return;
+  const drivers = Object.keys(snapshot.dra.drivers).sort();
+  throw new CliError(
+    'usage',
+    `fault inject --taint: "${resource}" is not a DRA driver on ${node}; --taint applies to DRA drivers only` +
+      ` (DRA drivers there: ${drivers.join(', ') || 'none'})`,
   );
 }
 

@@ -1,6 +1,8 @@
-// Read-only views: `nodes` (per-resource counts of each node), `devices` (every device with health,
-// NUMA and holder) and `pods` (pod → devices with their NUMA nodes and the NUMA alignment verdict).
-import type { DeviceState, NodeSnapshot, NodeSummary } from '@plugboard/api';
+// Read-only views: `nodes` (per-resource counts of each node), `devices` (every device of both
+// device APIs — device plugins and DRA drivers — with health, NUMA, fault, taints and holder) and
+// `pods` (pod → devices with their NUMA nodes and the NUMA alignment verdict; DRA claims).
+import type { DeviceFaultPhase, DeviceState, NodeSnapshot, NodeSummary, PodState } from '@plugboard/api';
+import { draDeviceText, draHolderText, noDraDataWarning, taintsText, type DeviceApi } from '../dra.js';
 import { CliError } from '../errors.js';
 import { age, registeredText } from '../output.js';
 import { fanOut, printList, selectGateways, type CommandContext } from '../context.js';
@@ -46,55 +48,152 @@ export async function nodesCommand(ctx: CommandContext, o: { node: string | null
   );
 }
 
-async function snapshots(ctx: CommandContext, node: string | null): Promise<NodeSnapshot[]> {
+/** Each gateway's node snapshot with the gateway's label, sorted by node. */
+export async function snapshots(
+  ctx: CommandContext,
+  node: string | null,
+): Promise<{ label: string; snapshot: NodeSnapshot }[]> {
   const answers = await fanOut(ctx, await selectGateways(ctx, node), (g) =>
     g.request<NodeSnapshot>('/api/v1/node'),
   );
-  return answers.map((a) => a.value).sort((a, b) => a.nodeName.localeCompare(b.nodeName));
+  return answers
+    .map((a) => ({ label: a.gateway.label, snapshot: a.value }))
+    .sort((a, b) => a.snapshot.nodeName.localeCompare(b.snapshot.nodeName));
 }
 
 const numaText = (nodes: number[]) => (nodes.length ? nodes.join(',') : '-');
+const byName = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
+
+/** A device of either API as a row of `devices` (and `api` + the gateway's document in JSON). */
+interface DeviceRow {
+  node: string;
+  api: DeviceApi;
+  resource: string;
+  device: string;
+  health: string;
+  kubelet: string;
+  numaNodes: number[];
+  fault: DeviceFaultPhase | null;
+  taints: string;
+  claim: string;
+  pod: string;
+  since: string;
+  reason: string | null;
+  item: unknown;
+}
 
 export async function devicesCommand(
   ctx: CommandContext,
-  o: { node: string | null; resource: string | null; unhealthy: boolean },
+  o: { node: string | null; resource: string | null; unhealthy: boolean; api: DeviceApi | null },
 ): Promise<void> {
   const snaps = await snapshots(ctx, o.node);
-  if (o.resource !== null && !snaps.some((s) => s.resources[o.resource!])) {
-    const served = [...new Set(snaps.flatMap((s) => Object.keys(s.resources)))].sort();
-    throw new CliError(
-      'not-found',
-      `no node serves resource "${o.resource}"; resources: ${served.join(', ') || 'none'}`,
-    );
+  const wantsDra = o.api !== 'device-plugin';
+  const withoutDra = snaps.filter((s) => !s.snapshot.dra);
+  if (o.resource !== null) {
+    const plugin = o.api === 'DRA' ? [] : snaps.flatMap((s) => Object.keys(s.snapshot.resources));
+    const drivers = wantsDra ? snaps.flatMap((s) => Object.keys(s.snapshot.dra?.drivers ?? {})) : [];
+    if (!plugin.includes(o.resource) && !drivers.includes(o.resource)) {
+      const list = (names: string[]) => [...new Set(names)].sort().join(', ') || 'none';
+      throw new CliError(
+        'not-found',
+        `no node serves ${o.api === 'DRA' ? 'DRA driver' : 'resource'} "${o.resource}"; ` +
+          [
+            ...(o.api === 'DRA' ? [] : [`resources: ${list(plugin)}`]),
+            ...(wantsDra ? [`DRA drivers: ${list(drivers)}`] : []),
+          ].join('; ') +
+          (wantsDra && withoutDra.length
+            ? ` (no DRA data from ${withoutDra.map((s) => s.snapshot.nodeName).join(', ')})`
+            : ''),
+      );
+    }
   }
-  const now = ctx.io.now();
-  const rows = snaps.flatMap((s) =>
-    Object.values(s.resources)
-      .filter((r) => o.resource === null || r.name === o.resource)
-      .sort((a, b) => a.name.localeCompare(b.name))
-      .flatMap((r) => r.deviceKeys.map((k) => s.devices[k]!))
-      .filter((d) => !o.unhealthy || d.health === 'Unhealthy')
-      .map((d) => ({ node: s.nodeName, d })),
+  if (o.api === 'DRA')
+    for (const s of withoutDra) ctx.io.stderr(noDraDataWarning(s.label, s.snapshot.nodeName));
+  const rows = deviceRows(
+    snaps.map((s) => s.snapshot),
+    o,
+    ctx.io.now(),
   );
   printList(
     ctx,
     rows,
     [
       { header: 'node', value: (r) => r.node },
-      { header: 'resource', value: (r) => r.d.resource },
-      { header: 'device', value: (r) => r.d.id },
-      { header: 'health', value: (r) => r.d.health },
-      // What the kubelet was told on ListAndWatch ("-" while no stream is open).
-      { header: 'kubelet', value: (r) => r.d.kubeletHealth ?? '-' },
-      { header: 'numa', value: (r) => numaText(r.d.numaNodes) },
-      { header: 'fault', value: (r) => (r.d.fault === null ? '-' : `simulated (${r.d.fault})`) },
-      { header: 'pod', value: (r) => holder(r.d) },
-      { header: 'since', value: (r) => age(r.d.since, now) },
-      { header: 'reason', value: (r) => r.d.reason ?? '-' },
+      { header: 'api', value: (r) => r.api },
+      { header: 'resource', value: (r) => r.resource },
+      { header: 'device', value: (r) => r.device },
+      { header: 'health', value: (r) => r.health },
+      // What the kubelet was told: ListAndWatch, or a DRA driver's health stream ("-" while none is open).
+      { header: 'kubelet', value: (r) => r.kubelet },
+      { header: 'numa', value: (r) => numaText(r.numaNodes) },
+      { header: 'fault', value: (r) => (r.fault === null ? '-' : `simulated (${r.fault})`) },
+      { header: 'taints', value: (r) => r.taints },
+      { header: 'claim', value: (r) => r.claim },
+      { header: 'pod', value: (r) => r.pod },
+      { header: 'since', value: (r) => r.since },
+      { header: 'reason', value: (r) => r.reason ?? '-' },
     ],
-    rows.map((r) => ({ node: r.node, ...r.d })),
+    rows.map((r) => r.item),
     o.unhealthy ? 'No unhealthy devices.' : 'No devices found.',
   );
+}
+
+/** Per node: the device plugins' devices (resources in name order), then the DRA drivers' devices. */
+function deviceRows(
+  snaps: NodeSnapshot[],
+  o: { resource: string | null; unhealthy: boolean; api: DeviceApi | null },
+  now: number,
+): DeviceRow[] {
+  const wanted = (resource: string, health: string) =>
+    (o.resource === null || resource === o.resource) && (!o.unhealthy || health === 'Unhealthy');
+  return snaps.flatMap((s) => {
+    const node = s.nodeName;
+    const plugin: DeviceRow[] =
+      o.api === 'DRA'
+        ? []
+        : Object.values(s.resources)
+            .sort((a, b) => a.name.localeCompare(b.name))
+            .flatMap((r) => r.deviceKeys.map((k) => s.devices[k]!))
+            .filter((d) => wanted(d.resource, d.health))
+            .map((d) => ({
+              node,
+              api: 'device-plugin',
+              resource: d.resource,
+              device: d.id,
+              health: d.health,
+              kubelet: d.kubeletHealth ?? '-',
+              numaNodes: d.numaNodes,
+              fault: d.fault,
+              taints: '-',
+              claim: '-',
+              pod: holder(d),
+              since: age(d.since, now),
+              reason: d.reason,
+              item: { node, api: 'device-plugin', ...d },
+            }));
+    const dra: DeviceRow[] =
+      o.api === 'device-plugin' || !s.dra
+        ? []
+        : Object.values(s.dra.devices)
+            .filter((d) => wanted(d.driver, d.health))
+            .sort((a, b) => byName(a.driver, b.driver) || byName(a.pool, b.pool) || byName(a.name, b.name))
+            .map((d) => ({
+              node,
+              api: 'DRA',
+              resource: d.driver,
+              device: draDeviceText(d),
+              health: d.health,
+              kubelet: d.kubeletHealth ?? '-',
+              numaNodes: d.numaNodes,
+              fault: d.fault,
+              taints: taintsText(d),
+              ...draHolderText(d),
+              since: age(d.since, now),
+              reason: d.reason,
+              item: { node, api: 'DRA', ...d },
+            }));
+    return [...plugin, ...dra];
+  });
 }
 
 function holder(d: DeviceState): string {
@@ -103,45 +202,39 @@ function holder(d: DeviceState): string {
 }
 
 export async function podsCommand(ctx: CommandContext, o: { node: string | null }): Promise<void> {
-  const snaps = await snapshots(ctx, o.node);
+  const snaps = (await snapshots(ctx, o.node)).map((s) => s.snapshot);
   const pods = snaps.flatMap((s) =>
     Object.values(s.pods)
-      .map((p) => ({
-        node: s.nodeName,
-        namespace: p.namespace,
-        name: p.name,
-        phase: p.phase,
-        reason: p.reason,
-        affectedByUnhealthyDevice: p.affectedByUnhealthyDevice,
-        numaAlignment: p.numaAlignment,
-        containers: p.containers.map((c) => ({
-          name: c.name,
-          cpuIds: c.cpuIds,
-          devices: Object.entries(c.devices).flatMap(([resource, keys]) =>
-            keys.map((k) => {
-              const d = s.devices[k];
-              return {
-                resource,
-                id: d?.id ?? k.slice(resource.length + 1),
-                numaNodes: d?.numaNodes ?? [],
-                health: d?.health ?? 'Unknown',
-              };
-            }),
-          ),
-        })),
-      }))
-      .filter((p) => p.containers.some((c) => c.devices.length > 0))
+      .map((p) => podView(s, p))
+      .filter((p) => p.claims.length > 0 || p.containers.some((c) => c.devices.length > 0))
       .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`)),
   );
   type Pod = (typeof pods)[number];
-  type Row = { p: Pod; container: Pod['containers'][number]; resource: string };
-  const rows: Row[] = pods.flatMap((p) =>
-    p.containers.flatMap((container) =>
-      [...new Set(container.devices.map((d) => d.resource))]
-        .sort()
-        .map((resource) => ({ p, container, resource })),
-    ),
-  );
+  type Row = { p: Pod; container: string | null; resource: string | null; devices: string };
+  const rows: Row[] = pods.flatMap((p) => {
+    const held: Row[] = p.containers.flatMap((c) =>
+      [...new Set(c.devices.map((d) => d.resource))].sort().map((resource) => ({
+        p,
+        container: c.name,
+        resource,
+        devices: c.devices
+          .filter((d) => d.resource === resource)
+          .map((d) => `${d.id}(${numaText(d.numaNodes)})${d.health === 'Unhealthy' ? '!' : ''}`)
+          .join(' '),
+      })),
+    );
+    // A claim no container holds devices of yet (pending, or not prepared): the claim and its phase.
+    const prepared = new Set(p.containers.flatMap((c) => c.devices.map((d) => d.claim)));
+    const waiting: Row[] = p.claims
+      .filter((c) => c.claim === null || !prepared.has(c.claim))
+      .map((c) => ({
+        p,
+        container: null,
+        resource: null,
+        devices: `claim ${c.claim ?? c.name} ${c.phase ?? 'not created yet'}`,
+      }));
+    return [...held, ...waiting];
+  });
   printList(
     ctx,
     rows,
@@ -149,16 +242,9 @@ export async function podsCommand(ctx: CommandContext, o: { node: string | null 
       { header: 'node', value: (r) => r.p.node },
       { header: 'namespace', value: (r) => r.p.namespace },
       { header: 'pod', value: (r) => r.p.name },
-      { header: 'container', value: (r) => r.container.name },
-      { header: 'resource', value: (r) => r.resource },
-      {
-        header: 'devices (numa)',
-        value: (r) =>
-          r.container.devices
-            .filter((d) => d.resource === r.resource)
-            .map((d) => `${d.id}(${numaText(d.numaNodes)})${d.health === 'Unhealthy' ? '!' : ''}`)
-            .join(' '),
-      },
+      { header: 'container', value: (r) => r.container ?? '-' },
+      { header: 'resource', value: (r) => r.resource ?? '-' },
+      { header: 'devices (numa)', value: (r) => r.devices },
       {
         header: 'alignment',
         value: (r) =>
@@ -174,4 +260,68 @@ export async function podsCommand(ctx: CommandContext, o: { node: string | null 
     pods,
     'No pods with devices found.',
   );
+}
+
+interface PodDevice {
+  api: DeviceApi;
+  /** Extended resource name, or the DRA driver. */
+  resource: string;
+  id: string;
+  numaNodes: number[];
+  health: string;
+  /** The claim a DRA device came with (`namespace/name`); null for a device plugin's. */
+  claim: string | null;
+}
+
+/**
+ * A pod as `pods` shows it: each container's devices of both APIs (a DRA device's `resource` is its
+ * driver, `claim` the claim it came with) and the pod's claims with their phases.
+ */
+function podView(s: NodeSnapshot, p: PodState) {
+  const dra = s.dra;
+  return {
+    node: s.nodeName,
+    namespace: p.namespace,
+    name: p.name,
+    phase: p.phase,
+    reason: p.reason,
+    affectedByUnhealthyDevice: p.affectedByUnhealthyDevice,
+    numaAlignment: p.numaAlignment,
+    claims: (p.claims ?? []).map((c) => ({
+      ...c,
+      phase: c.claim === null ? null : (dra?.claims[c.claim]?.phase ?? null),
+    })),
+    containers: p.containers.map((c) => ({
+      name: c.name,
+      cpuIds: c.cpuIds,
+      devices: [
+        ...Object.entries(c.devices).flatMap(([resource, keys]) =>
+          keys.map((k): PodDevice => {
+            const d = s.devices[k];
+            return {
+              api: 'device-plugin',
+              resource,
+              id: d?.id ?? k.slice(resource.length + 1),
+              numaNodes: d?.numaNodes ?? [],
+              health: d?.health ?? 'Unknown',
+              claim: null,
+            };
+          }),
+        ),
+        ...c.dynamicResources.flatMap((r) =>
+          r.devices.map((d): PodDevice => {
+            const device = dra?.devices[`${d.driver}/${d.pool}/${d.device}`];
+            return {
+              api: 'DRA',
+              resource: d.driver,
+              id: d.device,
+              numaNodes: device?.numaNodes ?? [],
+              health: device?.health ?? 'Unknown',
+              claim: `${r.claimNamespace}/${r.claimName}`,
+            };
+          }),
+        ),
+      ],
+    })),
+  };
 }

@@ -1,10 +1,27 @@
-// `watch`: a live per-node, per-resource table fed by each gateway's stream (`view=summary`:
-// snapshot, then JSON Patches). Redraws in place on a terminal, prints one table per change
-// otherwise, or one JSON line (YAML document) per node change for scripts. A dropped stream
-// reconnects with `?since=<last seq>`, so nothing is missed while the gateway still holds the patches.
-import { applyPatchImmutable, PatchError, type NodeSummary, type StreamMessage } from '@plugboard/api';
+// `watch`: live per-node tables fed by each gateway's stream (the full snapshot, then JSON Patches):
+// device-plugin counts per resource, DRA drivers' counts, DRA claims, and a line per DRA change
+// (device health, what the kubelet was told, taints, faults; claim phases) computed between
+// successive snapshots. Redraws in place on a terminal, prints the tables per change otherwise, or
+// one JSON line (YAML document) per node change for scripts. A dropped stream reconnects with
+// `?since=<last seq>`, so nothing is missed while the gateway still holds the patches; after a gap
+// the fresh snapshot is compared with the last one held, so changes made meanwhile still show.
+//
+// The full view rather than `view=summary`: the summary has counts only, not which device or claim
+// changed. The device-plugin counts are the summary's (the same projection of the snapshot).
+import {
+  applyPatchImmutable,
+  PatchError,
+  type DraDeviceCounts,
+  type DraClaimPhase,
+  type DraRegistrationPhase,
+  type DraState,
+  type NodeSnapshot,
+  type NodeSummary,
+  type StreamMessage,
+} from '@plugboard/api';
 import { stringify } from 'yaml';
 import type { WebSocket } from 'ws';
+import { changeText, claimDevicesText, claimReasonText, draChanges, type DraChange } from '../dra.js';
 import { CliError } from '../errors.js';
 import { registeredText, renderTable } from '../output.js';
 import { selectGateways, type CommandContext } from '../context.js';
@@ -12,13 +29,28 @@ import type { GatewayConnection } from '../transport.js';
 
 const RECONNECT_MS = [250, 1000, 2000, 5000];
 const REDRAW_MS = 100;
+/** DRA change lines kept under the tables on a terminal. */
+const RECENT_CHANGES = 10;
+
+/** The DRA part of a `watch -o json` line. */
+export interface WatchDraLine {
+  drivers: Record<string, DraDeviceCounts & { registration: DraRegistrationPhase | null }>;
+  claims: Record<string, DraClaimPhase>;
+  /** What changed since the node's previous line (empty on the first). */
+  changes: DraChange[];
+}
 
 export async function watchCommand(
   ctx: CommandContext,
   o: { node: string | null; timeoutMs: number | null },
 ): Promise<void> {
   const gateways = await selectGateways(ctx, o.node);
-  const summaries = new Map<GatewayConnection, NodeSummary>();
+  const snapshots = new Map<GatewayConnection, NodeSnapshot>();
+  /** Per gateway: what its last JSON line said (without the timestamp), to skip lines that repeat it. */
+  const lastLine = new Map<GatewayConnection, string>();
+  const recent: string[] = [];
+  /** Change lines not printed yet (non-terminal output prints each once, under the next tables). */
+  const changeLines: string[] = [];
   const sockets = new Set<WebSocket>();
   const stop = new AbortController();
   const onAbort = () => stop.abort();
@@ -28,32 +60,53 @@ export async function watchCommand(
   let redraw: NodeJS.Timeout | null = null;
   const render = () => {
     redraw = null;
-    const table = summaryTable([...summaries.values()]);
-    if (ctx.io.isTTY)
-      ctx.io.stdout(`\x1b[H\x1b[2J${new Date(ctx.io.now()).toISOString()}  (Ctrl-C to stop)\n\n${table}`);
-    else ctx.io.stdout(`${table}\n`);
+    const unprinted = changeLines.splice(0);
+    const tables = watchTables([...snapshots.values()]);
+    if (ctx.io.isTTY) {
+      const log = recent.length ? `\nRecent DRA changes:\n${recent.join('\n')}\n` : '';
+      ctx.io.stdout(
+        `\x1b[H\x1b[2J${new Date(ctx.io.now()).toISOString()}  (Ctrl-C to stop)\n\n${tables}${log}`,
+      );
+    } else {
+      const log = unprinted.length ? `\n${unprinted.join('\n')}\n` : '';
+      ctx.io.stdout(`${tables}${log}\n`);
+    }
   };
-  const changed = (g: GatewayConnection, summary: NodeSummary) => {
-    summaries.set(g, summary);
-    if (ctx.output === 'json')
-      ctx.io.stdout(`${JSON.stringify({ at: new Date(ctx.io.now()).toISOString(), node: summary })}\n`);
-    else if (ctx.output === 'yaml')
-      ctx.io.stdout(`---\n${stringify({ at: new Date(ctx.io.now()).toISOString(), node: summary })}`);
-    else redraw ??= setTimeout(render, REDRAW_MS);
+  const changed = (g: GatewayConnection, snapshot: NodeSnapshot) => {
+    const changes = draChanges(snapshots.get(g)?.dra, snapshot.dra);
+    snapshots.set(g, snapshot);
+    const at = new Date(ctx.io.now()).toISOString();
+    if (ctx.output !== 'table') {
+      const node = summaryOf(snapshot);
+      const dra = snapshot.dra ? draLine(snapshot.dra, changes) : null;
+      const key = JSON.stringify([{ ...node, updatedAt: null }, dra]);
+      if (key === lastLine.get(g)) return;
+      lastLine.set(g, key);
+      const line = { at, node, ...(dra ? { dra } : {}) };
+      ctx.io.stdout(ctx.output === 'json' ? `${JSON.stringify(line)}\n` : `---\n${stringify(line)}`);
+      return;
+    }
+    for (const c of changes) {
+      const text = `${at.slice(11, 19)} ${changeText(snapshot.nodeName, c)}`;
+      recent.push(text);
+      changeLines.push(text);
+    }
+    recent.splice(0, Math.max(0, recent.length - RECENT_CHANGES));
+    redraw ??= setTimeout(render, REDRAW_MS);
   };
 
   /** Follows one gateway until stopped; resolves when stopped, rejects if the first connect fails. */
   const follow = async (g: GatewayConnection): Promise<void> => {
     // Written by the message handler below, so declared wide (TypeScript cannot see the closure).
     let seq = null as number | null;
-    let doc = null as NodeSummary | null;
+    let doc = null as NodeSnapshot | null;
     let attempt = 0;
     let first = true;
     while (!stop.signal.aborted) {
-      const query = seq === null ? '?view=summary' : `?view=summary&since=${seq}`;
+      const query = seq === null ? '?view=full' : `?view=full&since=${seq}`;
       let ws: WebSocket | null = null;
       const onMessage = (data: Buffer) => {
-        const msg = JSON.parse(data.toString('utf8')) as StreamMessage<NodeSummary>;
+        const msg = JSON.parse(data.toString('utf8')) as StreamMessage<NodeSnapshot>;
         if (msg.type === 'snapshot') {
           doc = msg.node;
           seq = msg.seq;
@@ -124,24 +177,123 @@ export async function watchCommand(
   }
 }
 
-function summaryTable(summaries: NodeSummary[]): string {
-  const rows = summaries
-    .sort((a, b) => a.nodeName.localeCompare(b.nodeName))
-    .flatMap((s) =>
-      Object.entries(s.resources)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([name, r]) => ({ s, name, r })),
+/**
+ * The counts the gateway's summary view has (GET /api/v1/summary), projected from the full
+ * snapshot: the device plugins' resources as the kubelet sees them, unhealthy devices, active faults.
+ */
+function summaryOf(s: NodeSnapshot): NodeSummary {
+  const resources: NodeSummary['resources'] = {};
+  for (const r of Object.values(s.resources)) {
+    const phase = r.registration.phase;
+    resources[r.name] = {
+      ...r.kubelet,
+      apiServer: r.apiServer,
+      registered: phase === 'registered',
+      registration: phase,
+    };
+  }
+  return {
+    schema: 1,
+    nodeName: s.nodeName,
+    updatedAt: s.updatedAt,
+    resources,
+    unhealthyDevices: Object.values(s.resources).reduce((n, r) => n + r.kubelet.unhealthy, 0),
+    activeFaults: Object.keys(s.faults).length,
+    faultsEnabled: s.gateway.faultsEnabled,
+    sources: s.sources,
+  };
+}
+
+function draLine(dra: DraState, changes: DraChange[]): WatchDraLine {
+  const drivers: WatchDraLine['drivers'] = {};
+  for (const d of Object.values(dra.drivers))
+    drivers[d.name] = { ...d.counts, registration: d.registration?.phase ?? null };
+  const claims: WatchDraLine['claims'] = {};
+  for (const c of Object.values(dra.claims)) claims[c.key] = c.phase;
+  return { drivers, claims, changes };
+}
+
+/**
+ * The tables of one redraw: device-plugin resources (what `watch` always showed), then, when a
+ * node has DRA data, its drivers and its claims. DRA counts stay in their own table: DRA has no
+ * capacity/allocatable, and squeezing published/usable into those columns would say something false.
+ */
+export function watchTables(snapshots: NodeSnapshot[]): string {
+  const nodes = [...snapshots].sort((a, b) => a.nodeName.localeCompare(b.nodeName));
+  const resources = nodes.flatMap((s) =>
+    Object.values(s.resources)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((r) => ({ s, r })),
+  );
+  const drivers = nodes.flatMap((s) =>
+    Object.values(s.dra?.drivers ?? {})
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((d) => ({ s, d })),
+  );
+  const claims = nodes.flatMap((s) =>
+    Object.values(s.dra?.claims ?? {})
+      .sort((a, b) => a.key.localeCompare(b.key))
+      .map((c) => ({ s, c, dra: s.dra! })),
+  );
+  const tables: string[] = [];
+  if (resources.length > 0 || drivers.length === 0) {
+    tables.push(
+      renderTable(resources, [
+        { header: 'node', value: (x) => x.s.nodeName },
+        { header: 'resource', value: (x) => x.r.name },
+        { header: 'capacity', value: (x) => x.r.kubelet.capacity },
+        { header: 'allocatable', value: (x) => x.r.kubelet.allocatable },
+        { header: 'allocated', value: (x) => x.r.kubelet.allocated },
+        { header: 'unhealthy', value: (x) => x.r.kubelet.unhealthy },
+        {
+          header: 'registered',
+          value: (x) =>
+            registeredText({
+              registered: x.r.registration.phase === 'registered',
+              registration: x.r.registration.phase,
+            }),
+        },
+        { header: 'faults', value: (x) => Object.keys(x.s.faults).length },
+      ]),
     );
-  return renderTable(rows, [
-    { header: 'node', value: (x) => x.s.nodeName },
-    { header: 'resource', value: (x) => x.name },
-    { header: 'capacity', value: (x) => x.r.capacity },
-    { header: 'allocatable', value: (x) => x.r.allocatable },
-    { header: 'allocated', value: (x) => x.r.allocated },
-    { header: 'unhealthy', value: (x) => x.r.unhealthy },
-    { header: 'registered', value: (x) => registeredText(x.r) },
-    { header: 'faults', value: (x) => x.s.activeFaults },
-  ]);
+  }
+  if (drivers.length > 0) {
+    tables.push(
+      renderTable(drivers, [
+        { header: 'node', value: (x) => x.s.nodeName },
+        { header: 'dra driver', value: (x) => x.d.name },
+        { header: 'published', value: (x) => x.d.counts.published },
+        { header: 'usable', value: (x) => x.d.counts.usable },
+        { header: 'allocated', value: (x) => x.d.counts.allocated },
+        { header: 'free', value: (x) => x.d.counts.free },
+        { header: 'unhealthy', value: (x) => x.d.counts.unhealthy },
+        { header: 'tainted', value: (x) => x.d.counts.tainted },
+        {
+          header: 'registered',
+          value: (x) => {
+            const phase = x.d.registration?.phase;
+            // null: a driver this gateway does not run, seen only through its ResourceSlices.
+            return phase === undefined
+              ? '-'
+              : registeredText({ registered: phase === 'registered', registration: phase });
+          },
+        },
+      ]),
+    );
+  }
+  if (claims.length > 0) {
+    tables.push(
+      renderTable(claims, [
+        { header: 'node', value: (x) => x.s.nodeName },
+        { header: 'claim', value: (x) => x.c.key },
+        { header: 'phase', value: (x) => x.c.phase },
+        { header: 'devices', value: (x) => claimDevicesText(x.c, x.dra) },
+        { header: 'health', value: (x) => x.c.health ?? '-' },
+        { header: 'reason', value: (x) => claimReasonText(x.c) },
+      ]),
+    );
+  }
+  return tables.join('\n');
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
