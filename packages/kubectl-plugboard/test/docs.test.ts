@@ -25,6 +25,7 @@ describe('documentation', () => {
     for (const command of [
       'nodes',
       'devices',
+      'claims',
       'pods',
       'fault list',
       'fault inject',
@@ -36,6 +37,14 @@ describe('documentation', () => {
     ]) {
       assert.match(doc, new RegExp(`\\| \`${command}[ \`]`), `docs: ${command}`);
       assert.match(USAGE, new RegExp(`kubectl plugboard ${command}`), `--help: ${command}`);
+    }
+  });
+
+  it('documents the DRA flags in both places', () => {
+    for (const flag of ['--api device-plugin', '--taint NoSchedule', '--gateway-namespace', '-A']) {
+      const escaped = flag.replace(/[|\\-]/g, (c) => `\\${c}`);
+      assert.match(doc, new RegExp(escaped), `docs: ${flag}`);
+      assert.match(USAGE, new RegExp(escaped), `--help: ${flag}`);
     }
   });
 });
