@@ -68,6 +68,18 @@ describe('usage', () => {
     [['fault'], /fault: give a subcommand \(list, inject, clear\)/],
     [['scenario', 'run'], /exactly one FILE/],
     [['nodes', '--gateway', 'ftp://x'], /must be an http/],
+    [['devices', '--api', 'cdi'], /--api cdi: use device-plugin or dra/],
+    [['claims', '-n', 'ml', '-A'], /claims: give -n NAMESPACE or -A, not both/],
+    [['devices', '-A'], /devices: --all-namespaces does not apply/],
+    [
+      ['nodes', '-n', 'a', '--gateway-namespace', 'b'],
+      /-n and --gateway-namespace name different namespaces/,
+    ],
+    [
+      ['fault', 'inject', '--resource', 'x', '--device', 'y', '--taint', 'noexecute'],
+      /--taint noexecute: use NoSchedule or NoExecute/,
+    ],
+    [['devices', '--taint', 'NoExecute'], /devices: --taint does not apply/],
   ] as const) {
     it(`exits 2 for: ${argv.join(' ')}`, async () => {
       const r = await cli([...argv]);
