@@ -116,6 +116,24 @@ test('field numbers and wire types match upstream (golden bytes)', () => {
     dynamicResources: [{ claimName: 'k', claimNamespace: '', claimResources: [] }],
   }).finish();
   assert.equal(Buffer.from(cr).toString('hex'), '0a0163' + '1a020102' + '2a03' + '12016b');
+  // PodResources{name=1, cpu_ids=4 packed int64 (pod-level, KEP-5526), memory=5}
+  const pod = podresources.PodResources.encode({
+    name: 'p',
+    namespace: '',
+    containers: [],
+    cpuIds: [3],
+    memory: [{ memoryType: 'm', size: 1, topology: undefined }],
+  }).finish();
+  assert.equal(Buffer.from(pod).toString('hex'), '0a0170' + '220103' + '2a05' + '0a016d' + '1001');
+  // ClaimResource{cdi_devices=1, driver_name=2, pool_name=3, device_name=4, optional share_id=5}
+  const claim = podresources.ClaimResource.encode({
+    cdiDevices: [],
+    driverName: 'd',
+    poolName: 'p',
+    deviceName: 'n',
+    shareId: 's',
+  }).finish();
+  assert.equal(Buffer.from(claim).toString('hex'), '120164' + '1a0170' + '22016e' + '2a0173');
 });
 
 test('openapiv2 (gnostic OpenAPI v2): the bytes gnostic-models writes for the same document', () => {

@@ -84,6 +84,8 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
         {
           name: 'train',
           namespace: 'ml',
+          cpuIds: [],
+          memory: [],
           containers: [
             {
               name: 'main',
@@ -99,6 +101,8 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
         {
           name: 'aligned',
           namespace: 'ml',
+          cpuIds: [],
+          memory: [],
           containers: [
             {
               name: 'c',
@@ -428,6 +432,8 @@ test('incremental builds (cache) equal a from-scratch build after every kind of 
   const pod = (name: string, ids: string[]) => ({
     name,
     namespace: 'ns',
+    cpuIds: [],
+    memory: [],
     containers: [
       {
         name: 'c',
@@ -510,6 +516,8 @@ test('the pods section is reused as is when only free devices change, rebuilt wh
       {
         name: 'a',
         namespace: 'ns',
+        cpuIds: [],
+        memory: [],
         containers: [
           {
             name: 'c',

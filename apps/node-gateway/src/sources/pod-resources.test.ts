@@ -44,6 +44,8 @@ async function serve(
 const pod = (name: string, ids: string[]): podresources.PodResources => ({
   name,
   namespace: 'ns',
+  cpuIds: [],
+  memory: [],
   containers: [
     {
       name: 'c',

@@ -110,6 +110,11 @@ export class PodResourcesServer {
     return {
       name: pod.name,
       namespace: pod.namespace,
+      // Pod-level exclusive CPUs and memory (KEP-5526, PodLevelResourceManagers, alpha and off by
+      // default): kubelet-sim's managers allocate per container only, so — like a kubelet with the
+      // gate off — the pod-level lists stay empty.
+      cpuIds: [],
+      memory: [],
       containers: containers.map((c) => {
         return {
           name: c.name,

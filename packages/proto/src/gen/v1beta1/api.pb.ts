@@ -21,10 +21,7 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 
-/**
- * Kubelet device-plugin API v1beta1, wire-identical to k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1.
- * Field numbers, names, types and the protobuf package must stay exactly as upstream.
- */
+/** To regenerate api.pb.go run `hack/update-codegen.sh protobindings` */
 
 export interface DevicePluginOptions {
   /** Indicates if PreStartContainer call is required before each container start */
@@ -34,19 +31,27 @@ export interface DevicePluginOptions {
 }
 
 export interface RegisterRequest {
-  /** Version of the API the device plugin was built against */
+  /** Version of the API the Device Plugin was built against */
   version: string;
-  /** Name of the unix socket the device plugin is listening on, relative to the device-plugin dir */
+  /**
+   * Name of the unix socket the device plugin is listening on
+   * PATH = path.Join(DevicePluginPath, endpoint)
+   */
   endpoint: string;
-  /** Schedulable (extended) resource name */
+  /** Schedulable resource name. As of now it's expected to be a DNS Label */
   resourceName: string;
-  /** Options to be communicated with the device manager */
+  /** Options to be communicated with Device Manager */
   options: DevicePluginOptions | undefined;
 }
 
 export interface Empty {
 }
 
+/**
+ * ListAndWatch returns a stream of List of Devices
+ * Whenever a Device state change or a Device disappears, ListAndWatch
+ * returns the new list
+ */
 export interface ListAndWatchResponse {
   devices: Device[];
 }
@@ -59,31 +64,67 @@ export interface NUMANode {
   ID: number;
 }
 
+/**
+ * E.g:
+ * struct Device {
+ *    ID: "GPU-fef8089b-4820-abfc-e83e-94318197576e",
+ *    Health: "Healthy",
+ *    Topology:
+ *      Node:
+ *        ID: 1
+ * }
+ */
 export interface Device {
-  /** Unique device ID (at most 63 characters) */
+  /**
+   * A unique ID assigned by the device plugin used
+   * to identify devices during the communication
+   * Max length of this field is 63 characters
+   */
   ID: string;
-  /** "Healthy" or "Unhealthy" */
+  /** Health of the device, can be healthy or unhealthy, see constants.go */
   health: string;
+  /** Topology for device */
   topology: TopologyInfo | undefined;
 }
 
+/**
+ * - PreStartContainer is expected to be called before each container start if indicated by plugin during registration phase.
+ * - PreStartContainer allows kubelet to pass reinitialized devices to containers.
+ * - PreStartContainer allows Device Plugin to run device specific operations on
+ *   the Devices requested
+ */
 export interface PreStartContainerRequest {
   devicesIds: string[];
 }
 
+/** PreStartContainerResponse will be send by plugin in response to PreStartContainerRequest */
 export interface PreStartContainerResponse {
 }
 
+/**
+ * PreferredAllocationRequest is passed via a call to GetPreferredAllocation()
+ * at pod admission time. The device plugin should take the list of
+ * `available_deviceIDs` and calculate a preferred allocation of size
+ * 'allocation_size' from them, making sure to include the set of devices
+ * listed in 'must_include_deviceIDs'.
+ */
 export interface PreferredAllocationRequest {
   containerRequests: ContainerPreferredAllocationRequest[];
 }
 
 export interface ContainerPreferredAllocationRequest {
+  /** List of available deviceIDs from which to choose a preferred allocation */
   availableDeviceIDs: string[];
+  /** List of deviceIDs that must be included in the preferred allocation */
   mustIncludeDeviceIDs: string[];
+  /** Number of devices to include in the preferred allocation */
   allocationSize: number;
 }
 
+/**
+ * PreferredAllocationResponse returns a preferred allocation,
+ * resulting from a PreferredAllocationRequest.
+ */
 export interface PreferredAllocationResponse {
   containerResponses: ContainerPreferredAllocationResponse[];
 }
@@ -92,6 +133,14 @@ export interface ContainerPreferredAllocationResponse {
   deviceIDs: string[];
 }
 
+/**
+ * - Allocate is expected to be called during pod creation since allocation
+ *   failures for any container would result in pod startup failure.
+ * - Allocate allows kubelet to exposes additional artifacts in a pod's
+ *   environment as directed by the plugin.
+ * - Allocate allows Device Plugin to run device specific operations on
+ *   the Devices requested
+ */
 export interface AllocateRequest {
   containerRequests: ContainerAllocateRequest[];
 }
@@ -100,20 +149,41 @@ export interface ContainerAllocateRequest {
   devicesIds: string[];
 }
 
-/** Fully qualified CDI device name, e.g. vendor.com/gpu=gpudevice1 */
+/** CDIDevice specifies a CDI device information. */
 export interface CDIDevice {
+  /**
+   * Fully qualified CDI device name
+   * for example: vendor.com/gpu=gpudevice1
+   * see more details in the CDI specification:
+   * https://github.com/container-orchestrated-devices/container-device-interface/blob/main/SPEC.md
+   */
   name: string;
 }
 
+/**
+ * AllocateResponse includes the artifacts that needs to be injected into
+ * a container for accessing 'deviceIDs' that were mentioned as part of
+ * 'AllocateRequest'.
+ * Failure Handling:
+ * if Kubelet sends an allocation request for dev1 and dev2.
+ * Allocation on dev1 succeeds but allocation on dev2 fails.
+ * The Device plugin should send a ListAndWatch update and fail the
+ * Allocation request
+ */
 export interface AllocateResponse {
   containerResponses: ContainerAllocateResponse[];
 }
 
 export interface ContainerAllocateResponse {
+  /** List of environment variable to be set in the container to access one of more devices. */
   envs: { [key: string]: string };
+  /** Mounts for the container. */
   mounts: Mount[];
+  /** Devices for the container. */
   devices: DeviceSpec[];
+  /** Container annotations to pass to the container runtime */
   annotations: { [key: string]: string };
+  /** CDI devices for the container. */
   cdiDevices: CDIDevice[];
 }
 
@@ -127,16 +197,31 @@ export interface ContainerAllocateResponse_AnnotationsEntry {
   value: string;
 }
 
+/**
+ * Mount specifies a host volume to mount into a container.
+ * where device library or tools are installed on host and container
+ */
 export interface Mount {
+  /** Path of the mount within the container. */
   containerPath: string;
+  /** Path of the mount on the host. */
   hostPath: string;
+  /** If set, the mount is read-only. */
   readOnly: boolean;
 }
 
+/** DeviceSpec specifies a host device to mount into a container. */
 export interface DeviceSpec {
+  /** Path of the device within the container. */
   containerPath: string;
+  /** Path of the device on the host. */
   hostPath: string;
-  /** Cgroup permissions: one or more of r, w, m */
+  /**
+   * Cgroups permissions of the device, candidates are one or more of
+   * * r - allows container to read from the specified device.
+   * * w - allows container to write to the specified device.
+   * * m - allows container to create device files that do not yet exist.
+   */
   permissions: string;
 }
 
@@ -2062,7 +2147,14 @@ export const DeviceSpec: MessageFns<DeviceSpec> = {
   },
 };
 
-/** Registration is the service advertised by the kubelet. */
+/**
+ * Registration is the service advertised by the Kubelet
+ * Only when Kubelet answers with a success code to a Register Request
+ * may Device Plugins start their service
+ * Registration may fail when device plugin version is not supported by
+ * Kubelet or the registered resourceName is already taken by another
+ * active device plugin. Device plugin is expected to terminate upon registration failure
+ */
 export type RegistrationService = typeof RegistrationService;
 export const RegistrationService = {
   register: {
@@ -2104,9 +2196,13 @@ export const RegistrationClient = makeGenericClientConstructor(
   serviceName: string;
 };
 
-/** DevicePlugin is the service advertised by device plugins. */
+/** DevicePlugin is the service advertised by Device Plugins */
 export type DevicePluginService = typeof DevicePluginService;
 export const DevicePluginService = {
+  /**
+   * GetDevicePluginOptions returns options to be communicated with Device
+   * Manager
+   */
   getDevicePluginOptions: {
     path: "/v1beta1.DevicePlugin/GetDevicePluginOptions" as const,
     requestStream: false as const,
@@ -2116,6 +2212,11 @@ export const DevicePluginService = {
     responseSerialize: (value: DevicePluginOptions): Buffer => Buffer.from(DevicePluginOptions.encode(value).finish()),
     responseDeserialize: (value: Buffer): DevicePluginOptions => DevicePluginOptions.decode(value),
   },
+  /**
+   * ListAndWatch returns a stream of List of Devices
+   * Whenever a Device state change or a Device disappears, ListAndWatch
+   * returns the new list
+   */
   listAndWatch: {
     path: "/v1beta1.DevicePlugin/ListAndWatch" as const,
     requestStream: false as const,
@@ -2126,6 +2227,13 @@ export const DevicePluginService = {
       Buffer.from(ListAndWatchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListAndWatchResponse => ListAndWatchResponse.decode(value),
   },
+  /**
+   * GetPreferredAllocation returns a preferred set of devices to allocate
+   * from a list of available ones. The resulting preferred allocation is not
+   * guaranteed to be the allocation ultimately performed by the
+   * devicemanager. It is only designed to help the devicemanager make a more
+   * informed allocation decision when possible.
+   */
   getPreferredAllocation: {
     path: "/v1beta1.DevicePlugin/GetPreferredAllocation" as const,
     requestStream: false as const,
@@ -2137,6 +2245,11 @@ export const DevicePluginService = {
       Buffer.from(PreferredAllocationResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): PreferredAllocationResponse => PreferredAllocationResponse.decode(value),
   },
+  /**
+   * Allocate is called during container creation so that the Device
+   * Plugin can run device specific operations and instruct Kubelet
+   * of the steps to make the Device available in the container
+   */
   allocate: {
     path: "/v1beta1.DevicePlugin/Allocate" as const,
     requestStream: false as const,
@@ -2146,6 +2259,11 @@ export const DevicePluginService = {
     responseSerialize: (value: AllocateResponse): Buffer => Buffer.from(AllocateResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): AllocateResponse => AllocateResponse.decode(value),
   },
+  /**
+   * PreStartContainer is called, if indicated by Device Plugin during registeration phase,
+   * before each container start. Device plugin can run device specific operations
+   * such as resetting the device before making devices available to the container
+   */
   preStartContainer: {
     path: "/v1beta1.DevicePlugin/PreStartContainer" as const,
     requestStream: false as const,
@@ -2160,14 +2278,44 @@ export const DevicePluginService = {
 } as const;
 
 export interface DevicePluginServer extends UntypedServiceImplementation {
+  /**
+   * GetDevicePluginOptions returns options to be communicated with Device
+   * Manager
+   */
   getDevicePluginOptions: handleUnaryCall<Empty, DevicePluginOptions>;
+  /**
+   * ListAndWatch returns a stream of List of Devices
+   * Whenever a Device state change or a Device disappears, ListAndWatch
+   * returns the new list
+   */
   listAndWatch: handleServerStreamingCall<Empty, ListAndWatchResponse>;
+  /**
+   * GetPreferredAllocation returns a preferred set of devices to allocate
+   * from a list of available ones. The resulting preferred allocation is not
+   * guaranteed to be the allocation ultimately performed by the
+   * devicemanager. It is only designed to help the devicemanager make a more
+   * informed allocation decision when possible.
+   */
   getPreferredAllocation: handleUnaryCall<PreferredAllocationRequest, PreferredAllocationResponse>;
+  /**
+   * Allocate is called during container creation so that the Device
+   * Plugin can run device specific operations and instruct Kubelet
+   * of the steps to make the Device available in the container
+   */
   allocate: handleUnaryCall<AllocateRequest, AllocateResponse>;
+  /**
+   * PreStartContainer is called, if indicated by Device Plugin during registeration phase,
+   * before each container start. Device plugin can run device specific operations
+   * such as resetting the device before making devices available to the container
+   */
   preStartContainer: handleUnaryCall<PreStartContainerRequest, PreStartContainerResponse>;
 }
 
 export interface DevicePluginClient extends Client {
+  /**
+   * GetDevicePluginOptions returns options to be communicated with Device
+   * Manager
+   */
   getDevicePluginOptions(
     request: Empty,
     callback: (error: ServiceError | null, response: DevicePluginOptions) => void,
@@ -2183,12 +2331,24 @@ export interface DevicePluginClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: DevicePluginOptions) => void,
   ): ClientUnaryCall;
+  /**
+   * ListAndWatch returns a stream of List of Devices
+   * Whenever a Device state change or a Device disappears, ListAndWatch
+   * returns the new list
+   */
   listAndWatch(request: Empty, options?: Partial<CallOptions>): ClientReadableStream<ListAndWatchResponse>;
   listAndWatch(
     request: Empty,
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<ListAndWatchResponse>;
+  /**
+   * GetPreferredAllocation returns a preferred set of devices to allocate
+   * from a list of available ones. The resulting preferred allocation is not
+   * guaranteed to be the allocation ultimately performed by the
+   * devicemanager. It is only designed to help the devicemanager make a more
+   * informed allocation decision when possible.
+   */
   getPreferredAllocation(
     request: PreferredAllocationRequest,
     callback: (error: ServiceError | null, response: PreferredAllocationResponse) => void,
@@ -2204,6 +2364,11 @@ export interface DevicePluginClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PreferredAllocationResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Allocate is called during container creation so that the Device
+   * Plugin can run device specific operations and instruct Kubelet
+   * of the steps to make the Device available in the container
+   */
   allocate(
     request: AllocateRequest,
     callback: (error: ServiceError | null, response: AllocateResponse) => void,
@@ -2219,6 +2384,11 @@ export interface DevicePluginClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AllocateResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * PreStartContainer is called, if indicated by Device Plugin during registeration phase,
+   * before each container start. Device plugin can run device specific operations
+   * such as resetting the device before making devices available to the container
+   */
   preStartContainer(
     request: PreStartContainerRequest,
     callback: (error: ServiceError | null, response: PreStartContainerResponse) => void,

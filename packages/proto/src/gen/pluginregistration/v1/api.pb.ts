@@ -19,30 +19,51 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 
-/**
- * Kubelet plugin-watcher registration API, wire-identical to k8s.io/kubelet/pkg/apis/pluginregistration/v1.
- * Upstream's protobuf package is "pluginregistration" (not v1); method paths depend on it.
- */
+/** To regenerate api.pb.go run `hack/update-codegen.sh protobindings` */
 
+/** PluginInfo is the message sent from a plugin to the Kubelet pluginwatcher for plugin registration */
 export interface PluginInfo {
-  /** "DevicePlugin" or "CSIPlugin" */
+  /** Type of the Plugin. CSIPlugin or DevicePlugin */
   type: string;
-  /** For a device plugin: the extended resource name */
+  /**
+   * Plugin name that uniquely identifies the plugin for the given plugin type.
+   * For DevicePlugin, this is the resource name that the plugin manages and
+   * should follow the extended resource name convention.
+   * For CSI, this is the CSI driver registrar name.
+   */
   name: string;
-  /** Optional endpoint the kubelet uses for the plugin's own service */
+  /**
+   * Optional endpoint location. If found set by Kubelet component,
+   * Kubelet component will use this endpoint for specific requests.
+   * This allows the plugin to register using one endpoint and possibly use
+   * a different socket for control operations. CSI uses this model to delegate
+   * its registration external from the plugin.
+   */
   endpoint: string;
-  /** Device-plugin API versions served, e.g. ["v1beta1"] */
+  /**
+   * Plugin service API versions the plugin supports.
+   * For DevicePlugin, this maps to the deviceplugin API versions the
+   * plugin supports at the given socket.
+   * The Kubelet component communicating with the plugin should be able
+   * to choose any preferred version from this list, or returns an error
+   * if none of the listed versions is supported.
+   */
   supportedVersions: string[];
 }
 
+/** RegistrationStatus is the message sent from Kubelet pluginwatcher to the plugin for notification on registration status */
 export interface RegistrationStatus {
+  /** True if plugin gets registered successfully at Kubelet */
   pluginRegistered: boolean;
+  /** Error message in case plugin fails to register, empty string otherwise */
   error: string;
 }
 
+/** RegistrationStatusResponse is sent by plugin to kubelet in response to RegistrationStatus RPC */
 export interface RegistrationStatusResponse {
 }
 
+/** InfoRequest is the empty request message from Kubelet */
 export interface InfoRequest {
 }
 
@@ -360,6 +381,7 @@ export const InfoRequest: MessageFns<InfoRequest> = {
   },
 };
 
+/** Registration is the service advertised by the Plugins. */
 export type RegistrationService = typeof RegistrationService;
 export const RegistrationService = {
   getInfo: {

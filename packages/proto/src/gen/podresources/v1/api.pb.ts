@@ -19,30 +19,47 @@ import {
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 
-/** Kubelet PodResources API v1, wire-identical to k8s.io/kubelet/pkg/apis/podresources/v1. */
+/** To regenerate api.pb.go run `hack/update-codegen.sh protobindings` */
 
 export interface AllocatableResourcesRequest {
 }
 
+/** AllocatableResourcesResponses contains informations about all the devices known by the kubelet */
 export interface AllocatableResourcesResponse {
   devices: ContainerDevices[];
   cpuIds: number[];
   memory: ContainerMemory[];
 }
 
+/** ListPodResourcesRequest is the request made to the PodResourcesLister service */
 export interface ListPodResourcesRequest {
 }
 
+/** ListPodResourcesResponse is the response returned by List function */
 export interface ListPodResourcesResponse {
   podResources: PodResources[];
 }
 
+/** PodResources contains information about the node resources assigned to a pod */
 export interface PodResources {
   name: string;
   namespace: string;
   containers: ContainerResources[];
+  /**
+   * List of exclusive CPU ids allocated at the pod level. Populated only when
+   * the pod has a pod-level exclusive allocation. CPUs exclusively assigned
+   * to individual containers within the pod are also included here, so
+   * pod-level and container-level cpu_ids intentionally overlap.
+   */
+  cpuIds: number[];
+  /**
+   * List of memory blocks allocated at the pod level, following the same
+   * population and overlap semantics as cpu_ids.
+   */
+  memory: ContainerMemory[];
 }
 
+/** ContainerResources contains information about the resources assigned to a container */
 export interface ContainerResources {
   name: string;
   devices: ContainerDevices[];
@@ -51,48 +68,73 @@ export interface ContainerResources {
   dynamicResources: DynamicResource[];
 }
 
+/** ContainerMemory contains information about memory and hugepages assigned to a pod / container */
 export interface ContainerMemory {
   memoryType: string;
   size: number;
   topology: TopologyInfo | undefined;
 }
 
+/** ContainerDevices contains information about the devices assigned to a container */
 export interface ContainerDevices {
   resourceName: string;
   deviceIds: string[];
   topology: TopologyInfo | undefined;
 }
 
+/** Topology describes hardware topology of the resource */
 export interface TopologyInfo {
   nodes: NUMANode[];
 }
 
+/** NUMA representation of NUMA node */
 export interface NUMANode {
   ID: number;
 }
 
+/** DynamicResource contains information about the devices assigned to a container by DRA */
 export interface DynamicResource {
+  /**
+   * tombstone: removed in 1.31 because claims are no longer associated with one class
+   * string class_name = 1;
+   */
   claimName: string;
   claimNamespace: string;
   claimResources: ClaimResource[];
 }
 
+/**
+ * ClaimResource contains resource information. The driver name/pool name/device name
+ * triplet uniquely identifies the device. Should DRA get extended to other kinds
+ * of resources, then device_name will be empty and other fields will get added.
+ * Each device at the DRA API level may map to zero or more CDI devices.
+ */
 export interface ClaimResource {
   cdiDevices: CDIDevice[];
   driverName: string;
   poolName: string;
   deviceName: string;
+  shareId?: string | undefined;
 }
 
+/** CDIDevice specifies a CDI device information */
 export interface CDIDevice {
+  /**
+   * Fully qualified CDI device name
+   * for example: vendor.com/gpu=gpudevice1
+   * see more details in the CDI specification:
+   * https://github.com/container-orchestrated-devices/container-device-interface/blob/main/SPEC.md
+   */
   name: string;
 }
 
+/** GetPodResourcesRequest contains information about the pod */
 export interface GetPodResourcesRequest {
   podName: string;
   podNamespace: string;
 }
 
+/** GetPodResourcesResponse contains information about the pod the devices */
 export interface GetPodResourcesResponse {
   podResources: PodResources | undefined;
 }
@@ -398,7 +440,7 @@ export const ListPodResourcesResponse: MessageFns<ListPodResourcesResponse> = {
 };
 
 function createBasePodResources(): PodResources {
-  return { name: "", namespace: "", containers: [] };
+  return { name: "", namespace: "", containers: [], cpuIds: [], memory: [] };
 }
 
 export const PodResources: MessageFns<PodResources> = {
@@ -411,6 +453,16 @@ export const PodResources: MessageFns<PodResources> = {
     }
     for (const v of message.containers) {
       ContainerResources.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.cpuIds.length !== 0) {
+      writer.uint32(34).fork();
+      for (const v of message.cpuIds) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    for (const v of message.memory) {
+      ContainerMemory.encode(v!, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -452,6 +504,32 @@ export const PodResources: MessageFns<PodResources> = {
             message.containers.push(ContainerResources.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag === 32) {
+              message.cpuIds.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 34) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.cpuIds.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.memory.push(ContainerMemory.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -471,6 +549,14 @@ export const PodResources: MessageFns<PodResources> = {
       containers: globalThis.Array.isArray(object?.containers)
         ? object.containers.map((e: any) => ContainerResources.fromJSON(e))
         : [],
+      cpuIds: globalThis.Array.isArray(object?.cpuIds)
+        ? object.cpuIds.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.cpu_ids)
+        ? object.cpu_ids.map((e: any) => globalThis.Number(e))
+        : [],
+      memory: globalThis.Array.isArray(object?.memory)
+        ? object.memory.map((e: any) => ContainerMemory.fromJSON(e))
+        : [],
     };
   },
 
@@ -485,6 +571,12 @@ export const PodResources: MessageFns<PodResources> = {
     if (message.containers?.length) {
       obj.containers = message.containers.map((e) => ContainerResources.toJSON(e));
     }
+    if (message.cpuIds?.length) {
+      obj.cpuIds = message.cpuIds.map((e) => Math.round(e));
+    }
+    if (message.memory?.length) {
+      obj.memory = message.memory.map((e) => ContainerMemory.toJSON(e));
+    }
     return obj;
   },
 
@@ -496,6 +588,8 @@ export const PodResources: MessageFns<PodResources> = {
     message.name = object.name ?? "";
     message.namespace = object.namespace ?? "";
     message.containers = object.containers?.map((e) => ContainerResources.fromPartial(e)) || [];
+    message.cpuIds = object.cpuIds?.map((e) => e) || [];
+    message.memory = object.memory?.map((e) => ContainerMemory.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1125,7 +1219,7 @@ export const DynamicResource: MessageFns<DynamicResource> = {
 };
 
 function createBaseClaimResource(): ClaimResource {
-  return { cdiDevices: [], driverName: "", poolName: "", deviceName: "" };
+  return { cdiDevices: [], driverName: "", poolName: "", deviceName: "", shareId: undefined };
 }
 
 export const ClaimResource: MessageFns<ClaimResource> = {
@@ -1141,6 +1235,9 @@ export const ClaimResource: MessageFns<ClaimResource> = {
     }
     if (message.deviceName !== "") {
       writer.uint32(34).string(message.deviceName);
+    }
+    if (message.shareId !== undefined) {
+      writer.uint32(42).string(message.shareId);
     }
     return writer;
   },
@@ -1190,6 +1287,14 @@ export const ClaimResource: MessageFns<ClaimResource> = {
             message.deviceName = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.shareId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1224,6 +1329,11 @@ export const ClaimResource: MessageFns<ClaimResource> = {
         : isSet(object.device_name)
         ? globalThis.String(object.device_name)
         : "",
+      shareId: isSet(object.shareId)
+        ? globalThis.String(object.shareId)
+        : isSet(object.share_id)
+        ? globalThis.String(object.share_id)
+        : undefined,
     };
   },
 
@@ -1241,6 +1351,9 @@ export const ClaimResource: MessageFns<ClaimResource> = {
     if (message.deviceName !== "") {
       obj.deviceName = message.deviceName;
     }
+    if (message.shareId !== undefined) {
+      obj.shareId = message.shareId;
+    }
     return obj;
   },
 
@@ -1253,6 +1366,7 @@ export const ClaimResource: MessageFns<ClaimResource> = {
     message.driverName = object.driverName ?? "";
     message.poolName = object.poolName ?? "";
     message.deviceName = object.deviceName ?? "";
+    message.shareId = object.shareId ?? undefined;
     return message;
   },
 };
@@ -1492,7 +1606,10 @@ export const GetPodResourcesResponse: MessageFns<GetPodResourcesResponse> = {
   },
 };
 
-/** PodResourcesLister is served by the kubelet on /var/lib/kubelet/pod-resources/kubelet.sock. */
+/**
+ * PodResourcesLister is a service provided by the kubelet that provides information about the
+ * node resources consumed by pods and containers on the node
+ */
 export type PodResourcesListerService = typeof PodResourcesListerService;
 export const PodResourcesListerService = {
   list: {

@@ -1,6 +1,6 @@
-// The DRA protos are vendored verbatim from kubernetes/kubelet: their bytes are pinned here (with the
-// upstream commit they came from), and the generated stubs keep upstream's method paths and wire
-// format.
+// The kubelet's protos (device plugin, PodResources, plugin registration, DRA, DRA health) are
+// vendored verbatim from kubernetes/kubelet: their bytes are pinned here (with the upstream commit
+// they came from), and the generated stubs keep upstream's method paths and wire format.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -22,13 +22,16 @@ const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** kubernetes/kubelet at 63b3249724f7d89a8aa48f9acb3811f193c9aa68 (2026-07-23), pkg/apis/<path>. */
 const VENDORED: Record<string, string> = {
+  'v1beta1/api.proto': 'b780bfeac99c93c231dc165ce417f4da88481eececa0c65eeb90f5f2e9b5b65b', // deviceplugin/v1beta1
+  'podresources/v1/api.proto': 'b261f07b951c6ae807c90a3137475733a105c085d3fee62ac62199e0d986c823',
+  'pluginregistration/v1/api.proto': '7a67a0000a1a167c155286834bc9ccb489f8bcdb394e006daba270189c272afa',
   'dra/v1/api.proto': 'b3066ad7f6abcfd0003c47b06ceb801d76997d78d6be505597478d3905b9cc57',
   'dra/v1beta1/api.proto': '7900b11793ad897d0375d67b3bbae675869b574e21dfb1bf5334cc1556138c42',
   'dra-health/v1/api.proto': 'a088e44962719a5184f183ef2fff4b017585434ff4f0cbad13ef8f8c782bc004',
   'dra-health/v1alpha1/api.proto': '75f8c523ec546ceb83bd63f3b7a38c23d979494e7015db12d146e2f39dd4528e',
 };
 
-test('DRA protos are byte-for-byte the upstream files', () => {
+test('kubelet protos are byte-for-byte the upstream files', () => {
   for (const [path, sha256] of Object.entries(VENDORED)) {
     const bytes = readFileSync(join(pkgDir, 'proto', path));
     assert.equal(createHash('sha256').update(bytes).digest('hex'), sha256, `proto/${path} was edited`);
