@@ -29,9 +29,16 @@ function nodeWith(placement: NonNullable<NodeSnapshot['topology']>['placement'])
   return node;
 }
 
+// gcTime Infinity: no garbage-collection timer (5 min by default) keeps the test process alive.
 const renderTryPlace = (node: NodeSnapshot) =>
   render(
-    <QueryClientProvider client={new QueryClient()}>
+    <QueryClientProvider
+      client={
+        new QueryClient({
+          defaultOptions: { queries: { gcTime: Infinity }, mutations: { gcTime: Infinity } },
+        })
+      }
+    >
       <TryPlace node={node} token={null} />
     </QueryClientProvider>,
   );
