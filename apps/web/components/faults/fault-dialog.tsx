@@ -1,9 +1,12 @@
 'use client';
 // Inject or clear a simulated fault on one physical device: names the target, previews the pods
-// that will be affected (blast radius), takes a reason and an optional TTL.
+// that will be affected (blast radius), takes a reason and an optional TTL. For a DRA device it also
+// offers the taint the driver puts on the faulted device and, for NoExecute, names the pods that
+// would be evicted before anything is sent.
 import { useMemo, useState } from 'react';
-import type { NodeSnapshot } from '@plugboard/api';
+import type { FaultBody, NodeSnapshot } from '@plugboard/api';
 import { blastRadius, faultsForDevice, podStatus, tileDevices } from '../../lib/node-view';
+import { draDeviceKeyOf, draEvictionPreview, draFaultsForDevice, draFaultTarget } from '../../lib/dra-view';
 import { ConfirmDialog } from './confirm-dialog';
 
 export interface FaultRequest {
@@ -13,23 +16,68 @@ export interface FaultRequest {
   deviceId: string;
   reason: string;
   ttlSeconds: number | null;
+  /** DRA devices only: the taint to add with the fault (null: health only). Absent for device plugins. */
+  taint?: FaultBody['taint'];
 }
 
-export function FaultDialog({
-  node,
-  tileKey,
-  pending,
-  error,
-  onSubmit,
-  onCancel,
-}: {
+export interface FaultDialogProps {
   node: NodeSnapshot;
   tileKey: string;
   pending: boolean;
   error: string | null;
   onSubmit: (req: FaultRequest) => void;
   onCancel: () => void;
+}
+
+export function FaultDialog(props: FaultDialogProps) {
+  return draDeviceKeyOf(props.tileKey) !== null ? (
+    <DraFaultDialog {...props} />
+  ) : (
+    <DevicePluginFaultDialog {...props} />
+  );
+}
+
+function useTtl() {
+  const [ttl, setTtl] = useState('');
+  const ttlNumber = ttl.trim() === '' ? null : Number(ttl);
+  const ttlInvalid = ttlNumber !== null && (!Number.isInteger(ttlNumber) || ttlNumber < 1);
+  return { ttl, setTtl, ttlNumber, ttlInvalid };
+}
+
+const TTL_ERROR = 'TTL must be a whole number of seconds (1 or more), or empty.';
+const DEFAULT_REASON = 'simulated fault from the dashboard';
+
+function ReasonAndTtl({
+  reason,
+  setReason,
+  ttl,
+  setTtl,
+  ttlInvalid,
+}: {
+  reason: string;
+  setReason: (v: string) => void;
+  ttl: string;
+  setTtl: (v: string) => void;
+  ttlInvalid: boolean;
 }) {
+  return (
+    <div className="form-grid">
+      <label htmlFor="fault-reason">Reason</label>
+      <input id="fault-reason" value={reason} maxLength={512} onChange={(e) => setReason(e.target.value)} />
+      <label htmlFor="fault-ttl">TTL (seconds, optional)</label>
+      <input
+        id="fault-ttl"
+        inputMode="numeric"
+        value={ttl}
+        placeholder="until cleared"
+        aria-invalid={ttlInvalid}
+        onChange={(e) => setTtl(e.target.value)}
+      />
+    </div>
+  );
+}
+
+function DevicePluginFaultDialog({ node, tileKey, pending, error, onSubmit, onCancel }: FaultDialogProps) {
   const devices = useMemo(() => tileDevices(node, tileKey), [node, tileKey]);
   const first = devices[0];
   const affected = useMemo(
@@ -41,13 +89,11 @@ export function FaultDialog({
     [node, devices],
   );
   const faults = useMemo(() => (first ? faultsForDevice(node, first) : []), [node, first]);
-  const [reason, setReason] = useState('simulated fault from the dashboard');
-  const [ttl, setTtl] = useState('');
+  const [reason, setReason] = useState(DEFAULT_REASON);
+  const { ttl, setTtl, ttlNumber, ttlInvalid } = useTtl();
   if (!first) return null;
   const deviceId = first.replicaOf ?? first.id;
   const clearing = devices.some((d) => d.faulted) || faults.length > 0;
-  const ttlNumber = ttl.trim() === '' ? null : Number(ttl);
-  const ttlInvalid = ttlNumber !== null && (!Number.isInteger(ttlNumber) || ttlNumber < 1);
 
   return (
     <ConfirmDialog
@@ -57,7 +103,7 @@ export function FaultDialog({
       confirmLabel={clearing ? 'Clear simulated fault' : 'Inject simulated fault'}
       danger={!clearing}
       pending={pending}
-      error={error ?? (ttlInvalid ? 'TTL must be a whole number of seconds (1 or more), or empty.' : null)}
+      error={error ?? (ttlInvalid ? TTL_ERROR : null)}
       onCancel={onCancel}
       onConfirm={() => {
         if (ttlInvalid) return;
@@ -66,7 +112,7 @@ export function FaultDialog({
           tileKey,
           resource: first.resource,
           deviceId,
-          reason: reason.trim() || 'simulated fault from the dashboard',
+          reason: reason.trim() || DEFAULT_REASON,
           ttlSeconds: ttlNumber,
         });
       }}
@@ -82,24 +128,13 @@ export function FaultDialog({
           : 'This is a simulated fault: the plugin reports the device Unhealthy through ListAndWatch, the kubelet lowers allocatable, and pods holding it are flagged. The hardware is not touched.'}
       </p>
       {!clearing && (
-        <div className="form-grid">
-          <label htmlFor="fault-reason">Reason</label>
-          <input
-            id="fault-reason"
-            value={reason}
-            maxLength={512}
-            onChange={(e) => setReason(e.target.value)}
-          />
-          <label htmlFor="fault-ttl">TTL (seconds, optional)</label>
-          <input
-            id="fault-ttl"
-            inputMode="numeric"
-            value={ttl}
-            placeholder="until cleared"
-            aria-invalid={ttlInvalid}
-            onChange={(e) => setTtl(e.target.value)}
-          />
-        </div>
+        <ReasonAndTtl
+          reason={reason}
+          setReason={setReason}
+          ttl={ttl}
+          setTtl={setTtl}
+          ttlInvalid={ttlInvalid}
+        />
       )}
       <h3>{clearing ? 'Pods holding this device' : 'Pods that will be affected'}</h3>
       {affected.length === 0 ? (
@@ -109,6 +144,136 @@ export function FaultDialog({
           {affected.map((p) => (
             <li key={p.key}>
               <span className="mono">{p.key}</span> <span className="muted">({podStatus(p)})</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </ConfirmDialog>
+  );
+}
+
+type TaintChoice = 'none' | 'NoSchedule' | 'NoExecute';
+
+const TAINT_CHOICES: { value: TaintChoice; label: string; effect: string }[] = [
+  {
+    value: 'none',
+    label: 'No taint (health only)',
+    effect:
+      'The kubelet is told Unhealthy on the health stream and the pods using the device show it in their status; nothing is evicted.',
+  },
+  {
+    value: 'NoSchedule',
+    label: 'NoSchedule',
+    effect:
+      'Also taints the device in its ResourceSlice: no new claim is allocated it; pods using it keep running.',
+  },
+  {
+    value: 'NoExecute',
+    label: 'NoExecute',
+    effect:
+      'Also taints the device in its ResourceSlice: no new claim is allocated it, and the pods using it are evicted.',
+  },
+];
+
+function DraFaultDialog({ node, tileKey, pending, error, onSubmit, onCancel }: FaultDialogProps) {
+  const d = node.dra?.devices[draDeviceKeyOf(tileKey) ?? ''];
+  const faults = useMemo(() => (d ? draFaultsForDevice(node, d) : []), [node, d]);
+  const pods = useMemo(() => (d ? draEvictionPreview(node, d) : []), [node, d]);
+  const [reason, setReason] = useState(DEFAULT_REASON);
+  const [taint, setTaint] = useState<TaintChoice>('none');
+  const { ttl, setTtl, ttlNumber, ttlInvalid } = useTtl();
+  const target = d && node.dra ? draFaultTarget(node.dra, d) : null;
+  if (!d || !target) return null;
+  const clearing = d.fault !== null || faults.length > 0;
+  const evicting = !clearing && taint === 'NoExecute';
+  const n = pods.length;
+  return (
+    <ConfirmDialog
+      title={
+        clearing
+          ? `Clear the simulated fault on ${d.name} (DRA, ${d.driver})?`
+          : `Inject a simulated fault on ${d.name} (DRA, ${d.driver})?`
+      }
+      confirmLabel={
+        clearing
+          ? 'Clear simulated fault'
+          : evicting && n > 0
+            ? `Inject simulated fault and evict ${n} ${n === 1 ? 'pod' : 'pods'}`
+            : 'Inject simulated fault'
+      }
+      danger={!clearing}
+      pending={pending}
+      error={error ?? (ttlInvalid ? TTL_ERROR : null)}
+      onCancel={onCancel}
+      onConfirm={() => {
+        if (ttlInvalid) return;
+        onSubmit({
+          kind: clearing ? 'clear' : 'inject',
+          tileKey,
+          resource: target.resource,
+          deviceId: target.deviceId,
+          reason: reason.trim() || DEFAULT_REASON,
+          ttlSeconds: ttlNumber,
+          taint: taint === 'none' ? null : taint,
+        });
+      }}
+    >
+      <p>
+        Node <strong>{node.nodeName}</strong>, DRA driver <span className="mono">{d.driver}</span>, pool{' '}
+        <span className="mono">{d.pool}</span>, device <span className="mono">{d.name}</span>.
+      </p>
+      <p className="notice warn">
+        {clearing
+          ? 'The driver stops overriding this device: the kubelet is told Healthy on the health stream and the taint the fault added leaves the ResourceSlice. Pods already evicted do not come back by themselves.'
+          : "This is a simulated fault: the driver reports the device Unhealthy on the kubelet's health stream (and taints it if you choose so below). The hardware is not touched."}
+      </p>
+      {!clearing && (
+        <>
+          <ReasonAndTtl
+            reason={reason}
+            setReason={setReason}
+            ttl={ttl}
+            setTtl={setTtl}
+            ttlInvalid={ttlInvalid}
+          />
+          <fieldset style={{ marginTop: '0.75rem' }}>
+            <legend>Taint the device</legend>
+            {TAINT_CHOICES.map((c) => (
+              <div key={c.value} style={{ margin: '0.25rem 0' }}>
+                <label>
+                  <input
+                    type="radio"
+                    name="fault-taint"
+                    value={c.value}
+                    checked={taint === c.value}
+                    aria-describedby={`fault-taint-${c.value}`}
+                    onChange={() => setTaint(c.value)}
+                  />
+                  {c.label}
+                </label>
+                <div id={`fault-taint-${c.value}`} className="muted" style={{ marginLeft: '1.6rem' }}>
+                  {c.effect}
+                </div>
+              </div>
+            ))}
+          </fieldset>
+        </>
+      )}
+      <h3>
+        {evicting
+          ? 'Pods that will be evicted'
+          : clearing
+            ? 'Pods using this device'
+            : 'Pods that will be affected'}
+      </h3>
+      {n === 0 ? (
+        <p>{evicting ? 'No pod uses this device: nothing is evicted.' : 'No pod uses this device.'}</p>
+      ) : (
+        <ul aria-label={evicting ? 'Pods that will be evicted' : 'Affected pods'}>
+          {pods.map((p) => (
+            <li key={p.key}>
+              <span className="mono">{p.key}</span>{' '}
+              <span className="muted">({p.pod ? podStatus(p.pod) : 'not listed on this node'})</span>
             </li>
           ))}
         </ul>

@@ -84,13 +84,28 @@ export function NodeHistoryPanel({ node }: { node: NodeSnapshot }) {
   );
 }
 
-/** Health strips of a tile's devices (replicas included) over the last hour, for the drawer. */
-export function DeviceHealthHistory({ nodeName, deviceKeys }: { nodeName: string; deviceKeys: string[] }) {
+/**
+ * Health strips of a tile's devices (replicas included) over the last hour, for the drawer.
+ * `unrecorded`: what to say when the history holds none of the keys (the gateway records every
+ * device it knows at least once, so none means it does not record them, e.g. DRA devices).
+ */
+export function DeviceHealthHistory({
+  nodeName,
+  deviceKeys,
+  unrecorded,
+}: {
+  nodeName: string;
+  deviceKeys: string[];
+  unrecorded?: string;
+}) {
   const win = HISTORY_WINDOWS[1];
   const q = useQuery(historyQuery(nodeName, win));
   const now = useNow(10_000);
   if (q.isError) return <p className="muted">History unavailable.</p>;
   if (!q.data) return <p className="muted">Loading history…</p>;
+  if (unrecorded !== undefined && deviceKeys.every((k) => !(k in q.data.devices))) {
+    return <p className="muted">{unrecorded}</p>;
+  }
   // A young gateway knows less than the window: start the strips where its history starts, so a
   // fault a minute ago is not a sliver at the right edge of an empty hour.
   const known = deviceKeys.flatMap((k) => q.data.devices[k] ?? []);

@@ -1,7 +1,7 @@
 'use client';
-// The node page: resources with the why, NUMA map with device tiles, pod assignments, fault
-// controls and the event timeline, all read from one cached NodeSnapshot that the node's stream
-// keeps current. Fault controls never flip state themselves: after the gateway accepts a request
+// The node page: resources with the why (device plugins and DRA drivers), NUMA map with device
+// tiles of both APIs, pod assignments, DRA claims, fault controls and the event timeline, all read
+// from one cached NodeSnapshot that the node's stream keeps current. Fault controls never flip state themselves: after the gateway accepts a request
 // the tile shows "waiting…" until the stream reports the device's new state.
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
@@ -9,7 +9,8 @@ import type { FaultState, NodeSnapshot } from '@plugboard/api';
 import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
 import { configQuery, nodeQuery, queryKeys } from '../../lib/queries';
 import { useLiveQuery } from '../../lib/use-live-query';
-import { podFootprint, tileDevices } from '../../lib/node-view';
+import { podFootprint, tileFaultHeld } from '../../lib/node-view';
+import { draDeviceKeyOf } from '../../lib/dra-view';
 import { formatTime } from '../../lib/format';
 import { useToken } from '../../lib/token';
 import { markAfterPaint } from '../../lib/perf-marks';
@@ -20,6 +21,9 @@ import { ScenarioPanel } from '../faults/scenario-panel';
 import { TokenForm } from '../faults/token-form';
 import type { FaultControl } from './device-tile';
 import { DeviceDrawer } from './device-drawer';
+import { ClaimsTable } from './claims-table';
+import { DraDeviceDrawer } from './dra-device-drawer';
+import { DraDrivers } from './dra-drivers';
 import { EventTimeline } from './event-timeline';
 import { NumaMap } from './numa-map';
 import { PodTable } from './pod-table';
@@ -57,6 +61,8 @@ async function sendFaultRequest(nodeName: string, req: FaultRequest, token: stri
         deviceId: req.deviceId,
         reason: req.reason,
         ...(req.ttlSeconds !== null ? { ttlSeconds: req.ttlSeconds } : {}),
+        // DRA devices: the taint (null = health only) is always said, never left to a default.
+        ...(req.taint !== undefined ? { taint: req.taint } : {}),
       }),
       token,
     });
@@ -97,7 +103,7 @@ export function NodeDetail({ name }: { name: string }) {
     if (podKey) document.getElementById('numa-map')?.scrollIntoView({ block: 'start' });
   }, []);
 
-  // Deep link: ?device=<resource>/<id> opens that device's drawer.
+  // Deep link: ?device=<resource>/<id> (a DRA device: dra:<driver>/<pool>/<device>) opens its drawer.
   useEffect(() => {
     const d = new URLSearchParams(window.location.search).get('device');
     if (d) setDrawerTile(d);
@@ -134,7 +140,7 @@ export function NodeDetail({ name }: { name: string }) {
     let changed = false;
     const next = new Map(awaiting);
     for (const [tileKey, a] of awaiting) {
-      const held = tileDevices(node, tileKey).some((d) => d.fault !== null);
+      const held = tileFaultHeld(node, tileKey);
       if (held === a.expectFaulted) {
         next.delete(tileKey);
         changed = true;
@@ -242,6 +248,12 @@ export function NodeDetail({ name }: { name: string }) {
 
       <h2>Resources</h2>
       <ResourcePanel node={node} />
+      {node.dra && (
+        <>
+          <h2 id="dra-drivers">DRA drivers</h2>
+          <DraDrivers dra={node.dra} />
+        </>
+      )}
       <h2 id="history">Capacity over time</h2>
       <NodeHistoryPanel node={node} />
 
@@ -286,6 +298,13 @@ export function NodeDetail({ name }: { name: string }) {
       <h2>Pods</h2>
       <PodTable node={node} selectedPod={selectedPod} onSelectPod={selectPod} onHoverPod={setHoveredPod} />
 
+      {node.dra && (
+        <>
+          <h2 id="dra-claims">DRA claims</h2>
+          <ClaimsTable node={node} onOpenDevice={openDrawer} />
+        </>
+      )}
+
       {node.topology && (
         <>
           <h2>Try to place</h2>
@@ -299,8 +318,9 @@ export function NodeDetail({ name }: { name: string }) {
       ) : (
         <>
           <p className="muted">
-            Every fault here is simulated by the plugin&apos;s fault overlay and travels the real kubelet
-            path. Use the <em>Fault</em> switch on a device tile, or a scenario below.
+            Every fault here is simulated by the plugin&apos;s (or DRA driver&apos;s) fault overlay and
+            travels the real kubelet path. Use the <em>Fault</em> switch on a device tile, or a scenario
+            below.
           </p>
           {node.gateway.authRequired && <TokenForm />}
           <ActiveFaults node={node} />
@@ -324,7 +344,12 @@ export function NodeDetail({ name }: { name: string }) {
           }}
         />
       )}
-      {drawerTile && <DeviceDrawer node={node} tileKey={drawerTile} onClose={closeDrawer} />}
+      {drawerTile &&
+        (draDeviceKeyOf(drawerTile) !== null ? (
+          <DraDeviceDrawer node={node} deviceKey={draDeviceKeyOf(drawerTile)!} onClose={closeDrawer} />
+        ) : (
+          <DeviceDrawer node={node} tileKey={drawerTile} onClose={closeDrawer} />
+        ))}
     </>
   );
 }
@@ -352,7 +377,8 @@ function ActiveFaults({ node }: { node: NodeSnapshot }) {
               <span className="badge warn">simulated</span> <span className="mono">{f.deviceId}</span> (
               {f.resource}) — {f.reason}; since {formatTime(f.createdAt)}
               {f.expiresAt ? `, expires ${formatTime(f.expiresAt)}` : ', until cleared'}
-              {f.scenarioId ? `, scenario ${f.scenarioId}` : ''}.{' '}
+              {f.scenarioId ? `, scenario ${f.scenarioId}` : ''}
+              {f.taint ? `, taint ${f.taint}` : ''}.{' '}
               <span className={`badge${f.state === 'active' ? '' : ' warn'}`}>
                 {FAULT_STATE_TEXT[f.state]}
               </span>
