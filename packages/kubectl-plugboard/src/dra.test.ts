@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DraClaimRequest, DraState } from '@plugboard/api';
-import { draClaim, draDevice, draNode, DRIVER } from '../test/fixtures.js';
+import { claimRequest, draClaim, draDevice, draNode, DRIVER } from '../test/fixtures.js';
 import {
   changeText,
   claimDevicesText,
@@ -14,25 +14,14 @@ import {
   taintsText,
 } from './dra.js';
 
-const request = (o: Partial<DraClaimRequest>): DraClaimRequest => ({
-  name: 'gpu',
-  deviceClassName: DRIVER,
-  allocationMode: 'ExactCount',
-  count: 1,
-  selectors: [],
-  firstAvailable: [],
-  adminAccess: false,
-  ...o,
-});
-
 describe('DRA cells', () => {
   const cases: [string, DraClaimRequest, string][] = [
-    ['exact count', request({ count: 2 }), `gpu:2 ${DRIVER}`],
-    ['all devices', request({ allocationMode: 'All' }), `gpu:all ${DRIVER}`],
-    ['admin access', request({ adminAccess: true }), `gpu:1 ${DRIVER} admin`],
+    ['exact count', claimRequest({ count: 2 }), `gpu:2 ${DRIVER}`],
+    ['all devices', claimRequest({ allocationMode: 'All' }), `gpu:all ${DRIVER}`],
+    ['admin access', claimRequest({ adminAccess: true }), `gpu:1 ${DRIVER} admin`],
     [
       'first available',
-      request({
+      claimRequest({
         deviceClassName: null,
         firstAvailable: [
           {

@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type {
   DeviceState,
+  DraClaimRequest,
   DraClaimState,
   DraDeviceState,
   DraDriverState,
@@ -66,6 +67,20 @@ export function draDevice(node: string, name: string, o: Partial<DraDeviceState>
   };
 }
 
+/** One request `gpu` for a device of the driver's class. */
+export function claimRequest(o: Partial<DraClaimRequest> = {}): DraClaimRequest {
+  return {
+    name: 'gpu',
+    deviceClassName: DRIVER,
+    allocationMode: 'ExactCount',
+    count: 1,
+    selectors: [],
+    firstAvailable: [],
+    adminAccess: false,
+    ...o,
+  };
+}
+
 export function draClaim(namespace: string, name: string, o: Partial<DraClaimState> = {}): DraClaimState {
   return {
     key: `${namespace}/${name}`,
@@ -73,17 +88,7 @@ export function draClaim(namespace: string, name: string, o: Partial<DraClaimSta
     name,
     uid: `uid-${name}`,
     owner: null,
-    requests: [
-      {
-        name: 'gpu',
-        deviceClassName: DRIVER,
-        allocationMode: 'ExactCount',
-        count: 1,
-        selectors: [],
-        firstAvailable: [],
-        adminAccess: false,
-      },
-    ],
+    requests: [claimRequest()],
     phase: 'pending',
     devices: [],
     reservedFor: [],
@@ -182,15 +187,11 @@ export function draNode(node = 'node-a'): NodeSnapshot {
     'ml/waiter-gpu': draClaim('ml', 'waiter-gpu', {
       owner: { pod: 'ml/waiter', podClaimName: 'gpu' },
       requests: [
-        {
+        claimRequest({
           name: 'gpus',
-          deviceClassName: DRIVER,
-          allocationMode: 'ExactCount',
           count: 4,
           selectors: ['device.attributes["gpu.plugboard.example"].model == "h100"'],
-          firstAvailable: [],
-          adminAccess: false,
-        },
+        }),
       ],
       pendingReason: '0/1 nodes are available: 1 cannot allocate all claims.',
     }),

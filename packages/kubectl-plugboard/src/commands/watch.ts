@@ -220,11 +220,12 @@ function draLine(dra: DraState, changes: DraChange[]): WatchDraLine {
  */
 export function watchTables(snapshots: NodeSnapshot[]): string {
   const nodes = [...snapshots].sort((a, b) => a.nodeName.localeCompare(b.nodeName));
-  const resources = nodes.flatMap((s) =>
-    Object.values(s.resources)
-      .sort((a, b) => a.name.localeCompare(b.name))
-      .map((r) => ({ s, r })),
-  );
+  const resources = nodes.flatMap((s) => {
+    const summary = summaryOf(s);
+    return Object.entries(summary.resources)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, r]) => ({ summary, name, r }));
+  });
   const drivers = nodes.flatMap((s) =>
     Object.values(s.dra?.drivers ?? {})
       .sort((a, b) => a.name.localeCompare(b.name))
@@ -239,21 +240,14 @@ export function watchTables(snapshots: NodeSnapshot[]): string {
   if (resources.length > 0 || drivers.length === 0) {
     tables.push(
       renderTable(resources, [
-        { header: 'node', value: (x) => x.s.nodeName },
-        { header: 'resource', value: (x) => x.r.name },
-        { header: 'capacity', value: (x) => x.r.kubelet.capacity },
-        { header: 'allocatable', value: (x) => x.r.kubelet.allocatable },
-        { header: 'allocated', value: (x) => x.r.kubelet.allocated },
-        { header: 'unhealthy', value: (x) => x.r.kubelet.unhealthy },
-        {
-          header: 'registered',
-          value: (x) =>
-            registeredText({
-              registered: x.r.registration.phase === 'registered',
-              registration: x.r.registration.phase,
-            }),
-        },
-        { header: 'faults', value: (x) => Object.keys(x.s.faults).length },
+        { header: 'node', value: (x) => x.summary.nodeName },
+        { header: 'resource', value: (x) => x.name },
+        { header: 'capacity', value: (x) => x.r.capacity },
+        { header: 'allocatable', value: (x) => x.r.allocatable },
+        { header: 'allocated', value: (x) => x.r.allocated },
+        { header: 'unhealthy', value: (x) => x.r.unhealthy },
+        { header: 'registered', value: (x) => registeredText(x.r) },
+        { header: 'faults', value: (x) => x.summary.activeFaults },
       ]),
     );
   }
