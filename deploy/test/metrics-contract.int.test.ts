@@ -143,10 +143,19 @@ describe('a running gateway honours the chart', () => {
       }
     }
     // Every series carries at least `node`, so every row's labels are compared, except for the
-    // allocations: no pod holds a device here.
+    // allocations (no pod holds a device here) and the DRA series of devices, drivers and claims
+    // (this gateway runs no DRA driver; apps/node-gateway/test/dra.int.test.ts reads them).
     assert.deepEqual(
-      [...rows.keys()].filter((name) => !sampleLabels.has(name)),
-      ['plugboard_container_device_allocations'],
+      [...rows.keys()].filter((name) => !sampleLabels.has(name)).sort(),
+      [
+        'plugboard_container_device_allocations',
+        'plugboard_dra_claim_healthy',
+        'plugboard_dra_device_faulted',
+        'plugboard_dra_device_healthy',
+        'plugboard_dra_device_tainted',
+        'plugboard_dra_devices',
+        'plugboard_dra_driver_registered',
+      ],
       `labels compared for ${labelled} metrics`,
     );
   });

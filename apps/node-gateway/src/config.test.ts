@@ -51,6 +51,13 @@ test('invalid configs name the file, the field and the reason', () => {
       /gateway\.auth\.kubernetes\.enabled: needs the Kubernetes API/,
     ],
     [{ resources, gateway: { stream: { maxQueueBytes: 10 } } }, /gateway\.stream\.maxQueueBytes/],
+    [
+      {
+        dra: [{ driver: 'gpu.example.com', simulated: { count: 1 } }],
+        gateway: { kube: { mode: 'disabled' } },
+      },
+      /dra: DRA drivers need the Kubernetes API/,
+    ],
     [{ resources: [] }, /resources: needs at least one resource/],
     [{ resources: [{ name: 'gpu', simulated: { count: 1 } }] }, /resources\[0\]\.name/],
   ];

@@ -268,6 +268,12 @@ export function parseGatewayConfig(
       `invalid gateway config: ${source}: gateway.kube.kubeconfig: required when kube.mode is kubeconfig`,
     );
   }
+  if (plugins.dra.length > 0 && mode === 'disabled') {
+    throw new GatewayError(
+      'config-invalid',
+      `invalid gateway config: ${source}: dra: DRA drivers need the Kubernetes API (kube.mode is disabled): set gateway.kube.kubeconfig or run in a cluster`,
+    );
+  }
   if (gateway.auth.kubernetes.enabled && mode === 'disabled') {
     throw new GatewayError(
       'config-invalid',

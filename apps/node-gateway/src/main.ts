@@ -4,6 +4,7 @@
 // does with the others' events lives in its own module (events/, sources/source-status.ts, …).
 import { pino, type Logger } from 'pino';
 import { startPlugins, type PluginRuntime } from '@plugboard/plugin';
+import type { DraDrivers } from './sources/dra-drivers.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { GatewayConfig } from './config.js';
 import { GatewayError } from './errors.js';
@@ -11,16 +12,23 @@ import { NodeModel } from './model/node-model.js';
 import { readiness } from './model/readiness.js';
 import { TopologyState } from './model/topology-state.js';
 import { FaultStore } from './faults/fault-store.js';
-import { ScenarioRunner } from './faults/scenarios.js';
+import { ScenarioRunner, scenarioDevices } from './faults/scenarios.js';
 import { restorePersistedFaults } from './faults/restore.js';
 import { createGatewayEvents } from './events/gateway-events.js';
 import { faultStoreEvents } from './events/fault-events.js';
 import { pluginEventHooks } from './events/plugin-events.js';
 import { admissionRejectionEvents } from './events/admission-events.js';
+import { attachDraModelEvents, draDriverEventHooks } from './events/dra-events.js';
 import { PodResourcesPoller } from './sources/pod-resources.js';
 import type { KubeSource } from './sources/kube.js';
 import { loadKubeClient } from './sources/kube-client.js';
 import { attachPlugins, pluginActuator, predictionResources } from './sources/plugins.js';
+import {
+  attachDraDrivers,
+  draActuator,
+  routeFaults,
+  startConfiguredDraDrivers,
+} from './sources/dra-drivers.js';
 import { KUBELET_SIM_CHECKING, kubeletSimSource } from './sources/kubelet-control.js';
 import { NO_KUBELET_CONTROL, type KubeletTopologySource } from './sources/kubelet-topology.js';
 import { CONFIGZ_CHECKING, KubeletConfigz } from './sources/kubelet-configz.js';
@@ -39,6 +47,8 @@ export interface GatewayDeps {
   logger?: Logger;
   /** Already-started plugins to serve instead of starting `config.plugins` (the caller stops them). */
   plugins?: Pick<PluginRuntime, 'resources'>;
+  /** Already-started DRA drivers to serve instead of starting `config.plugins.dra` (the caller stops them). */
+  draDrivers?: DraDrivers;
   /** Kubernetes client config to use instead of loading one from `config.kube`. */
   kubeConfig?: KubeConfig;
   now?: () => Date;
@@ -78,6 +88,7 @@ export async function startGateway(config: GatewayConfig, deps: GatewayDeps = {}
       {
         url,
         resources: [...runtime.resources.keys()],
+        draDrivers: Object.keys(parts.model.snapshot().dra?.drivers ?? {}),
         auth: parts.authorizer.mode,
         faults: config.faults.enabled,
         persistence: parts.faults.persistence,
@@ -181,19 +192,26 @@ async function startPluginsAndFaults(
     cleanups.push(() => started.stop());
     runtime = started;
   }
-  const hooks = pluginEventHooks({
-    ...parts,
-    pollSoon: (delayMs) => live.poller?.pollSoon(delayMs),
-    kubeletRestarted: () => live.configz?.pollSoon(),
-  });
+  let drivers: DraDrivers = deps.draDrivers ?? { drivers: new Map() };
+  if (!deps.draDrivers) {
+    const started = await startConfiguredDraDrivers(config, parts.kubeClient?.kc ?? null, rootLogger);
+    if (started) {
+      cleanups.push(() => started.stop());
+      drivers = started;
+    }
+  }
+  const pollSoon = (delayMs?: number): void => live.poller?.pollSoon(delayMs);
+  const hooks = pluginEventHooks({ ...parts, pollSoon, kubeletRestarted: () => live.configz?.pollSoon() });
   cleanups.push(attachPlugins(runtime, model, hooks));
+  cleanups.push(attachDraDrivers(drivers, model, draDriverEventHooks({ ...parts, pollSoon })));
+  cleanups.push(attachDraModelEvents(model, parts.events));
 
-  restorePersistedFaults(faults, pluginActuator(runtime), logger);
+  restorePersistedFaults(faults, routeFaults(pluginActuator(runtime), draActuator(drivers)), logger);
   const scenarios = new ScenarioRunner({
     nodeName: config.nodeName,
     faults,
     now: parts.now,
-    devices: () => Object.values(model.snapshot().devices),
+    devices: () => scenarioDevices(model.snapshot()),
     onStep: (s, step) =>
       logger.info(
         { scenario: s.id, action: step.action, status: step.status, detail: step.detail },
@@ -259,6 +277,7 @@ function startSources(parts: Parts): KubeletTopologySource | null {
   const admissionRejections = admissionRejectionEvents(parts.events, logger);
   const kube = new kubeClient.module.KubeSource({
     kc: kubeClient.kc,
+    request,
     nodeName: config.nodeName,
     maxBackoffMs: config.kube.maxBackoffMs,
     now,

@@ -15,6 +15,8 @@ export type NodeEventReason =
   | 'PlugboardFaultCleared'
   | 'DeviceHealthy'
   | 'DeviceUnhealthy'
+  | 'DeviceTainted'
+  | 'DeviceUntainted'
   | 'DevicePluginRegistered'
   | 'DevicePluginWaitingForKubelet'
   | 'KubeletRestartDetected';

@@ -11,11 +11,24 @@ import type { FaultRecord } from '@plugboard/api';
 import { REPLICA_SEPARATOR } from '@plugboard/plugin';
 import { GatewayError } from '../errors.js';
 
+/** The taint a fault on a DRA device may ask for (FaultRecord.taint). */
+export type FaultTaint = NonNullable<FaultRecord['taint']>;
+
 /** Applies faults at the device source; both throw a GatewayError when the plugin refuses. */
 export interface FaultActuator {
-  /** `absentOk`: the device may be absent now (a fault restored after a restart). */
-  inject(resource: string, deviceId: string, reason: string, options?: { absentOk?: boolean }): void;
+  /**
+   * `absentOk`: the device may be absent now (a fault restored after a restart); `taint`: a DRA
+   * device also gets that taint in its ResourceSlice (a device plugin refuses it).
+   */
+  inject(
+    resource: string,
+    deviceId: string,
+    reason: string,
+    options?: { absentOk?: boolean; taint?: FaultTaint | null },
+  ): void;
   clear(resource: string, deviceId: string): void;
+  /** The ID a fault is kept under (a DRA device's ResourceSlice name → its source ID). */
+  resolve?(resource: string, deviceId: string): string;
 }
 
 export interface NewFault {
@@ -24,7 +37,11 @@ export interface NewFault {
   reason: string;
   ttlSeconds?: number | null;
   scenarioId?: string | null;
+  /** DRA devices only: taint the device in its ResourceSlice too. */
+  taint?: FaultTaint | null;
 }
+
+const taintOf = (f: FaultRecord): { taint?: FaultTaint } => (f.taint ? { taint: f.taint } : {});
 
 export type FaultClearCause = 'deleted' | 'expired' | 'scenario-stopped' | 'expired-while-down';
 
@@ -120,7 +137,7 @@ export class FaultStore {
     for (const f of restored) {
       let failure: string | null = null;
       try {
-        actuator.inject(f.resource, f.deviceId, f.reason, { absentOk: true });
+        actuator.inject(f.resource, f.deviceId, f.reason, { absentOk: true, ...taintOf(f) });
       } catch (err) {
         failure = `could not be restored: ${(err as Error).message}`;
       }
@@ -131,14 +148,23 @@ export class FaultStore {
 
   /**
    * Faults, optionally of one resource and one device. A device filter also matches faults on its
-   * replicas (`<id>::<k>`), so one request clears a shared device's tile.
+   * replicas (`<id>::<k>`), so one request clears a shared device's tile; with a resource, a DRA
+   * device may be named by its ResourceSlice name.
    */
   list(filter: { resource?: string; deviceId?: string } = {}): FaultRecord[] {
-    const replicaPrefix = filter.deviceId ? `${filter.deviceId}${REPLICA_SEPARATOR}` : null;
+    let deviceId = filter.deviceId;
+    if (deviceId && filter.resource) {
+      try {
+        deviceId = this.actuator?.resolve?.(filter.resource, deviceId) ?? deviceId;
+      } catch {
+        // Not a resource the actuator knows: the filter matches what it says.
+      }
+    }
+    const replicaPrefix = deviceId ? `${deviceId}${REPLICA_SEPARATOR}` : null;
     return [...this.faults.values()].filter(
       (f) =>
         (!filter.resource || f.resource === filter.resource) &&
-        (!filter.deviceId || f.deviceId === filter.deviceId || f.deviceId.startsWith(replicaPrefix!)),
+        (!deviceId || f.deviceId === deviceId || f.deviceId.startsWith(replicaPrefix!)),
     );
   }
 
@@ -166,15 +192,16 @@ export class FaultStore {
     const fault: FaultRecord = {
       id: randomUUID(),
       resource: input.resource,
-      deviceId: input.deviceId,
+      deviceId: this.actuator?.resolve?.(input.resource, input.deviceId) ?? input.deviceId,
       reason: input.reason,
       createdAt: now.toISOString(),
       expiresAt: input.ttlSeconds ? new Date(now.getTime() + input.ttlSeconds * 1000).toISOString() : null,
       scenarioId: input.scenarioId ?? null,
       simulated: true,
+      ...(input.taint ? { taint: input.taint } : {}),
     };
     // The plugin takes the fault first: a refusal is the caller's error and nothing is kept.
-    this.actuator?.inject(fault.resource, fault.deviceId, fault.reason);
+    this.actuator?.inject(fault.resource, fault.deviceId, fault.reason, taintOf(fault));
     this.insert(fault);
     this.changed();
     return fault;
@@ -191,8 +218,14 @@ export class FaultStore {
       const others = this.deviceFaults(fault.resource, fault.deviceId).filter((f) => !f.failure);
       try {
         if (others.length === 0) this.actuator?.clear(fault.resource, fault.deviceId);
-        // Another fault still holds the device; keep its reason current.
-        else this.actuator?.inject(fault.resource, fault.deviceId, others.at(-1)!.reason, { absentOk: true });
+        // Another fault still holds the device; keep its reason (and taint) current.
+        else {
+          const last = others.at(-1)!;
+          this.actuator?.inject(fault.resource, fault.deviceId, last.reason, {
+            absentOk: true,
+            ...taintOf(last),
+          });
+        }
       } catch (err) {
         // The resource went away under the fault: nothing holds the device any more either way.
         this.options.onActuatorError?.(fault, (err as Error).message);

@@ -1,10 +1,14 @@
 // Fault scenarios: a timeline of steps (fail a NUMA node, fail N random devices, flap a device, heal,
 // restart the kubelet) run against this node's fault store, bounded by a TTL after which everything
-// the scenario did is undone. The same document is accepted by POST /api/v1/scenarios (JSON or YAML)
+// the scenario did is undone. Devices are device-plugin devices and the devices of the DRA drivers
+// this gateway runs (`resource` = the driver name, the device's source ID); a step's `taint` applies
+// to the DRA devices it fails. The same document is accepted by POST /api/v1/scenarios (JSON or YAML)
 // and by the demo's `--scenario FILE`; steps aimed at another node are skipped here. Format: docs/API.md.
 import { randomUUID } from 'node:crypto';
 import type {
   DeviceState,
+  FaultRecord,
+  NodeSnapshot,
   ScenarioDocument,
   ScenarioState,
   ScenarioStep,
@@ -14,11 +18,36 @@ import type {
 import type { FaultClearCause, FaultStore } from './fault-store.js';
 import { GatewayError } from '../errors.js';
 
+/**
+ * A device a scenario can fail: a device-plugin device (`resource`, its ID) or a device of a DRA
+ * driver this gateway runs (`resource` = the driver, `id` = the source ID, `dra: true`).
+ */
+export type ScenarioDevice = Pick<DeviceState, 'resource' | 'id' | 'replicaOf' | 'numaNodes' | 'health'> & {
+  dra?: boolean;
+};
+
+/** This node's devices a scenario can fail: the device plugins' and the in-process DRA drivers'. */
+export function scenarioDevices(s: NodeSnapshot): ScenarioDevice[] {
+  const out: ScenarioDevice[] = Object.values(s.devices);
+  for (const d of Object.values(s.dra?.devices ?? {})) {
+    if (d.sourceId === null) continue;
+    out.push({
+      resource: d.driver,
+      id: d.sourceId,
+      replicaOf: null,
+      numaNodes: d.numaNodes,
+      health: d.health === 'Healthy' ? 'Healthy' : 'Unhealthy',
+      dra: true,
+    });
+  }
+  return out;
+}
+
 export interface ScenarioRunnerOptions {
   nodeName: string;
   faults: FaultStore;
   /** Devices of this node, as the model sees them now. */
-  devices: () => DeviceState[];
+  devices: () => ScenarioDevice[];
   /** Longest a scenario may run when it gives no ttlSeconds. */
   defaultTailMs?: number;
   now?: () => Date;
@@ -35,6 +64,12 @@ function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+interface Target {
+  resource: string;
+  deviceId: string;
+  dra: boolean;
 }
 
 interface Running {
@@ -145,21 +180,21 @@ export class ScenarioRunner {
   }
 
   /** Physical targets only: failing a replica means failing its device, which fails every replica. */
-  private targets(filter: (d: DeviceState) => boolean): { resource: string; deviceId: string }[] {
+  private targets(filter: (d: ScenarioDevice) => boolean): Target[] {
     const seen = new Set<string>();
-    const out: { resource: string; deviceId: string }[] = [];
+    const out: Target[] = [];
     for (const d of this.options.devices()) {
       if (!filter(d)) continue;
       const id = d.replicaOf ?? d.id;
       const key = `${d.resource}/${id}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      out.push({ resource: d.resource, deviceId: id });
+      out.push({ resource: d.resource, deviceId: id, dra: d.dra === true });
     }
     return out;
   }
 
-  private inject(r: Running, targets: { resource: string; deviceId: string }[], why: string): string[] {
+  private inject(r: Running, targets: Target[], why: string, taint?: FaultRecord['taint']): string[] {
     const held = new Set(
       this.options.faults
         .list()
@@ -170,7 +205,16 @@ export class ScenarioRunner {
     const ids: string[] = [];
     for (const t of targets) {
       if (held.has(`${t.resource}/${t.deviceId}`)) continue;
-      ids.push(this.options.faults.add({ ...t, reason: why, ttlSeconds, scenarioId: r.state.id }).id);
+      const fault = {
+        resource: t.resource,
+        deviceId: t.deviceId,
+        reason: why,
+        ttlSeconds,
+        scenarioId: r.state.id,
+        // A device plugin has no taints: the step's taint applies to the DRA devices it fails.
+        ...(t.dra && taint ? { taint } : {}),
+      };
+      ids.push(this.options.faults.add(fault).id);
     }
     return ids;
   }
@@ -205,7 +249,12 @@ export class ScenarioRunner {
             (d) => d.numaNodes.includes(step.numaNode) && (!step.resource || d.resource === step.resource),
           );
           if (t.length === 0) throw new GatewayError('not-found', `no device on NUMA node ${step.numaNode}`);
-          const ids = this.inject(r, t, step.reason ?? `NUMA node ${step.numaNode} failed (${tag})`);
+          const ids = this.inject(
+            r,
+            t,
+            step.reason ?? `NUMA node ${step.numaNode} failed (${tag})`,
+            step.taint,
+          );
           this.finish(r, i, 'done', `${ids.length} device(s) on NUMA node ${step.numaNode} failed`);
           return;
         }
@@ -254,7 +303,7 @@ export class ScenarioRunner {
             }
             t = pool.slice(0, count);
           }
-          const ids = this.inject(r, t, step.reason ?? `device failure (${tag})`);
+          const ids = this.inject(r, t, step.reason ?? `device failure (${tag})`, step.taint);
           this.finish(
             r,
             i,

@@ -12,7 +12,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { FaultPhase, NodeSnapshot } from '@plugboard/api';
+import type { DraClaimPhase, DraDeviceCounts, FaultPhase, NodeSnapshot } from '@plugboard/api';
 import type { StreamView } from './stream.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -44,7 +44,25 @@ const POD_RESOURCES_ERRORS: readonly { method: string; code: string }[] = [
   ),
 ];
 /** The operations sources/kube.ts reports errors for. */
-const KUBE_API_OPERATIONS = ['watch nodes', 'watch pods', 'post event'];
+const KUBE_API_OPERATIONS = [
+  'watch nodes',
+  'watch pods',
+  'post event',
+  'watch resourceslices',
+  'watch resourceclaims',
+  'watch devicetaintrules',
+  'watch unscheduled pods',
+];
+const DRA_CLAIM_PHASES: readonly DraClaimPhase[] = ['pending', 'allocated', 'reserved', 'prepared'];
+const DRA_DEVICE_STATES: readonly (keyof DraDeviceCounts)[] = [
+  'published',
+  'usable',
+  'allocated',
+  'free',
+  'unhealthy',
+  'tainted',
+];
+const TAINTING = new Set(['NoSchedule', 'NoExecute']);
 
 export function createMetrics(snapshot: () => NodeSnapshot) {
   const registry = new Registry();
@@ -146,6 +164,7 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
     'Whether the resource is registered with the kubelet (1) or not (0).',
     (r) => (r.registration.phase === 'registered' ? 1 : 0),
   );
+  draMetrics(registry, snapshot);
   new Gauge({
     name: 'plugboard_gateway_faults_active',
     help: 'Simulated faults the gateway holds, per resource and state (active: the kubelet was told Unhealthy; pending; device-absent; failed).',
@@ -154,7 +173,7 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
     collect() {
       this.reset();
       const s = snapshot();
-      for (const name of Object.keys(s.resources))
+      for (const name of [...Object.keys(s.resources), ...inProcessDrivers(s)])
         for (const state of FAULT_PHASES) this.set({ resource: name, state }, 0);
       for (const f of Object.values(s.faults)) this.inc({ resource: f.resource, state: f.state });
     },
@@ -220,7 +239,10 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
     }
   };
   const initServedResources = (): void => {
-    for (const resource of Object.keys(snapshot().resources)) initResource(resource);
+    const s = snapshot();
+    for (const resource of Object.keys(s.resources)) initResource(resource);
+    // A DRA driver takes faults too (and nothing else these series count).
+    for (const driver of inProcessDrivers(s)) faultsInjected.inc({ resource: driver }, 0);
   };
 
   // One kubelet per node: every plugin sees each of its restarts, so the node's count is the
@@ -313,7 +335,7 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
     },
     faultsInjected: {
       inc(labels: { resource: string }) {
-        initResource(labels.resource);
+        if (snapshot().resources[labels.resource]) initResource(labels.resource);
         faultsInjected.inc(labels);
       },
     },
@@ -338,3 +360,105 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
 }
 
 export type GatewayMetrics = ReturnType<typeof createMetrics>;
+
+const inProcessDrivers = (s: NodeSnapshot): string[] =>
+  Object.values(s.dra?.drivers ?? {})
+    .filter((d) => d.inProcess)
+    .map((d) => d.name);
+
+/**
+ * DRA gauges, computed from the snapshot at scrape time like the device-plugin ones: per device
+ * (health, taints, faults), per driver (the honest counts of snapshot.dra and registration) and per
+ * claim (phases, health as allocatedResourcesStatus reports it).
+ */
+function draMetrics(registry: Registry, snapshot: () => NodeSnapshot): void {
+  const perDevice = (
+    name: string,
+    help: string,
+    value: (d: NonNullable<NodeSnapshot['dra']>['devices'][string]) => number,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['node', 'driver', 'pool', 'device'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        const s = snapshot();
+        for (const d of Object.values(s.dra?.devices ?? {})) {
+          this.set({ node: s.nodeName, driver: d.driver, pool: d.pool, device: d.name }, value(d));
+        }
+      },
+    });
+  perDevice(
+    'plugboard_dra_device_healthy',
+    'Whether a DRA device is healthy (1) or not (0: Unhealthy or Unknown), as its driver reports it.',
+    (d) => (d.health === 'Healthy' ? 1 : 0),
+  );
+  perDevice(
+    'plugboard_dra_device_tainted',
+    'Whether a DRA device carries a NoSchedule or NoExecute taint (ResourceSlice or DeviceTaintRule).',
+    (d) => (d.taints.some((t) => TAINTING.has(t.effect)) ? 1 : 0),
+  );
+  perDevice(
+    'plugboard_dra_device_faulted',
+    'Whether a simulated fault holds the DRA device and the kubelet was sent Unhealthy (1) or not (0).',
+    (d) => (d.fault === 'active' ? 1 : 0),
+  );
+  new Gauge({
+    name: 'plugboard_dra_devices',
+    help: 'DRA devices of a driver on this node by state: published, usable (healthy, untainted), allocated, free, unhealthy, tainted.',
+    labelNames: ['node', 'driver', 'state'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const s = snapshot();
+      for (const d of Object.values(s.dra?.drivers ?? {}))
+        for (const state of DRA_DEVICE_STATES)
+          this.set({ node: s.nodeName, driver: d.name, state }, d.counts[state]);
+    },
+  });
+  new Gauge({
+    name: 'plugboard_dra_driver_registered',
+    help: 'Whether a DRA driver the gateway runs is registered with the kubelet (1) or not (0).',
+    labelNames: ['node', 'driver'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const s = snapshot();
+      for (const d of Object.values(s.dra?.drivers ?? {})) {
+        if (d.registration)
+          this.set({ node: s.nodeName, driver: d.name }, d.registration.phase === 'registered' ? 1 : 0);
+      }
+    },
+  });
+  new Gauge({
+    name: 'plugboard_dra_claims',
+    help: "ResourceClaims of this node's pods and devices by phase: pending, allocated, reserved, prepared.",
+    labelNames: ['node', 'phase'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const s = snapshot();
+      for (const phase of DRA_CLAIM_PHASES) this.set({ node: s.nodeName, phase }, 0);
+      for (const c of Object.values(s.dra?.claims ?? {})) this.inc({ node: s.nodeName, phase: c.phase });
+    },
+  });
+  new Gauge({
+    name: 'plugboard_dra_claim_healthy',
+    help: "Whether all devices of a ResourceClaim are healthy (1) or not (0), as the pods' allocatedResourcesStatus reports them; absent while unreported.",
+    labelNames: ['node', 'namespace', 'claim'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const s = snapshot();
+      for (const c of Object.values(s.dra?.claims ?? {})) {
+        if (c.health !== null)
+          this.set(
+            { node: s.nodeName, namespace: c.namespace, claim: c.name },
+            c.health === 'Healthy' ? 1 : 0,
+          );
+      }
+    },
+  });
+}

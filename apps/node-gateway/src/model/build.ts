@@ -7,6 +7,7 @@ import type {
   ContainerState,
   DeviceAllocation,
   DeviceState,
+  DraState,
   DynamicResourceState,
   FaultRecord,
   FaultState,
@@ -21,6 +22,8 @@ import type {
   ResourceState,
   SourcesState,
 } from '@plugboard/api';
+import { buildDra, podClaimRefs, type DraDriverInput } from './dra.js';
+import type { DraKubeInput } from './dra-objects.js';
 import {
   alignmentOf,
   alignmentParts,
@@ -61,6 +64,13 @@ export interface KubeInput {
   node: V1Node | null;
   /** Pods bound to this node, as the API server reports them. */
   pods: readonly V1Pod[];
+  /**
+   * Unscheduled pods with ResourceClaims that can only go to this node (its hostname in their node
+   * selector or required affinity, or nominated here): their claims may be pending for it.
+   */
+  waitingPods?: readonly V1Pod[];
+  /** ResourceSlices, ResourceClaims, DeviceClasses, DeviceTaintRules (null: not watched). */
+  dra?: DraKubeInput | null;
 }
 
 export interface ModelInputs {
@@ -68,6 +78,8 @@ export interface ModelInputs {
   updatedAt: string;
   gateway: GatewayInfo;
   resources: readonly ResourceInput[];
+  /** The DRA drivers this gateway runs, by name. */
+  draDrivers?: readonly DraDriverInput[];
   podResources: PodResourcesInput | null;
   kube: KubeInput | null;
   faults: readonly FaultRecord[];
@@ -133,6 +145,7 @@ export class BuildCache {
     this.keep('pods', snapshot.pods);
     this.keep('numa', snapshot.numa);
     this.keep('faults', snapshot.faults);
+    if (snapshot.dra) this.keep('dra', snapshot.dra);
     for (const r of Object.values(snapshot.resources)) this.keep(`keys:${r.name}`, r.deviceKeys);
   }
 }
@@ -211,9 +224,14 @@ function reportedHealth(r: ResourceInput, cache: BuildCache | null): Map<string,
 }
 
 /** Each fault with where it stands against what the kubelet was told. */
-function buildFaults(inputs: ModelInputs, devices: Record<string, DeviceState>): Record<string, FaultState> {
+function buildFaults(
+  inputs: ModelInputs,
+  devices: Record<string, DeviceState>,
+  dra: DraState,
+): Record<string, FaultState> {
   const out: Record<string, FaultState> = {};
   const byResource = new Map(inputs.resources.map((r) => [r.name, r]));
+  const draDrivers = new Set((inputs.draDrivers ?? []).map((d) => d.name));
   for (const f of inputs.faults) {
     const state = (phase: FaultState['state'], stateReason: string | null): FaultState => ({
       ...f,
@@ -223,6 +241,22 @@ function buildFaults(inputs: ModelInputs, devices: Record<string, DeviceState>):
     const r = byResource.get(f.resource);
     if (f.failure) {
       out[f.id] = state('failed', f.failure);
+      continue;
+    }
+    if (draDrivers.has(f.resource)) {
+      const device = Object.values(dra.devices).find(
+        (d) => d.driver === f.resource && d.sourceId === f.deviceId,
+      );
+      out[f.id] = !device
+        ? state(
+            'device-absent',
+            `the driver's device source does not list ${f.deviceId} now; the fault holds it, and the kubelet is told it is Unhealthy when it returns`,
+          )
+        : device.kubeletHealth === 'Unhealthy'
+          ? state('active', null)
+          : device.kubeletHealth === null
+            ? state('pending', 'no NodeWatchResources stream is open: the kubelet is told when it opens one')
+            : state('pending', 'the driver has not sent the Unhealthy health to the kubelet yet');
       continue;
     }
     if (!r) {
@@ -597,6 +631,7 @@ function buildPods(
         !topo?.host && containers.some((c) => c.cpuIds.length > 0),
       ),
       ...(topo ? { topology: podTopology(key, containers, topo) } : {}),
+      ...(kp?.spec?.resourceClaims?.length ? { claims: podClaimRefs(kp) } : {}),
     };
     if (cache) nextCache.set(key, { pr, kp, signature, state: pods[key] });
   }
@@ -624,7 +659,23 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     [index.byDevice, inputs.faults, ...inputs.resources.flatMap((r) => [r.name, r.devices, r.reported])],
     () => buildDevices(inputs, index, cache),
   );
-  const faults = m('faults', [inputs.faults, devices], () => buildFaults(inputs, devices));
+  const draDrivers = inputs.draDrivers ?? [];
+  const kube = inputs.kube;
+  const dra = m(
+    'dra',
+    [...draDrivers, kube?.dra, kube?.waitingPods, prPods, inputs.faults, ...(kube?.pods ?? [])],
+    () =>
+      buildDra({
+        nodeName: inputs.nodeName,
+        drivers: draDrivers,
+        kube: kube?.dra ?? null,
+        pods: kube?.pods ?? [],
+        waitingPods: kube?.waitingPods ?? [],
+        podResources: prPods ?? null,
+        faults: inputs.faults,
+      }),
+  );
+  const faults = m('faults', [inputs.faults, devices, dra], () => buildFaults(inputs, devices, dra));
   return {
     schema: 1,
     nodeName: inputs.nodeName,
@@ -643,6 +694,7 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     faults,
     events: inputs.events as NodeEvent[],
     sources: inputs.sources,
+    dra,
     ...(inputs.topology
       ? {
           topology: m(

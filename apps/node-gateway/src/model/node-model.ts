@@ -11,6 +11,7 @@ import {
   type ResourceInput,
 } from './build.js';
 import type { TopologyInput } from './topology.js';
+import type { DraDriverInput } from './dra.js';
 import { diffAndShare, diffDocuments } from './diff.js';
 import { summarize } from './summary.js';
 import { sameSourceState } from './source-state.js';
@@ -53,8 +54,9 @@ interface NodeModelEvents {
 export class NodeModel extends EventEmitter<NodeModelEvents> {
   private readonly now: () => Date;
   private readonly ringSize: number;
-  private readonly inputs: Omit<ModelInputs, 'updatedAt' | 'resources' | 'events'>;
+  private readonly inputs: Omit<ModelInputs, 'updatedAt' | 'resources' | 'events' | 'draDrivers'>;
   private readonly resources = new Map<string, ResourceInput>();
+  private readonly draDrivers = new Map<string, DraDriverInput>();
   private events: NodeEvent[] = [];
   private eventSeq = 0;
   private current: NodeSnapshot;
@@ -100,6 +102,16 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
 
   removeResource(name: string): void {
     if (this.resources.delete(name)) this.invalidate();
+  }
+
+  /** A DRA driver this gateway runs (sources/dra-drivers.ts). */
+  setDraDriver(driver: DraDriverInput): void {
+    this.draDrivers.set(driver.name, driver);
+    this.invalidate();
+  }
+
+  removeDraDriver(name: string): void {
+    if (this.draDrivers.delete(name)) this.invalidate();
   }
 
   setPodResources(value: PodResourcesInput | null): void {
@@ -205,6 +217,9 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
         updatedAt,
         // Code-unit order: resource names are ASCII, and localeCompare would load ICU collation data.
         resources: [...this.resources.values()].sort((a, b) =>
+          a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+        ),
+        draDrivers: [...this.draDrivers.values()].sort((a, b) =>
           a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
         ),
         events: this.events,

@@ -1,5 +1,6 @@
 // The counts-only view of a snapshot (GET /api/v1/summary, stream `?view=summary`) for cluster views.
 import type { NodeSnapshot, NodeSummary } from '@plugboard/api';
+import { summarizeDra } from './dra.js';
 
 export function summarize(s: NodeSnapshot): NodeSummary {
   const resources: NodeSummary['resources'] = {};
@@ -22,5 +23,6 @@ export function summarize(s: NodeSnapshot): NodeSummary {
     activeFaults: Object.keys(s.faults).length,
     faultsEnabled: s.gateway.faultsEnabled,
     sources: s.sources,
+    ...(s.dra ? { dra: summarizeDra(s.dra) } : {}),
   };
 }

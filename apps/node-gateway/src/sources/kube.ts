@@ -1,6 +1,9 @@
 // The Kubernetes API as a source: informers (list + watch) for this Node and the Pods bound to it,
-// relisting on 410 Gone (client-node's ListWatch does that) and restarting with backoff on any other
-// error — never crashing the gateway. Also posts Events on the Node (health transitions, faults),
+// and for DRA (with `request`): this node's ResourceSlices, every ResourceClaim, DeviceTaintRules and
+// the unscheduled pods with claims that wait for this node; relisting on 410 Gone (client-node's
+// ListWatch does that) and restarting with backoff on any other error — never crashing the gateway.
+// A DRA kind the API server does not serve (404) or lets the gateway not read (403) leaves that part
+// of the view empty, says why in `dra.notServed`, and is asked again after maxBackoffMs. Also posts Events on the Node (health transitions, faults),
 // rate-limited, and answers TokenReview + SubjectAccessReview for the authorizer.
 import {
   AuthenticationV1Api,
@@ -10,6 +13,7 @@ import {
   ListWatch,
   Watch,
   type CoreV1Event,
+  type KubernetesListObject,
   type KubernetesObject,
   type V1Node,
   type V1Pod,
@@ -17,6 +21,12 @@ import {
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeInput } from '../model/build.js';
+import type {
+  DraKubeInput,
+  WireDeviceTaintRule,
+  WireResourceClaim,
+  WireResourceSlice,
+} from '../model/dra-objects.js';
 import type { ApiServerRequest } from './api-server-request.js';
 import type { SourceState } from '@plugboard/api';
 import type { KubeReviewer } from '../http/auth.js';
@@ -135,6 +145,8 @@ export function createApiServerRequest(kc: KubeConfig): ApiServerRequest & { clo
 
 export interface KubeSourceOptions {
   kc: KubeConfig;
+  /** Plain API requests: with it, the DRA kinds are watched too (read raw, see model/dra-objects.ts). */
+  request?: ApiServerRequest;
   nodeName: string;
   maxBackoffMs: number;
   onChange: (input: KubeInput) => void;
@@ -150,6 +162,45 @@ interface Informer<T extends KubernetesObject> {
   errors: number;
   timer: NodeJS.Timeout | null;
   synced: boolean;
+  /** A DRA kind: 404/403 leave it empty (`notServed`) instead of failing the source. */
+  optional: string | null;
+  notServed: string | null;
+}
+
+/** The DRA informers and the model input built from them (rebuilt only when one of them changed). */
+interface DraInformers {
+  slices: Informer<WireResourceSlice & KubernetesObject>;
+  claims: Informer<WireResourceClaim & KubernetesObject>;
+  taintRules: Informer<WireDeviceTaintRule & KubernetesObject>;
+  waitingPods: Informer<V1Pod>;
+  input: DraKubeInput | null;
+  waiting: readonly V1Pod[] | null;
+}
+
+const RESOURCE_API = '/apis/resource.k8s.io/v1';
+const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+
+/**
+ * An unscheduled pod with ResourceClaims that can only go to `node`: nominated there, or every way
+ * of scheduling it names the node (nodeSelector hostname, required node affinity on the hostname
+ * or metadata.name). Its claims are this node's business while they are pending.
+ */
+export function waitsForNode(pod: V1Pod, node: string): boolean {
+  if (!pod.spec?.resourceClaims?.length || pod.spec.nodeName) return false;
+  if (pod.status?.nominatedNodeName === node) return true;
+  if (pod.spec.nodeSelector?.[HOSTNAME_LABEL] === node) return true;
+  const terms =
+    pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  const only = (r: { key: string; operator: string; values?: string[] }, key: string): boolean =>
+    r.key === key && r.operator === 'In' && r.values?.length === 1 && r.values[0] === node;
+  return (
+    terms.length > 0 &&
+    terms.every(
+      (t) =>
+        (t.matchExpressions ?? []).some((r) => only(r, HOSTNAME_LABEL)) ||
+        (t.matchFields ?? []).some((r) => only(r, 'metadata.name')),
+    )
+  );
 }
 
 const describe = (err: unknown): string => {
@@ -186,6 +237,7 @@ export class KubeSource {
   private readonly core: CoreV1Api;
   private readonly node: Informer<V1Node>;
   private readonly pods: Informer<V1Pod>;
+  private readonly dra: DraInformers | null;
   private stopped = false;
   private scheduled = false;
   private state: SourceState = { status: 'connecting', lastSuccess: null, reason: null };
@@ -225,13 +277,96 @@ export class KubeSource {
       ),
       'watch pods',
     );
+    this.dra = options.request ? this.draInformers(watch, options.request) : null;
   }
 
-  private informer<T extends KubernetesObject>(lw: ListWatch<T>, operation: string): Informer<T> {
-    const inf: Informer<T> = { lw, failures: 0, errors: 0, timer: null, synced: false };
+  private draInformers(watch: Watch, request: ApiServerRequest): DraInformers {
+    const { nodeName, maxBackoffMs } = this.options;
+    const raw = <T extends KubernetesObject>(
+      path: string,
+      operation: string,
+      fieldSelector?: string,
+      optional: string | null = null,
+    ): Informer<T> => {
+      const query = fieldSelector ? `?fieldSelector=${encodeURIComponent(fieldSelector)}` : '';
+      const list = async (): Promise<KubernetesListObject<T>> => {
+        const res = await request('GET', `${path}${query}`, { timeoutMs: 30_000 });
+        if (res.status !== 200) {
+          let message = res.body.slice(0, 200);
+          try {
+            message = (JSON.parse(res.body) as { message?: string }).message ?? message;
+          } catch {
+            // Not a Status object.
+          }
+          throw Object.assign(new Error(message), { statusCode: res.status });
+        }
+        return JSON.parse(res.body) as KubernetesListObject<T>;
+      };
+      const lw = new ListWatch<T>(
+        path,
+        watch,
+        pacedList(list, maxBackoffMs),
+        false,
+        undefined,
+        fieldSelector,
+      );
+      return this.informer(lw, operation, optional, true);
+    };
+    const waitingSelector = 'spec.nodeName=';
+    return {
+      slices: raw(
+        `${RESOURCE_API}/resourceslices`,
+        'watch resourceslices',
+        `spec.nodeName=${nodeName}`,
+        'ResourceSlice',
+      ),
+      claims: raw(`${RESOURCE_API}/resourceclaims`, 'watch resourceclaims', undefined, 'ResourceClaim'),
+      taintRules: raw(
+        `${RESOURCE_API}/devicetaintrules`,
+        'watch devicetaintrules',
+        undefined,
+        'DeviceTaintRule',
+      ),
+      waitingPods: this.informer(
+        new ListWatch<V1Pod>(
+          '/api/v1/pods',
+          watch,
+          pacedList(
+            () => this.core.listPodForAllNamespaces({ fieldSelector: waitingSelector }),
+            maxBackoffMs,
+          ),
+          false,
+          undefined,
+          waitingSelector,
+        ),
+        'watch unscheduled pods',
+        null,
+        true,
+      ),
+      input: null,
+      waiting: null,
+    };
+  }
+
+  private informer<T extends KubernetesObject>(
+    lw: ListWatch<T>,
+    operation: string,
+    optional: string | null = null,
+    dra = false,
+  ): Informer<T> {
+    const inf: Informer<T> = {
+      lw,
+      failures: 0,
+      errors: 0,
+      timer: null,
+      synced: false,
+      optional,
+      notServed: null,
+    };
     const changed = (): void => {
       inf.synced = true;
       inf.failures = 0;
+      if (dra) this.draChanged(inf);
       this.publish();
     };
     lw.on('add', changed);
@@ -243,14 +378,37 @@ export class KubeSource {
     });
     lw.on('error', (err: unknown) => {
       if (this.stopped) return;
-      inf.failures++;
       inf.errors++;
+      const status = (err as { statusCode?: number }).statusCode;
+      if (inf.optional && (status === 404 || status === 403)) {
+        // Not served (or not readable by this gateway): that part stays empty; ask again later.
+        const reason = `${inf.optional}: ${describe(err)}`;
+        if (inf.notServed !== reason) {
+          inf.notServed = reason;
+          inf.synced = true;
+          inf.failures = 0;
+          this.draChanged(inf);
+          this.publish();
+        }
+        inf.timer = setTimeout(() => {
+          inf.timer = null;
+          if (!this.stopped) void this.startInformer(inf);
+        }, this.options.maxBackoffMs);
+        inf.timer.unref();
+        return;
+      }
+      inf.failures++;
       const message = describe(err);
       this.options.onError?.(operation, message);
+      // The Node and its Pods come first: while one of them fails, the reason names it.
+      const core = this.node.failures > 0 || this.pods.failures > 0;
       this.setState({
         status: this.state.lastSuccess ? 'stale' : 'connecting',
         lastSuccess: this.state.lastSuccess,
-        reason: `${operation} failed: ${message}; retrying with backoff`,
+        reason:
+          dra && core && this.state.reason
+            ? this.state.reason
+            : `${operation} failed: ${message}; retrying with backoff`,
       });
       const delay = Math.min(this.options.maxBackoffMs, 250 * 2 ** Math.min(inf.failures, 16));
       inf.timer = setTimeout(() => {
@@ -270,6 +428,10 @@ export class KubeSource {
       if (inf.errors !== errorsBefore || this.stopped) return;
       inf.synced = true;
       inf.failures = 0;
+      if (inf.notServed !== null) {
+        inf.notServed = null;
+        this.draChanged(inf);
+      }
       this.publish();
     } catch {
       // ListWatch reports failures through its 'error' callbacks, which schedule the retry.
@@ -280,17 +442,52 @@ export class KubeSource {
     this.stopped = false;
     this.eventRefill = setInterval(() => (this.eventTokens = Math.min(25, this.eventTokens + 10)), 1000);
     this.eventRefill.unref();
-    void this.startInformer(this.node);
-    void this.startInformer(this.pods);
+    for (const inf of this.informers()) void this.startInformer(inf);
+  }
+
+  private informers(): Informer<KubernetesObject>[] {
+    const d = this.dra;
+    return [
+      this.node,
+      this.pods,
+      ...(d ? [d.slices, d.claims, d.taintRules, d.waitingPods] : []),
+    ] as Informer<KubernetesObject>[];
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.eventRefill) clearInterval(this.eventRefill);
-    for (const inf of [this.node, this.pods]) {
+    for (const inf of this.informers()) {
       if (inf.timer) clearTimeout(inf.timer);
       await inf.lw.stop();
     }
+  }
+
+  /** A DRA informer changed: the model input is rebuilt on the next publish (and only then). */
+  private draChanged(inf: Informer<KubernetesObject>): void {
+    const d = this.dra;
+    if (!d) return;
+    if (inf === (d.waitingPods as Informer<KubernetesObject>)) d.waiting = null;
+    else d.input = null;
+  }
+
+  private draInput(): { dra?: DraKubeInput; waitingPods?: readonly V1Pod[] } {
+    const d = this.dra;
+    if (!d) return {};
+    const notServed: Record<string, string> = {};
+    for (const inf of [d.slices, d.claims, d.taintRules]) {
+      if (inf.notServed && inf.optional) notServed[inf.optional] = inf.notServed;
+    }
+    const input = (d.input ??= {
+      slices: d.slices.lw.list(),
+      claims: d.claims.lw.list(),
+      taintRules: d.taintRules.lw.list(),
+      notServed,
+    });
+    const waiting = (d.waiting ??= d.waitingPods.lw
+      .list()
+      .filter((p) => waitsForNode(p, this.options.nodeName)));
+    return { dra: input, waitingPods: waiting };
   }
 
   private setState(next: SourceState): void {
@@ -300,13 +497,7 @@ export class KubeSource {
   }
 
   private updateState(): void {
-    if (
-      this.node.synced &&
-      this.pods.synced &&
-      this.node.failures === 0 &&
-      this.pods.failures === 0 &&
-      this.state.status !== 'ok'
-    ) {
+    if (this.informers().every((i) => i.synced && i.failures === 0) && this.state.status !== 'ok') {
       this.setState({ status: 'ok', lastSuccess: this.now().toISOString(), reason: null });
     }
   }
@@ -320,7 +511,7 @@ export class KubeSource {
       this.scheduled = false;
       const node = this.node.lw.list().find((n) => n.metadata?.name === this.options.nodeName) ?? null;
       const pods = this.pods.lw.list().filter((p) => p.spec?.nodeName === this.options.nodeName);
-      this.options.onChange({ node, pods });
+      this.options.onChange({ node, pods, ...this.draInput() });
     });
   }
 

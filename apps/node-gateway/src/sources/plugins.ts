@@ -95,8 +95,16 @@ export function pluginActuator(runtime: Pick<PluginRuntime, 'resources'>): Fault
     }
   };
   return {
-    inject: (resource, deviceId, reason, options) =>
-      run(resource, (p) => p.injectFault(deviceId, reason, options)),
+    inject: (resource, deviceId, reason, options = {}) =>
+      run(resource, (p) => {
+        if (options.taint) {
+          throw new GatewayError(
+            'invalid-body',
+            `taint applies to DRA devices only: ${resource} is a device-plugin resource`,
+          );
+        }
+        p.injectFault(deviceId, reason, options.absentOk ? { absentOk: true } : {});
+      }),
     clear: (resource, deviceId) => run(resource, (p) => p.clearFault(deviceId)),
   };
 }

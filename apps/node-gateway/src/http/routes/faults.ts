@@ -34,11 +34,23 @@ export function faultRoutes(
 
   function resolveDevice(resource: string, deviceId: string): void {
     const snap = model.snapshot();
+    const driver = snap.dra?.drivers[resource];
+    if (driver?.inProcess) {
+      const known = Object.values(snap.dra!.devices).some(
+        (d) =>
+          d.driver === resource && d.sourceId !== null && (d.sourceId === deviceId || d.name === deviceId),
+      );
+      if (!known)
+        throw new GatewayError('invalid-body', `unknown device "${deviceId}" of DRA driver "${resource}"`);
+      return;
+    }
     const r = snap.resources[resource];
     if (!r) {
+      const drivers = Object.values(snap.dra?.drivers ?? {}).filter((d) => d.inProcess);
+      const served = [...Object.keys(snap.resources), ...drivers.map((d) => d.name)];
       throw new GatewayError(
         'invalid-body',
-        `unknown resource "${resource}"; this node serves: ${Object.keys(snap.resources).join(', ') || 'none'}`,
+        `unknown resource "${resource}"; this node serves: ${served.join(', ') || 'none'}`,
       );
     }
     const known = r.deviceKeys.some((k) => {
@@ -71,6 +83,7 @@ export function faultRoutes(
               fault: fault.id,
               resource: fault.resource,
               device: fault.deviceId,
+              taint: fault.taint ?? null,
               ttlSeconds: body.ttlSeconds ?? null,
               by: who,
             },

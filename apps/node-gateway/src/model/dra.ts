@@ -1,0 +1,519 @@
+// The DRA part of the node model (`snapshot.dra`, `pods[].claims`, `summary.dra`): a pure join of the
+// DRA drivers this gateway runs (devices, fault overlay, what the kubelet was sent on
+// NodeWatchResources, registration, slice publication), this node's ResourceSlices, the
+// ResourceClaims of its pods and devices, DeviceTaintRules, PodResources `dynamic_resources` (what
+// the kubelet prepared) and the pods' `allocatedResourcesStatus` (the health the kubelet reports).
+// No I/O and no clock: equal inputs give equal output.
+import type { V1Pod } from '@kubernetes/client-node';
+import type { podresources } from '@plugboard/proto';
+import type {
+  DraAttributeValue,
+  DraClaimDevice,
+  DraClaimPhase,
+  DraClaimRequest,
+  DraClaimState,
+  DraDeviceAllocation,
+  DraDeviceCounts,
+  DraDeviceState,
+  DraDriverState,
+  DraHealth,
+  DraRegistrationPhase,
+  DraState,
+  DraSummary,
+  DraTaintEffect,
+  DraTaintView,
+  FaultRecord,
+  PodClaimRef,
+} from '@plugboard/api';
+import {
+  POD_CLAIM_NAME_ANNOTATION,
+  type DraKubeInput,
+  type WireDeviceTaint,
+  type WireResourceClaim,
+  type WireResourceSlice,
+  type WireSliceDevice,
+} from './dra-objects.js';
+
+/** The standard NUMA node attribute (KEP-6072) the drivers publish. */
+export const NUMA_NODE_ATTRIBUTE = 'resource.kubernetes.io/numaNode';
+
+/** A device of an in-process driver's source (structurally @plugboard/plugin's PluginDevice). */
+export interface DraSourceDevice {
+  id: string;
+  health: 'Healthy' | 'Unhealthy';
+  reason: string | null;
+  since: string;
+  numaNodes: readonly number[];
+}
+
+/** A DRA driver this gateway runs (sources/dra-drivers.ts pushes one per change). */
+export interface DraDriverInput {
+  name: string;
+  poolName: string;
+  /** The source's devices with the fault overlay (DraDriver.devices()). */
+  devices: readonly DraSourceDevice[];
+  /** The ResourceSlice entries the driver publishes for them, same order (DraDriver.sliceDevices()). */
+  sliceDevices: readonly WireSliceDevice[];
+  /** What the kubelet was last sent on NodeWatchResources; null while no stream is open. */
+  reported: readonly DraSourceDevice[] | null;
+  registration: { phase: DraRegistrationPhase; registeredAt: string | null; error: string | null };
+  healthStreams: number;
+  publication: {
+    generation: number;
+    slices: readonly string[];
+    lastPublishedAt: string | null;
+    error: string | null;
+  };
+}
+
+export interface DraModelInputs {
+  nodeName: string;
+  drivers: readonly DraDriverInput[];
+  kube: DraKubeInput | null;
+  /** Pods bound to this node. */
+  pods: readonly V1Pod[];
+  /** Unscheduled pods waiting for this node (their claims may be pending). */
+  waitingPods: readonly V1Pod[];
+  /** PodResources `List`: which claims the kubelet prepared. */
+  podResources: readonly podresources.PodResources[] | null;
+  faults: readonly FaultRecord[];
+}
+
+export const draDeviceKey = (driver: string, pool: string, device: string): string =>
+  `${driver}/${pool}/${device}`;
+const podKeyOf = (p: V1Pod): string => `${p.metadata?.namespace ?? 'default'}/${p.metadata?.name ?? ''}`;
+
+/** `spec.resourceClaims` of a pod with the claim each resolved to (status.resourceClaimStatuses). */
+export function podClaimRefs(pod: V1Pod): PodClaimRef[] {
+  const namespace = pod.metadata?.namespace ?? 'default';
+  const statuses = new Map(
+    (pod.status?.resourceClaimStatuses ?? []).map((s) => [s.name, s.resourceClaimName ?? null] as const),
+  );
+  return (pod.spec?.resourceClaims ?? []).map((c) => {
+    const fromTemplate = !c.resourceClaimName && !!c.resourceClaimTemplateName;
+    const claimName = c.resourceClaimName ?? statuses.get(c.name) ?? null;
+    return { name: c.name, claim: claimName ? `${namespace}/${claimName}` : null, fromTemplate };
+  });
+}
+
+const TAINTING = new Set<DraTaintEffect>(['NoSchedule', 'NoExecute']);
+const HEALTH_RANK: Record<DraHealth, number> = { Healthy: 0, Unknown: 1, Unhealthy: 2 };
+const worst = (a: DraHealth | null, b: DraHealth): DraHealth =>
+  a === null || HEALTH_RANK[b] > HEALTH_RANK[a] ? b : a;
+const asHealth = (h: string | undefined): DraHealth => (h === 'Healthy' || h === 'Unhealthy' ? h : 'Unknown');
+
+function attributesOf(d: WireSliceDevice): Record<string, DraAttributeValue> {
+  const out: Record<string, DraAttributeValue> = {};
+  for (const [name, v] of Object.entries(d.attributes ?? {})) {
+    if (v.int !== undefined) out[name] = { int: v.int };
+    else if (v.bool !== undefined) out[name] = { bool: v.bool };
+    else if (v.string !== undefined) out[name] = { string: v.string };
+    else if (v.version !== undefined) out[name] = { version: v.version };
+  }
+  return out;
+}
+
+function capacityOf(d: WireSliceDevice): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, c] of Object.entries(d.capacity ?? {})) out[name] = c.value;
+  return out;
+}
+
+const taintView = (t: WireDeviceTaint, source: string): DraTaintView => ({
+  key: t.key,
+  value: t.value ?? null,
+  effect: t.effect,
+  timeAdded: t.timeAdded ?? null,
+  source,
+});
+
+/** The newest generation's slices of each of this node's pools, by `driver/pool`. */
+function currentPools(
+  slices: readonly WireResourceSlice[],
+  nodeName: string,
+): Map<string, { driver: string; pool: string; generation: number; slices: WireResourceSlice[] }> {
+  const pools = new Map<
+    string,
+    { driver: string; pool: string; generation: number; slices: WireResourceSlice[] }
+  >();
+  for (const s of slices) {
+    if (s.spec.nodeName !== nodeName) continue;
+    const key = `${s.spec.driver}/${s.spec.pool.name}`;
+    const p = pools.get(key);
+    if (!p || s.spec.pool.generation > p.generation) {
+      pools.set(key, {
+        driver: s.spec.driver,
+        pool: s.spec.pool.name,
+        generation: s.spec.pool.generation,
+        slices: [s],
+      });
+    } else if (s.spec.pool.generation === p.generation) p.slices.push(s);
+  }
+  for (const p of pools.values()) p.slices.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  return pools;
+}
+
+/** Who uses a claim: the pods (bound here or waiting for this node) naming it. */
+interface ClaimUser {
+  pod: V1Pod;
+  podKey: string;
+  podClaimName: string;
+}
+
+function claimUsers(pods: readonly V1Pod[]): Map<string, ClaimUser[]> {
+  const out = new Map<string, ClaimUser[]>();
+  for (const pod of pods) {
+    for (const ref of podClaimRefs(pod)) {
+      if (!ref.claim) continue;
+      const list = out.get(ref.claim) ?? [];
+      list.push({ pod, podKey: podKeyOf(pod), podClaimName: ref.name });
+      out.set(ref.claim, list);
+    }
+  }
+  return out;
+}
+
+/** Claims the kubelet prepared: PodResources lists them with devices for a container. */
+function preparedClaims(pods: readonly podresources.PodResources[] | null): Set<string> {
+  const out = new Set<string>();
+  for (const p of pods ?? [])
+    for (const c of p.containers)
+      for (const dr of c.dynamicResources ?? [])
+        if (dr.claimResources.length > 0) out.add(`${dr.claimNamespace}/${dr.claimName}`);
+  return out;
+}
+
+/** PodResources' CDI device names → device key (allocatedResourcesStatus names a device by its first CDI ID). */
+function cdiIndex(pods: readonly podresources.PodResources[] | null): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of pods ?? [])
+    for (const c of p.containers)
+      for (const dr of c.dynamicResources ?? [])
+        for (const cr of dr.claimResources) {
+          const first = cr.cdiDevices.at(-1)?.name;
+          // The kubelet appends a driver's CDI IDs device by device: a device's own ID is its last.
+          if (first) out.set(first, draDeviceKey(cr.driverName, cr.poolName, cr.deviceName));
+        }
+  return out;
+}
+
+/**
+ * Health of each claim and device as the pods' `allocatedResourcesStatus` reports it: entries named
+ * `claim:<pod claim>` or `claim:<pod claim>/<request>`, a device per `resourceID` (its first CDI
+ * device ID, else `<driver>/<pool>/<device>`).
+ */
+function reportedHealth(
+  users: Map<string, ClaimUser[]>,
+  cdi: Map<string, string>,
+): { claims: Map<string, DraHealth>; devices: Map<string, DraHealth> } {
+  const claims = new Map<string, DraHealth>();
+  const devices = new Map<string, DraHealth>();
+  for (const [claimKey, list] of users) {
+    for (const { pod, podClaimName } of list) {
+      for (const cs of pod.status?.containerStatuses ?? []) {
+        for (const entry of cs.allocatedResourcesStatus ?? []) {
+          const name = entry.name;
+          if (name !== `claim:${podClaimName}` && !name.startsWith(`claim:${podClaimName}/`)) continue;
+          for (const r of entry.resources ?? []) {
+            const health = asHealth(r.health);
+            claims.set(claimKey, worst(claims.get(claimKey) ?? null, health));
+            const device = cdi.get(r.resourceID) ?? r.resourceID;
+            devices.set(device, worst(devices.get(device) ?? null, health));
+          }
+        }
+      }
+    }
+  }
+  return { claims, devices };
+}
+
+function requestsOf(claim: WireResourceClaim): DraClaimRequest[] {
+  return (claim.spec?.devices?.requests ?? []).map((r) => {
+    const selectors = (s?: { cel?: { expression: string } }[]): string[] =>
+      (s ?? []).flatMap((x) => (x.cel ? [x.cel.expression] : []));
+    const ex = r.exactly;
+    return {
+      name: r.name,
+      deviceClassName: ex?.deviceClassName ?? null,
+      allocationMode: ex?.allocationMode ?? 'ExactCount',
+      count: ex ? (ex.allocationMode === 'All' ? 0 : (ex.count ?? 1)) : 0,
+      selectors: selectors(ex?.selectors),
+      firstAvailable: (r.firstAvailable ?? []).map((s) => ({
+        name: s.name,
+        deviceClassName: s.deviceClassName,
+        allocationMode: s.allocationMode ?? 'ExactCount',
+        count: s.allocationMode === 'All' ? 0 : (s.count ?? 1),
+        selectors: selectors(s.selectors),
+      })),
+      adminAccess: ex?.adminAccess === true,
+    };
+  });
+}
+
+function ownerOf(claim: WireResourceClaim): DraClaimState['owner'] {
+  const podClaimName = claim.metadata.annotations?.[POD_CLAIM_NAME_ANNOTATION];
+  const owner = claim.metadata.ownerReferences?.find((o) => o.kind === 'Pod' && o.controller);
+  return podClaimName && owner ? { pod: `${claim.metadata.namespace}/${owner.name}`, podClaimName } : null;
+}
+
+/** The scheduler's message for a pod that does not fit (PodScheduled False). */
+function schedulingMessage(pods: readonly ClaimUser[]): string | null {
+  for (const { pod } of pods) {
+    const c = pod.status?.conditions?.find((x) => x.type === 'PodScheduled' && x.status === 'False');
+    if (c) return c.message ?? c.reason ?? null;
+  }
+  return null;
+}
+
+const emptyCounts = (): DraDeviceCounts => ({
+  published: 0,
+  usable: 0,
+  allocated: 0,
+  free: 0,
+  unhealthy: 0,
+  tainted: 0,
+});
+
+function count(counts: DraDeviceCounts, d: DraDeviceState): void {
+  const tainted = d.taints.some((t) => TAINTING.has(t.effect));
+  const usable = d.published && (d.kubeletHealth ?? d.health) !== 'Unhealthy' && !tainted;
+  if (d.published) counts.published++;
+  if (usable) counts.usable++;
+  if (d.allocations.length > 0) counts.allocated++;
+  if (usable && d.allocations.length === 0) counts.free++;
+  if (d.health === 'Unhealthy') counts.unhealthy++;
+  if (tainted) counts.tainted++;
+}
+
+/** Devices of the in-process drivers, by device key: the source device and its slice entry. */
+interface InProcessDevice {
+  driver: DraDriverInput;
+  device: DraSourceDevice;
+  slice: WireSliceDevice;
+  reported: DraHealth | null;
+}
+
+function inProcessDevices(drivers: readonly DraDriverInput[]): Map<string, InProcessDevice> {
+  const out = new Map<string, InProcessDevice>();
+  for (const driver of drivers) {
+    const told = driver.reported && new Map(driver.reported.map((d) => [d.id, d.health]));
+    driver.devices.forEach((device, i) => {
+      const slice = driver.sliceDevices[i];
+      if (!slice) return;
+      out.set(draDeviceKey(driver.name, driver.poolName, slice.name), {
+        driver,
+        device,
+        slice,
+        reported: told ? (told.get(device.id) ?? null) : null,
+      });
+    });
+  }
+  return out;
+}
+
+export function buildDra(inputs: DraModelInputs): DraState {
+  const kube = inputs.kube;
+  const pools = currentPools(kube?.slices ?? [], inputs.nodeName);
+  const local = inProcessDevices(inputs.drivers);
+  const users = claimUsers([...inputs.pods, ...inputs.waitingPods]);
+  const cdi = cdiIndex(inputs.podResources);
+  const reported = reportedHealth(users, cdi);
+  const prepared = preparedClaims(inputs.podResources);
+  const faulted = new Map<string, FaultRecord>();
+  for (const f of inputs.faults) if (!f.failure) faulted.set(`${f.resource}\n${f.deviceId}`, f);
+
+  // Devices: what the slices publish, then what an in-process driver has but has not published.
+  const devices: Record<string, DraDeviceState> = {};
+  const poolKeys = new Map<string, string[]>();
+  const addDevice = (
+    driver: string,
+    pool: string,
+    entry: WireSliceDevice,
+    published: boolean,
+    since: string,
+  ): void => {
+    const key = draDeviceKey(driver, pool, entry.name);
+    const mine = local.get(key);
+    const numaAttr = entry.attributes?.[NUMA_NODE_ATTRIBUTE]?.int;
+    const numaNodes = mine ? [...mine.device.numaNodes] : numaAttr !== undefined ? [numaAttr] : [];
+    const fault = mine && faulted.get(`${driver}\n${mine.device.id}`);
+    const taints: DraTaintView[] = (entry.taints ?? []).map((t) =>
+      taintView(t, published ? 'ResourceSlice' : 'ResourceSlice (not published yet)'),
+    );
+    for (const rule of kube?.taintRules ?? []) {
+      const sel = rule.spec.deviceSelector ?? {};
+      if (
+        (sel.driver === undefined || sel.driver === driver) &&
+        (sel.pool === undefined || sel.pool === pool) &&
+        (sel.device === undefined || sel.device === entry.name)
+      ) {
+        taints.push(taintView(rule.spec.taint, `DeviceTaintRule ${rule.metadata.name}`));
+      }
+    }
+    devices[key] = {
+      key,
+      driver,
+      pool,
+      name: entry.name,
+      sourceId: mine ? mine.device.id : null,
+      attributes: attributesOf(entry),
+      capacity: capacityOf(entry),
+      numaNodes,
+      published,
+      health: mine ? mine.device.health : (reported.devices.get(key) ?? 'Unknown'),
+      reason: mine ? mine.device.reason : null,
+      since: mine ? mine.device.since : since,
+      kubeletHealth: mine ? mine.reported : null,
+      taints,
+      fault: fault ? (mine.reported === 'Unhealthy' ? 'active' : 'pending') : null,
+      allocations: [],
+    };
+    const pk = `${driver}/${pool}`;
+    const keys = poolKeys.get(pk) ?? [];
+    keys.push(key);
+    poolKeys.set(pk, keys);
+  };
+  for (const p of pools.values()) {
+    for (const s of p.slices) {
+      const since = s.metadata.creationTimestamp ?? new Date(0).toISOString();
+      for (const d of s.spec.devices ?? []) addDevice(p.driver, p.pool, d, true, since);
+    }
+  }
+  for (const [key, d] of local) {
+    if (!devices[key]) addDevice(d.driver.name, d.driver.poolName, d.slice, false, d.device.since);
+  }
+
+  // Claims: those of this node's pods (bound or waiting for it) and those allocated on its devices.
+  const claims: Record<string, DraClaimState> = {};
+  for (const claim of kube?.claims ?? []) {
+    const key = `${claim.metadata.namespace}/${claim.metadata.name}`;
+    const results = claim.status?.allocation?.devices?.results ?? [];
+    const onNode = results.some((r) => devices[draDeviceKey(r.driver, r.pool, r.device)] !== undefined);
+    const claimPods = users.get(key) ?? [];
+    if (!onNode && claimPods.length === 0) continue;
+    const reservedFor = (claim.status?.reservedFor ?? [])
+      .filter((r) => r.resource === 'pods')
+      .map((r) => `${claim.metadata.namespace}/${r.name}`);
+    const claimDevices: DraClaimDevice[] = results.map((r) => ({
+      request: r.request,
+      driver: r.driver,
+      pool: r.pool,
+      device: r.device,
+      deviceKey: draDeviceKey(r.driver, r.pool, r.device),
+      adminAccess: r.adminAccess === true,
+    }));
+    const allocated = claim.status?.allocation !== undefined;
+    const phase: DraClaimPhase = !allocated
+      ? 'pending'
+      : prepared.has(key)
+        ? 'prepared'
+        : reservedFor.length > 0
+          ? 'reserved'
+          : 'allocated';
+    claims[key] = {
+      key,
+      namespace: claim.metadata.namespace,
+      name: claim.metadata.name,
+      uid: claim.metadata.uid ?? '',
+      owner: ownerOf(claim),
+      requests: requestsOf(claim),
+      phase,
+      devices: claimDevices,
+      reservedFor,
+      health: reported.claims.get(key) ?? null,
+      pendingReason: phase === 'pending' ? schedulingMessage(claimPods) : null,
+      deleting: claim.metadata.deletionTimestamp !== undefined,
+    };
+    for (const d of claimDevices) {
+      const dev = devices[d.deviceKey];
+      if (!dev) continue;
+      const allocation: DraDeviceAllocation = {
+        claim: key,
+        request: d.request,
+        adminAccess: d.adminAccess,
+        pods: reservedFor,
+      };
+      dev.allocations.push(allocation);
+    }
+  }
+
+  // Drivers: the in-process ones and every driver with slices on this node.
+  const drivers: Record<string, DraDriverState> = {};
+  const driverOf = (name: string): DraDriverState =>
+    (drivers[name] ??= {
+      name,
+      inProcess: false,
+      registration: null,
+      healthStreams: null,
+      publication: null,
+      pools: {},
+      counts: emptyCounts(),
+    });
+  for (const d of inputs.drivers) {
+    const state = driverOf(d.name);
+    state.inProcess = true;
+    state.registration = { ...d.registration };
+    state.healthStreams = d.healthStreams;
+    state.publication = {
+      generation: d.publication.generation,
+      slices: d.publication.slices.length,
+      lastPublishedAt: d.publication.lastPublishedAt,
+      error: d.publication.error,
+    };
+  }
+  for (const [pk, keys] of poolKeys) {
+    const first = devices[keys[0]!]!;
+    const pool = pools.get(pk);
+    driverOf(first.driver).pools[first.pool] = {
+      name: first.pool,
+      generation: pool?.generation ?? 0,
+      slices: pool ? pool.slices.map((s) => s.metadata.name) : [],
+      deviceKeys: keys,
+    };
+  }
+  for (const p of pools.values()) {
+    // A published pool without devices still shows (an empty slice).
+    driverOf(p.driver).pools[p.pool] ??= {
+      name: p.pool,
+      generation: p.generation,
+      slices: p.slices.map((s) => s.metadata.name),
+      deviceKeys: [],
+    };
+  }
+  for (const d of Object.values(devices)) count(driverOf(d.driver).counts, d);
+  return { drivers, devices, claims };
+}
+
+/** summary.dra: counts per driver, per DeviceClass, and the pending claims. */
+export function summarizeDra(dra: DraState): DraSummary {
+  const drivers: DraSummary['drivers'] = {};
+  for (const d of Object.values(dra.drivers)) drivers[d.name] = { ...d.counts };
+  const deviceClasses: DraSummary['deviceClasses'] = {};
+  const cls = (name: string) => (deviceClasses[name] ??= { allocated: 0, pendingClaims: 0 });
+  const pendingClaims: string[] = [];
+  for (const c of Object.values(dra.claims)) {
+    const classOf = (request: string): string | null => {
+      const [main, sub] = request.split('/');
+      const r = c.requests.find((x) => x.name === main);
+      if (!r) return null;
+      return sub === undefined
+        ? r.deviceClassName
+        : (r.firstAvailable.find((s) => s.name === sub)?.deviceClassName ?? null);
+    };
+    if (c.phase === 'pending') {
+      pendingClaims.push(c.key);
+      const classes = new Set(
+        c.requests.flatMap((r) =>
+          r.deviceClassName ? [r.deviceClassName] : r.firstAvailable.map((s) => s.deviceClassName),
+        ),
+      );
+      for (const name of classes) cls(name).pendingClaims++;
+      continue;
+    }
+    for (const d of c.devices) {
+      const name = classOf(d.request);
+      if (name) cls(name).allocated++;
+    }
+  }
+  return { drivers, deviceClasses, pendingClaims: pendingClaims.sort() };
+}
