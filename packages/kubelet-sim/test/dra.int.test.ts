@@ -2,14 +2,14 @@
 // (test/dra-driver.ts): registration through plugins_registry, ResourceSlices through the API
 // slice, a pod's claims created from templates, allocated by the scheduler, prepared by the kubelet
 // before the sandbox, reported by PodResources and in allocatedResourcesStatus, unprepared and
-// released on deletion; unsatisfiable claims; prepare failures; NoExecute taints; driver and
-// kubelet restarts with prepared claims (the checkpoint).
+// released on deletion; unsatisfiable claims; prepare failures; NoExecute taints from the slice and
+// from DeviceTaintRules; driver and kubelet restarts with prepared claims (the checkpoint).
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubeConfig, ResourceV1Api } from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObjectApi, ResourceV1Api } from '@kubernetes/client-node';
 import { credentials, Server, ServerCredentials } from '@grpc/grpc-js';
 import { pluginregistration, podresources } from '@plugboard/proto';
 import { startFixture, waitFor, type SimFixture } from './helpers.js';
@@ -57,6 +57,7 @@ function podResourcesClient(socket: string) {
 describe('DRA with a raw driver', () => {
   let f: SimFixture;
   let api: ResourceV1Api;
+  let objects: KubernetesObjectApi;
   let driver: TestDraDriver;
   let pr: ReturnType<typeof podResourcesClient>;
 
@@ -82,6 +83,7 @@ describe('DRA with a raw driver', () => {
     const kc = new KubeConfig();
     kc.loadFromFile(f.sim.kubeconfigPath);
     api = kc.makeApiClient(ResourceV1Api);
+    objects = KubernetesObjectApi.makeApiClient(kc);
     await api.createDeviceClass({
       body: {
         metadata: { name: DRIVER },
@@ -504,6 +506,114 @@ describe('DRA with a raw driver', () => {
     await waitFor(() => podState('ns-b')?.phase === 'Running', 'ns-b scheduled once the taints are gone');
     await f.sim.deletePod('default', 'ns-a');
     await f.sim.deletePod('default', 'ns-b');
+  });
+
+  test('a DeviceTaintRule: NoExecute on a device evicts its pod, deleting the rule frees the device; NoSchedule keeps claims off without evicting', async () => {
+    await api.createNamespacedResourceClaimTemplate({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'four-gpus', namespace: 'default' },
+        spec: {
+          spec: { devices: { requests: [{ name: 'gpus', exactly: { deviceClassName: DRIVER, count: 4 } }] } },
+        },
+      },
+    });
+    const fourGpus = (name: string) =>
+      draPod(name, [{ name: 'gpus', resourceClaimTemplateName: 'four-gpus' }]);
+    const claimOf = (pod: unknown) =>
+      (get(pod, 'status.resourceClaimStatuses') as { resourceClaimName: string }[])[0]!.resourceClaimName;
+    const devicesOf = async (claim: string) =>
+      ((await apiClaim(claim)).status?.allocation?.devices?.results ?? []).map((r) => r.device).sort();
+    // Every device of the node: the device a rule selects is always one the pods need.
+    const all = driver.devices.map((d) => d.name).sort();
+    const DEVICE = all[1]!;
+    const taintRule = (name: string, effect: string) => ({
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'DeviceTaintRule',
+      metadata: { name },
+      spec: {
+        deviceSelector: { driver: DRIVER, pool: NODE, device: DEVICE },
+        taint: { key: 'example.com/ecc', value: 'uncorrectable', effect },
+      },
+    });
+    const podReaches = (name: string, until: (pod: unknown, type: string) => boolean, seen: unknown[] = []) =>
+      new Promise<void>((resolve) => {
+        const onPod = (pod: unknown, type: string) => {
+          if (get(pod, 'metadata.name') !== name) return;
+          seen.push([
+            type,
+            ((get(pod, 'status.conditions') as Obj[] | undefined) ?? []).map((c) => c['type']),
+          ]);
+          if (until(pod, type)) {
+            f.sim.off('pod', onPod);
+            resolve();
+          }
+        };
+        f.sim.on('pod', onPod);
+      });
+    const running = (pod: unknown) => get(pod, 'status.phase') === 'Running';
+    const evictionEvents = async (pod: string) =>
+      (
+        await fetch(
+          `${f.sim.url}/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${pod},reason=DeviceTaintManagerEviction`,
+        ).then((r) => r.json() as Promise<{ items: Obj[] }>)
+      ).items.map((e) => [e['type'], e['message'], get(e, 'source.component')]);
+    const failedScheduling = async (pod: string) =>
+      (
+        await fetch(
+          `${f.sim.url}/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${pod},reason=FailedScheduling`,
+        ).then((r) => r.json() as Promise<{ items: Obj[] }>)
+      ).items.reduce((n, e) => n + Number(e['count'] ?? 1), 0);
+
+    // NoExecute, selected by driver, pool and device: the pod holding the device is evicted.
+    const ruled = await f.sim.admitPod(fourGpus('ruled'));
+    const ruledClaim = claimOf(ruled);
+    assert.deepEqual(await devicesOf(ruledClaim), all);
+    const seen: unknown[] = [];
+    const gone = podReaches('ruled', (_pod, type) => type === 'DELETED', seen);
+    const unprepares = driver.unprepareCalls.length;
+    await objects.create(taintRule('gpu-ecc', 'NoExecute'));
+    await gone;
+    assert.ok(
+      seen.some(([type, conds]) => type === 'MODIFIED' && (conds as string[]).includes('DisruptionTarget')),
+      `a MODIFIED event with DisruptionTarget before the deletion: ${JSON.stringify(seen)}`,
+    );
+    assert.deepEqual(await evictionEvents('ruled'), [
+      ['Normal', 'Marking for deletion', 'device-taint-eviction-controller'],
+    ]);
+    assert.equal(driver.unprepareCalls.length, unprepares + 1);
+    await assert.rejects(apiClaim(ruledClaim), (err: { code?: number }) => err.code === 404);
+
+    // While the rule is there, no new claim gets the device; once it is deleted, the pending pod runs on it.
+    const waiting = await f.sim.admitPod(fourGpus('after-rule'));
+    assert.equal(get(waiting, 'status.phase'), 'Pending');
+    assert.match(String(get(waiting, 'status.conditions.0.message')), /1 cannot allocate all claims/);
+    const scheduled = podReaches('after-rule', running);
+    await objects.delete(taintRule('gpu-ecc', 'NoExecute'));
+    await scheduled;
+    assert.deepEqual(await devicesOf(claimOf(waiting)), all, 'the device is allocatable again');
+
+    // NoSchedule: the running pod stays (no eviction) while a new claim cannot have the device.
+    await objects.create(taintRule('gpu-maintenance', 'NoSchedule'));
+    const keptOff = await f.sim.admitPod(fourGpus('kept-off'));
+    assert.equal(get(keptOff, 'status.phase'), 'Pending');
+    assert.equal(podState('after-rule')?.phase, 'Running');
+    assert.deepEqual(await evictionEvents('after-rule'), [], 'NoSchedule does not evict');
+    assert.ok(
+      !((get(await podObj('after-rule'), 'status.conditions') as Obj[]) ?? []).some(
+        (c) => c['type'] === 'DisruptionTarget',
+      ),
+    );
+    // The devices free again, the scheduler tries once more: still not the tainted one.
+    const attempts = await failedScheduling('kept-off');
+    await f.sim.deletePod('default', 'after-rule');
+    await waitFor(async () => (await failedScheduling('kept-off')) > attempts, 'the scheduling retry');
+    assert.equal(podState('kept-off')?.phase, 'Pending');
+    assert.equal((await apiClaim(claimOf(keptOff))).status?.allocation, undefined);
+    const keptOffRuns = podReaches('kept-off', running);
+    await objects.delete(taintRule('gpu-maintenance', 'NoSchedule'));
+    await keptOffRuns;
+    await f.sim.deletePod('default', 'kept-off');
   });
 
   test('a driver restart: pods admitted while it is gone wait, and run once it registers again', async () => {
