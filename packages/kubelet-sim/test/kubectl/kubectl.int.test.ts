@@ -2,8 +2,9 @@
 // an operator reads — as a Kubernetes 1.37 node and its API server print it (issue #16): `get`
 // tables with their exact columns, `describe node` with the extended resource and the node Lease,
 // `describe pod` events, `explain`, `api-resources`, `cluster-info`, `auth can-i`, `logs`, the
-// read-only API refusing writes, `create -f` validated against the protobuf `/openapi/v2`, and
-// `get pods -w` through a device fault and a kubelet restart.
+// read-only API refusing writes, `create -f` validated against the protobuf `/openapi/v2`,
+// `apply`/`get`/`delete` of a resource.k8s.io/v1 DeviceTaintRule, and `get pods -w` through a device
+// fault and a kubelet restart.
 // Expected output follows upstream (kubernetes/kubectl release 1.35, kube-apiserver's printers,
 // the kubelet's event reasons and messages), not kubelet-sim's current answers.
 
@@ -496,6 +497,61 @@ describe('kubectl reads a healthy node', { concurrency: true }, () => {
           '"bogusField" in io.k8s.api.core.v1.Event; if you choose to ignore these errors, turn validation off ' +
           'with --validate=false\n',
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('kubectl writes resource.k8s.io/v1', () => {
+  test('apply -f, get and delete a DeviceTaintRule: created, configured, printed as printDeviceTaint, deleted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pb-manifests-'));
+    const manifest = (effect: string) =>
+      'apiVersion: resource.k8s.io/v1\nkind: DeviceTaintRule\nmetadata:\n  name: gpu-maintenance\nspec:\n' +
+      '  deviceSelector:\n    driver: gpu.example.com\n    pool: sim-node\n    device: gpu-0\n' +
+      `  taint:\n    key: example.com/maintenance\n    value: planned\n    effect: ${effect}\n`;
+    try {
+      const file = join(dir, 'rule.yaml');
+      writeFileSync(file, manifest('NoSchedule'));
+      assert.equal(
+        ok(await kubectl.run(['apply', '-f', file])),
+        'devicetaintrule.resource.k8s.io/gpu-maintenance created\n',
+      );
+      const listed = parseTable(ok(await kubectl.run(['get', 'devicetaintrules'])));
+      assert.deepEqual(listed.header, ['NAME', 'KEY', 'VALUE', 'EFFECT', 'TIMEADDED', 'AGE']);
+      assert.equal(listed.rows.length, 1);
+      const row = listed.rows[0]!;
+      assert.deepEqual(
+        [row['NAME'], row['KEY'], row['VALUE'], row['EFFECT']],
+        ['gpu-maintenance', 'example.com/maintenance', 'planned', 'NoSchedule'],
+      );
+      assert.match(row['TIMEADDED'] ?? '', AGE, 'the API server set timeAdded');
+      assert.match(row['AGE'] ?? '', AGE);
+
+      // The effect changes through apply's patch; the rule's generation and timeAdded follow.
+      writeFileSync(file, manifest('NoExecute'));
+      assert.equal(
+        ok(await kubectl.run(['apply', '-f', file])),
+        'devicetaintrule.resource.k8s.io/gpu-maintenance configured\n',
+      );
+      const applied = JSON.parse(
+        ok(await kubectl.run(['get', 'devicetaintrule', 'gpu-maintenance', '-o', 'json'])),
+      ) as {
+        metadata: { generation: number; annotations: Record<string, string> };
+        spec: { taint: { effect: string; timeAdded: string } };
+      };
+      assert.equal(applied.spec.taint.effect, 'NoExecute');
+      assert.equal(applied.metadata.generation, 2);
+      assert.ok(applied.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
+
+      assert.equal(
+        ok(await kubectl.run(['delete', 'devicetaintrule', 'gpu-maintenance'])),
+        'devicetaintrule.resource.k8s.io "gpu-maintenance" deleted\n',
+      );
+      const none = await kubectl.run(['get', 'devicetaintrules']);
+      assert.equal(none.code, 0, none.stderr);
+      assert.equal(none.stdout, '');
+      assert.equal(none.stderr, 'No resources found\n');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
