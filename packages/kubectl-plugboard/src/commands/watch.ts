@@ -58,6 +58,7 @@ export async function watchCommand(
   const timer = o.timeoutMs === null ? null : setTimeout(onAbort, o.timeoutMs);
 
   let redraw: NodeJS.Timeout | null = null;
+  let lastTables = '';
   const render = () => {
     redraw = null;
     const unprinted = changeLines.splice(0);
@@ -67,10 +68,12 @@ export async function watchCommand(
       ctx.io.stdout(
         `\x1b[H\x1b[2J${new Date(ctx.io.now()).toISOString()}  (Ctrl-C to stop)\n\n${tables}${log}`,
       );
-    } else {
+    } else if (tables !== lastTables || unprinted.length > 0) {
+      // The full view patches on every model change (events, timestamps): print only what differs.
       const log = unprinted.length ? `\n${unprinted.join('\n')}\n` : '';
       ctx.io.stdout(`${tables}${log}\n`);
     }
+    lastTables = tables;
   };
   const changed = (g: GatewayConnection, snapshot: NodeSnapshot) => {
     const changes = draChanges(snapshots.get(g)?.dra, snapshot.dra);
