@@ -1,6 +1,7 @@
 'use client';
-// Cluster overview: every node with per-resource numbers, live from the web server's aggregated
-// summary stream (one socket for the whole cluster), with sort and filter.
+// Cluster overview: every node with per-resource numbers (device-plugin resources and DRA
+// drivers), live from the web server's aggregated summary stream (one socket for the whole
+// cluster), with sort and filter; the cluster's DRA totals and pending claims.
 import { useDeferredValue, useEffect, useMemo, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import type { ResourceCounts } from '@plugboard/api';
@@ -12,22 +13,32 @@ import { markAfterPaint, markOnce } from '../../lib/perf-marks';
 import { LiveIndicator } from '../live-indicator';
 import { ProblemNotice } from '../problem-notice';
 import { NodeCard } from './node-card';
+import { clusterDraTotals, DraClusterPanel, draUnhealthy } from './dra-overview';
 
 export type SortKey = 'name' | 'unhealthy' | 'free' | 'allocated';
 export type HealthFilter = 'all' | 'unhealthy' | 'unreachable';
 
+/** Device-plugin resources and DRA drivers of a node, filtered by name ('' = all). */
+function countsOf(n: ClusterNode, resource: string): { free: number; allocated: number }[] {
+  if (!n.summary) return [];
+  return [...Object.entries(n.summary.resources), ...Object.entries(n.summary.dra?.drivers ?? {})]
+    .filter(([name]) => !resource || name === resource)
+    .map(([, c]) => c);
+}
+
 function freeOf(n: ClusterNode, resource: string): number {
   if (!n.summary) return -1;
-  return Object.entries(n.summary.resources)
-    .filter(([name]) => !resource || name === resource)
-    .reduce((sum, [, r]) => sum + r.free, 0);
+  return countsOf(n, resource).reduce((sum, r) => sum + r.free, 0);
 }
 
 function allocatedOf(n: ClusterNode, resource: string): number {
   if (!n.summary) return -1;
-  return Object.entries(n.summary.resources)
-    .filter(([name]) => !resource || name === resource)
-    .reduce((sum, [, r]) => sum + r.allocated, 0);
+  return countsOf(n, resource).reduce((sum, r) => sum + r.allocated, 0);
+}
+
+/** Unhealthy devices of both APIs (the summary's unhealthyDevices counts device plugins only). */
+function unhealthyOf(n: ClusterNode): number {
+  return n.summary ? n.summary.unhealthyDevices + draUnhealthy(n.summary.dra) : -1;
 }
 
 /** Per-resource sums over the nodes that have data (stale nodes count with their last summary). */
@@ -62,8 +73,14 @@ export function selectNodes(
   const text = opts.text.trim().toLowerCase();
   const nodes = Object.values(doc.nodes).filter((n) => {
     if (text && !n.name.toLowerCase().includes(text)) return false;
-    if (opts.resource && n.summary && !(opts.resource in n.summary.resources)) return false;
-    if (opts.health === 'unhealthy' && !(n.summary && n.summary.unhealthyDevices > 0)) return false;
+    if (
+      opts.resource &&
+      n.summary &&
+      !(opts.resource in n.summary.resources) &&
+      !(opts.resource in (n.summary.dra?.drivers ?? {}))
+    )
+      return false;
+    if (opts.health === 'unhealthy' && !(unhealthyOf(n) > 0)) return false;
     if (opts.health === 'unreachable' && n.status === 'live') return false;
     return true;
   });
@@ -72,9 +89,7 @@ export function selectNodes(
     case 'name':
       return nodes.sort(byName);
     case 'unhealthy':
-      return nodes.sort(
-        (a, b) => (b.summary?.unhealthyDevices ?? -1) - (a.summary?.unhealthyDevices ?? -1) || byName(a, b),
-      );
+      return nodes.sort((a, b) => unhealthyOf(b) - unhealthyOf(a) || byName(a, b));
     case 'free':
       return nodes.sort((a, b) => freeOf(b, opts.resource) - freeOf(a, opts.resource) || byName(a, b));
     case 'allocated':
@@ -97,22 +112,27 @@ export function ClusterOverview() {
 
   const resourceNames = useMemo(() => {
     const names = new Set<string>();
-    for (const n of Object.values(doc?.nodes ?? {}))
+    const drivers = new Set<string>();
+    for (const n of Object.values(doc?.nodes ?? {})) {
       for (const r of Object.keys(n.summary?.resources ?? {})) names.add(r);
-    return [...names].sort();
+      for (const d of Object.keys(n.summary?.dra?.drivers ?? {})) drivers.add(d);
+    }
+    return [
+      ...[...names].sort().map((name) => ({ name, label: name })),
+      ...[...drivers].sort().map((name) => ({ name, label: `${name} (DRA)` })),
+    ];
   }, [doc]);
   const nodes = useMemo(
     () => (doc ? selectNodes(doc, { text: deferredText, resource, health, sort }) : []),
     [doc, deferredText, resource, health, sort],
   );
   const totals = useMemo(() => (doc ? clusterTotals(doc) : {}), [doc]);
+  const draTotals = useMemo(() => (doc ? clusterDraTotals(doc) : null), [doc]);
   const total = doc ? Object.keys(doc.nodes).length : 0;
   useEffect(() => {
     if (total > 0) markAfterPaint('plugboard:overview-rendered');
   }, [total]);
-  const unhealthyNodes = doc
-    ? Object.values(doc.nodes).filter((n) => (n.summary?.unhealthyDevices ?? 0) > 0).length
-    : 0;
+  const unhealthyNodes = doc ? Object.values(doc.nodes).filter((n) => unhealthyOf(n) > 0).length : 0;
   const unreachable = doc ? Object.values(doc.nodes).filter((n) => n.status !== 'live').length : 0;
 
   return (
@@ -159,6 +179,7 @@ export function ClusterOverview() {
               </div>
             </details>
           )}
+          {draTotals && <DraClusterPanel totals={draTotals} />}
           {total > 0 && (
             <form
               className="row card"
@@ -181,8 +202,8 @@ export function ClusterOverview() {
                 <select value={resource} onChange={(e) => setResource(e.target.value)}>
                   <option value="">All resources</option>
                   {resourceNames.map((r) => (
-                    <option key={r} value={r}>
-                      {r}
+                    <option key={r.name} value={r.name}>
+                      {r.label}
                     </option>
                   ))}
                 </select>

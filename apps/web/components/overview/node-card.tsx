@@ -1,10 +1,13 @@
-// One node of the cluster overview. Memoised on its ClusterNode object: a summary patch for one
-// node re-renders only that card.
+// One node of the cluster overview: device-plugin resources and DRA drivers, each marked, and the
+// node's pending claims. Memoised on its ClusterNode object: a summary patch for one node
+// re-renders only that card.
 import { memo } from 'react';
 import Link from 'next/link';
 import type { ClusterNode } from '../../lib/cluster-types';
 import { LocalTime } from '../local-time';
 import { ResourceSummary } from '../resource-summary';
+import { DraCountsSummary } from '../dra-counts';
+import { draUnhealthy } from './dra-overview';
 import { NodeSparklines } from '../history/node-sparklines';
 
 function LinkBadge({ node }: { node: ClusterNode }) {
@@ -39,6 +42,13 @@ export const NodeCard = memo(function NodeCard({
     ? Object.entries(s.resources).filter(([name]) => !resourceFilter || name === resourceFilter)
     : [];
   resources.sort(([a], [b]) => a.localeCompare(b));
+  const draDrivers = s?.dra
+    ? Object.entries(s.dra.drivers)
+        .filter(([name]) => !resourceFilter || name === resourceFilter)
+        .sort(([a], [b]) => a.localeCompare(b))
+    : [];
+  const draBad = draUnhealthy(s?.dra);
+  const pendingClaims = s?.dra?.pendingClaims.length ?? 0;
   const sourceIssues = s
     ? (
         [
@@ -59,12 +69,27 @@ export const NodeCard = memo(function NodeCard({
       {node.status !== 'live' && node.error && <p className="muted">{node.error}</p>}
       {s && (
         <p className="row" style={{ margin: '0.3rem 0' }}>
-          {s.unhealthyDevices > 0 ? (
+          {s.unhealthyDevices > 0 && (
             <span className="badge bad">
               ✕ {s.unhealthyDevices} unhealthy {s.unhealthyDevices === 1 ? 'device' : 'devices'}
             </span>
-          ) : (
+          )}
+          {draBad > 0 && (
+            <span className="badge bad">
+              ✕ {draBad} unhealthy DRA {draBad === 1 ? 'device' : 'devices'}
+            </span>
+          )}
+          {s.unhealthyDevices === 0 && draBad === 0 && (
             <span className="badge ok">✓ all devices healthy</span>
+          )}
+          {pendingClaims > 0 && (
+            <Link
+              href={`/nodes/${encodeURIComponent(node.name)}#dra-claims`}
+              className="badge warn"
+              aria-label={`${pendingClaims} pending ${pendingClaims === 1 ? 'claim' : 'claims'} on ${node.name}`}
+            >
+              ! {pendingClaims} pending {pendingClaims === 1 ? 'claim' : 'claims'}
+            </Link>
           )}
           {s.activeFaults > 0 && (
             <span className="badge warn">
@@ -79,7 +104,7 @@ export const NodeCard = memo(function NodeCard({
         </p>
       )}
       {!s && node.status !== 'connecting' && <p>No data received from this node yet.</p>}
-      {s && resources.length === 0 && (
+      {s && resources.length === 0 && draDrivers.length === 0 && (
         <p className="muted">
           {resourceFilter
             ? `No ${resourceFilter} on this node.`
@@ -94,6 +119,9 @@ export const NodeCard = memo(function NodeCard({
           apiServer={r.apiServer}
           registration={r.registration}
         />
+      ))}
+      {draDrivers.map(([name, c]) => (
+        <DraCountsSummary key={`dra:${name}`} name={name} counts={c} />
       ))}
       {showHistory && s && resources.length > 0 && (
         <NodeSparklines nodeName={node.name} resources={resources.map(([name]) => name)} />
