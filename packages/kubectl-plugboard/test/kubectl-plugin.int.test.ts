@@ -2,8 +2,8 @@
 // finds the `kubectl-plugboard` executable on PATH (a shim in a temporary directory running the
 // package's bin entry) and runs it as `kubectl plugboard …`, passing its arguments, environment and
 // exit code through. The cluster is a simulated node (kubelet-sim + a real gateway with real device
-// plugins), reached through the API server's pod proxy with $KUBECONFIG and directly with --gateway
-// as the demo prints it.
+// plugins and a real DRA driver), reached through the API server's pod proxy with $KUBECONFIG and
+// directly with --gateway as the demo prints it.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +12,16 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { EXIT_CODES } from '../src/errors.js';
-import { GPU, startNode, stopNodes, waitForSnapshot, type TestNode } from './helpers.js';
+import {
+  claimPod,
+  createClaimTemplate,
+  createDeviceClass,
+  GPU,
+  startNode,
+  stopNodes,
+  waitForSnapshot,
+  type TestNode,
+} from './helpers.js';
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), '../../../..');
 const bin = join(repoRoot, 'packages/kubectl-plugboard/bin/kubectl-plugboard.js');
@@ -83,7 +92,7 @@ before(async () => {
   chmodSync(shim, 0o755);
   [kubectlPath, node] = await Promise.all([
     fetchKubectl(),
-    startNode(root, 'node-a', { faults: true, sim: { podProxyTargets: proxyTargets } }),
+    startNode(root, 'node-a', { faults: true, dra: true, sim: { podProxyTargets: proxyTargets } }),
   ]);
   await node.sim.admitPod({
     metadata: {
@@ -102,10 +111,15 @@ before(async () => {
     metadata: { name: 'trainer', namespace: 'ml' },
     spec: { containers: [{ name: 'main', resources: { limits: { [GPU]: '2' } } }] },
   });
+  await createDeviceClass(node);
+  await createClaimTemplate(node, 'ml', 'one-gpu', 1);
+  await node.sim.admitPod(claimPod('ml', 'infer', 'one-gpu', 'node-a'));
   await waitForSnapshot(
     node,
-    (s) => (s.pods['ml/trainer']?.containers[0]?.devices[GPU]?.length ?? 0) === 2,
-    'the trainer pod with two devices',
+    (s) =>
+      (s.pods['ml/trainer']?.containers[0]?.devices[GPU]?.length ?? 0) === 2 &&
+      Object.values(s.dra?.claims ?? {}).some((c) => c.owner?.pod === 'ml/infer' && c.phase === 'prepared'),
+    "the trainer pod with two devices and the infer pod's prepared claim",
   );
 });
 
@@ -138,8 +152,22 @@ describe('kubectl plugboard', { concurrency: 2 }, () => {
       }),
     );
     const rows = out.trimEnd().split('\n');
-    assert.equal(rows.length, 5, out);
+    assert.equal(rows.filter((r) => / device-plugin /.test(r)).length, 4, out);
+    assert.equal(rows.filter((r) => / DRA /.test(r)).length, 4, out);
     assert.equal(rows.filter((r) => r.includes('ml/trainer/main')).length, 2, out);
+    assert.equal(rows.filter((r) => / ml\/infer /.test(r)).length, 1, out);
+  });
+
+  it('claims -n ml: kubectl passes -n through to the plugin, which lists the claims of that namespace', async () => {
+    const lines = ok(await kubectl(['plugboard', 'claims', '-n', 'ml']))
+      .trimEnd()
+      .split('\n');
+    assert.match(lines[0]!, /^NAMESPACE +NAME +NODE +PHASE +REQUESTS +DEVICES +PODS +HEALTH +REASON$/);
+    assert.match(
+      lines[1]!,
+      /^ml +infer-gpus-\S+ +node-a +prepared +gpus:1 gpu\.plugboard\.example +gpu-\d +infer +/,
+    );
+    assert.equal(lines.length, 2);
   });
 
   it('nodes --gateway: the demo mode, straight to the gateway', async () => {
