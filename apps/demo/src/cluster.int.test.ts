@@ -30,7 +30,7 @@ describe('demo cluster (examples/demo.yaml)', () => {
     rmSync(stateDir, { recursive: true, force: true });
   });
 
-  it('runs the three node shapes with their device counts', () => {
+  it('runs the four node shapes with their device-plugin counts and dra-node its DRA driver', () => {
     const counts = Object.fromEntries(
       cluster.nodes.map((n) => [
         n.name,
@@ -43,7 +43,10 @@ describe('demo cluster (examples/demo.yaml)', () => {
       'gpu-node-a': { [GPU]: 8, 'plugboard.example/nic-vf': 16 },
       'gpu-node-b': { [GPU]: 16 },
       'edge-node': { 'plugboard.example/serial': 4 },
+      'dra-node': { 'plugboard.example/nic-vf': 8 },
     });
+    const dra = cluster.node('dra-node').gateway.model.snapshot().dra;
+    assert.equal(dra?.drivers['gpu.plugboard.example']?.counts.published, 8);
     const a = cluster.node('gpu-node-a').gateway.model.snapshot();
     assert.deepEqual(Object.keys(a.numa.nodes).sort(), ['0', '1']);
     assert.equal(
@@ -69,6 +72,13 @@ describe('demo cluster (examples/demo.yaml)', () => {
     assert.equal(b.resources[GPU]!.kubelet.allocated, 4);
     const edge = cluster.node('edge-node').gateway.model.snapshot();
     assert.equal(edge.resources['plugboard.example/serial']!.kubelet.free, 2);
+    // dra-node's claims (details in dra.int.test.ts): three claims, one left Pending by the scheduler.
+    const claims = Object.values(cluster.node('dra-node').gateway.model.snapshot().dra?.claims ?? {});
+    assert.deepEqual(claims.map((c) => c.phase).sort(), ['pending', 'prepared', 'prepared']);
+    assert.deepEqual(
+      cluster.pending.map((p) => p.pod),
+      ['ml/train-wide'],
+    );
   });
 
   it('a fault posted to a gateway lowers the kubelet-sim allocatable and flags the pod; clearing restores it', async () => {

@@ -1,7 +1,8 @@
 // A simulated cluster in one process: per node a kubelet-sim and a gateway running real device
-// plugins over real Unix sockets under a private state directory, with workloads admitted through
-// the kubelet-sim (so the plugin's GetPreferredAllocation and Allocate really decide). Used by
-// `npm start`, the demo's tests and the dashboard's browser tests.
+// plugins and DRA drivers over real Unix sockets under a private state directory, with workloads
+// admitted through the kubelet-sim (so the plugin's GetPreferredAllocation and Allocate, or the
+// scheduler's allocator over the driver's ResourceSlices and the driver's NodePrepareResources,
+// really decide). Used by `npm start`, the demo's tests and the dashboard's browser tests.
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -9,18 +10,31 @@ import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import type { NodeSnapshot } from '@plugboard/api';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import { DemoError } from './errors.js';
-import { podFor, type LoadedDemo, type DemoNodeSpec } from './demo-config.js';
+import { draObjectsFor, podFor, type DraObject, type LoadedDemo, type DemoNodeSpec } from './demo-config.js';
 
 export interface DemoNode {
   name: string;
   sim: KubeletSim;
   gateway: Gateway;
-  /** Root of this node's files: device-plugins/, kubelet/, gateway/, dev/. */
+  /**
+   * Root of this node's files: device-plugins/, plugins/ (DRA drivers' sockets, checkpoints and
+   * fault directories), plugins_registry/, cdi/, kubelet/, gateway/, dev/.
+   */
   dir: string;
+}
+
+/** A demo pod the scheduler left Pending (nothing fits its claims): the demo goes on without it. */
+export interface PendingWorkload {
+  node: string;
+  pod: string;
+  /** The scheduler's message on the pod's PodScheduled condition. */
+  message: string;
 }
 
 export interface DemoCluster {
   nodes: DemoNode[];
+  /** Workloads left Pending by the scheduler, with its message. */
+  pending: PendingWorkload[];
   node(name: string): DemoNode;
   stop(): Promise<void>;
 }
@@ -66,12 +80,12 @@ export function waitForSnapshot(
   });
 }
 
-function gatewayDocument(
-  demo: LoadedDemo,
-  spec: DemoNodeSpec,
-  dirs: Record<'plugins' | 'gateway' | 'dev', string>,
-  sim: KubeletSim,
-): unknown {
+type NodeDirs = Record<
+  'devicePlugins' | 'plugins' | 'pluginsRegistry' | 'cdi' | 'kubelet' | 'gateway' | 'dev',
+  string
+>;
+
+function gatewayDocument(demo: LoadedDemo, spec: DemoNodeSpec, dirs: NodeDirs, sim: KubeletSim): unknown {
   const entry = demo.nodeDocuments.get(spec.name)!;
   const doc = structuredClone(entry.document);
   // A `paths` source in the demo reads fake device nodes from the node's private dev/ directory.
@@ -89,7 +103,12 @@ function gatewayDocument(
     ...gateway,
     nodeName: spec.name,
     listen: '127.0.0.1:0',
-    devicePluginDir: dirs.plugins,
+    devicePluginDir: dirs.devicePlugins,
+    // The config's `dra:` drivers run in the gateway: their sockets where this node's kubelet-sim
+    // looks for them (its plugin watcher), their CDI specs beside them.
+    pluginsDir: dirs.plugins,
+    pluginsRegistryDir: dirs.pluginsRegistry,
+    cdiDir: dirs.cdi,
     stateDir: dirs.gateway,
     logLevel: 'info',
     podResources: { ...(gateway.podResources as object), socket: sim.podResourcesSocket },
@@ -100,10 +119,33 @@ function gatewayDocument(
   return doc;
 }
 
+/** POST one resource.k8s.io/v1 object to the kubelet-sim's API, as `kubectl create` would. */
+async function createDraObject(sim: KubeletSim, object: DraObject): Promise<void> {
+  const path = object.namespace
+    ? `/apis/resource.k8s.io/v1/namespaces/${object.namespace}/${object.plural}`
+    : `/apis/resource.k8s.io/v1/${object.plural}`;
+  const res = await fetch(`${sim.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(object.body),
+  });
+  const status = (await res.json().catch(() => ({}))) as { message?: string };
+  if (!res.ok) {
+    const name = `${object.namespace ? `${object.namespace}/` : ''}${String(object.body.metadata.name)}`;
+    throw new DemoError(
+      'start',
+      `creating ${object.body.kind} ${name} failed: HTTP ${res.status}: ${status.message ?? res.statusText}`,
+    );
+  }
+}
+
 async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise<DemoNode> {
   const dir = join(opts.stateDir, spec.name);
-  const dirs = {
-    plugins: join(dir, 'device-plugins'),
+  const dirs: NodeDirs = {
+    devicePlugins: join(dir, 'device-plugins'),
+    plugins: join(dir, 'plugins'),
+    pluginsRegistry: join(dir, 'plugins_registry'),
+    cdi: join(dir, 'cdi'),
     kubelet: join(dir, 'kubelet'),
     gateway: join(dir, 'gateway'),
     dev: join(dir, 'dev'),
@@ -113,8 +155,10 @@ async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise
   const logger = opts.logger.child({ node: spec.name });
 
   const sim = await startKubeletSim({
-    devicePluginDir: dirs.plugins,
+    devicePluginDir: dirs.devicePlugins,
     stateDir: dirs.kubelet,
+    // The kubelet's plugin watcher: how DRA drivers register (as on a real node, it is always on).
+    pluginsRegistryDir: dirs.pluginsRegistry,
     nodeName: spec.name,
     cpus: spec.kubelet.cpus,
     numaNodes: spec.kubelet.numaNodes,
@@ -136,6 +180,14 @@ async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise
   });
   let gateway: Gateway;
   try {
+    // What an operator (or a driver's chart) installs: DeviceClasses, and the claims and templates
+    // of this node's workloads, through the node's own API.
+    for (const object of draObjectsFor(opts.demo.spec, spec.name)) await createDraObject(sim, object);
+  } catch (err) {
+    await sim.stop();
+    throw new DemoError('start', `${spec.name}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
     const file = opts.demo.nodeDocuments.get(spec.name)!.file;
     const config = parseGatewayConfig(gatewayDocument(opts.demo, spec, dirs, sim), { source: file });
     gateway = await startGateway(config, { logger });
@@ -148,12 +200,55 @@ async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise
   return { name: spec.name, sim, gateway, dir };
 }
 
+/** The `dra:` drivers of a node's config (the gateway runs them). */
+function draDriversOf(demo: LoadedDemo, node: string): string[] {
+  const dra = demo.nodeDocuments.get(node)!.document.dra;
+  return Array.isArray(dra) ? dra.map((d) => String((d as { driver?: unknown }).driver)) : [];
+}
+
+/**
+ * A node is ready when its device plugins are registered with its kubelet and its DRA drivers are
+ * registered and have published their ResourceSlices (the scheduler allocates claims from them).
+ */
+function nodeReady(s: NodeSnapshot, resources: number, drivers: string[]): boolean {
+  const plugins =
+    Object.keys(s.resources).length === resources &&
+    Object.values(s.resources).every((r) => r.registration.phase === 'registered');
+  return (
+    plugins &&
+    drivers.every((name) => {
+      const d = s.dra?.drivers[name];
+      return (
+        d?.registration?.phase === 'registered' &&
+        d.publication?.lastPublishedAt != null &&
+        d.publication.error === null &&
+        d.counts.published > 0
+      );
+    })
+  );
+}
+
+/**
+ * A workload shows on its gateway: its device-plugin devices, and each of its claims prepared by
+ * the kubelet (the driver's NodePrepareResources answered).
+ */
+function workloadShown(s: NodeSnapshot, key: string, claims: boolean): boolean {
+  const pod = s.pods[key];
+  if (!pod) return false;
+  if (!claims) return pod.containers.some((c) => Object.keys(c.devices).length > 0);
+  const refs = pod.claims ?? [];
+  return (
+    refs.length > 0 && refs.every((r) => r.claim !== null && s.dra?.claims[r.claim]?.phase === 'prepared')
+  );
+}
+
 export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoCluster> {
   const progress = opts.onProgress ?? (() => {});
   const timeout = opts.readyTimeoutMs ?? 30_000;
   const nodes: DemoNode[] = [];
+  const pending: PendingWorkload[] = [];
   const stop = async (): Promise<void> => {
-    // Gateways first (they stop the plugins and remove their sockets), then the kubelets.
+    // Gateways first (they stop the plugins and drivers and remove their sockets), then the kubelets.
     await Promise.allSettled(nodes.map((n) => n.gateway.stop()));
     await Promise.allSettled(nodes.map((n) => n.sim.stop()));
     nodes.length = 0;
@@ -164,16 +259,19 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
       nodes.push(node);
       const resources =
         (opts.demo.nodeDocuments.get(spec.name)!.document.resources as unknown[] | undefined)?.length ?? 0;
-      await waitForSnapshot(
+      const drivers = draDriversOf(opts.demo, spec.name);
+      const ready = await waitForSnapshot(
         node.gateway,
-        (s) =>
-          Object.keys(s.resources).length === resources &&
-          Object.values(s.resources).every((r) => r.registration.phase === 'registered'),
-        `${spec.name}'s plugins to register with its kubelet`,
+        (s) => nodeReady(s, resources, drivers),
+        drivers.length > 0
+          ? `${spec.name}'s plugins to register and its DRA drivers to register and publish their devices`
+          : `${spec.name}'s plugins to register with its kubelet`,
         timeout,
       );
+      const dra = drivers.map((d) => `${d} (${ready.dra!.drivers[d]!.counts.published} devices published)`);
       progress(
-        `node ${spec.name}: kubelet-sim ${node.sim.url}, gateway ${node.gateway.url}, ${resources} resource(s) registered`,
+        `node ${spec.name}: kubelet-sim ${node.sim.url}, gateway ${node.gateway.url}, ${resources} resource(s) registered` +
+          (dra.length > 0 ? `, DRA driver ${dra.join(', ')} registered` : ''),
       );
     }
     if (opts.workloads !== false) {
@@ -188,19 +286,29 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
             { cause: err },
           );
         }
+        // A pod whose claims nothing can satisfy stays Pending with the scheduler's message, as in
+        // a cluster; it is part of the demo, not a failure.
+        const unschedulable = node.sim
+          .state()
+          .pods.find((p) => p.namespace === w.namespace && p.name === w.name)?.unschedulable;
+        if (unschedulable)
+          pending.push({ node: w.node, pod: `${w.namespace}/${w.name}`, message: unschedulable.message });
       }
       for (const node of nodes) {
         const expected = opts.demo.spec.workloads
           .filter((w) => w.node === node.name)
-          .map((w) => `${w.namespace}/${w.name}`);
+          .map((w) => ({ key: `${w.namespace}/${w.name}`, claims: w.resourceClaims.length > 0 }))
+          .filter(({ key }) => !pending.some((p) => p.node === node.name && p.pod === key));
         await waitForSnapshot(
           node.gateway,
-          (s) => expected.every((k) => s.pods[k]?.containers.some((c) => Object.keys(c.devices).length > 0)),
+          (s) => expected.every(({ key, claims }) => workloadShown(s, key, claims)),
           `${node.name}'s gateway to show its ${expected.length} pod(s)`,
           timeout,
         );
       }
-      progress(`workloads: ${opts.demo.spec.workloads.length} pods admitted through the kubelet-sims`);
+      const admitted = opts.demo.spec.workloads.length - pending.length;
+      progress(`workloads: ${admitted} pods admitted through the kubelet-sims`);
+      for (const p of pending) progress(`workloads: ${p.pod} on ${p.node} stays Pending: ${p.message}`);
     }
   } catch (err) {
     await stop();
@@ -208,6 +316,7 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
   }
   return {
     nodes,
+    pending,
     node(name) {
       const n = nodes.find((x) => x.name === name);
       if (!n) throw new DemoError('scenario', `no node named "${name}" in the demo`);

@@ -123,6 +123,7 @@ describe('demo config: DRA', () => {
     });
     const pod = podFor(spec.workloads[0]!);
     assert.deepEqual(pod.spec.resourceClaims, [{ name: 'gpu', resourceClaimTemplateName: 'one-gpu' }]);
+    assert.deepEqual(pod.spec['nodeSelector'], { 'kubernetes.io/hostname': 'node-a' });
     assert.deepEqual(
       pod.spec.containers.map((c) => c.resources),
       [

@@ -182,7 +182,12 @@ export function podFor(w: DemoWorkload): PodSpecInput {
     },
     spec: {
       restartPolicy: w.restartPolicy,
-      ...(w.resourceClaims.length > 0 ? { resourceClaims: w.resourceClaims } : {}),
+      // A pod with claims goes through the scheduler (the others arrive bound): pinned to its node
+      // by hostname, as a workload for one node is in a cluster — which is also how that node's
+      // gateway knows a pod still Pending is waiting for it.
+      ...(w.resourceClaims.length > 0
+        ? { nodeSelector: { 'kubernetes.io/hostname': w.node }, resourceClaims: w.resourceClaims }
+        : {}),
       containers: w.containers.map((c) => ({
         name: c.name,
         image: 'registry.example/plugboard-demo:latest',

@@ -1,6 +1,6 @@
 // `npm start` as a user runs it: a child process group from the repo root, waited on until it prints
-// its URL; three nodes over HTTP and in the browser; a fault injected through the UI lowers
-// allocatable; SIGINT (what Ctrl-C sends to the foreground group) leaves no process, socket or port.
+// its URL; four nodes over HTTP and in the browser; a fault injected through the UI lowers
+// allocatable; dra-node's claims through a real kubectl; SIGINT (what Ctrl-C sends to the foreground group) leaves no process, socket or port.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -16,6 +16,7 @@ import { socketsUnder } from './cluster.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const GPU = 'plugboard.example/gpu';
+const NODES = ['gpu-node-a', 'gpu-node-b', 'edge-node', 'dra-node'];
 /** Screenshots of the demo's views, kept as test artefacts (the README's image is one of them). */
 const SHOTS = join(repoRoot, 'apps/demo/test-results/screenshots');
 
@@ -82,9 +83,9 @@ describe('npm start', { timeout: 600_000 }, () => {
     }
   });
 
-  it('serves three nodes with the expected device counts over HTTP', async () => {
+  it('serves four nodes with the expected device counts over HTTP', async () => {
     const counts: Record<string, Record<string, number>> = {};
-    for (const node of ['gpu-node-a', 'gpu-node-b', 'edge-node']) {
+    for (const node of NODES) {
       const res = await fetch(`${url}/api/nodes/${node}/node`);
       assert.equal(res.status, 200, `GET /api/nodes/${node}/node`);
       const snap = (await res.json()) as NodeSnapshot;
@@ -96,14 +97,22 @@ describe('npm start', { timeout: 600_000 }, () => {
       'gpu-node-a': { [GPU]: 8, 'plugboard.example/nic-vf': 16 },
       'gpu-node-b': { [GPU]: 16 },
       'edge-node': { 'plugboard.example/serial': 4 },
+      'dra-node': { 'plugboard.example/nic-vf': 8 },
     });
+    const dra = ((await (await fetch(`${url}/api/nodes/dra-node/node`)).json()) as NodeSnapshot).dra;
+    assert.equal(dra?.drivers['gpu.plugboard.example']?.counts.published, 8);
+    assert.match(
+      output,
+      /node dra-node: .*DRA driver gpu\.plugboard\.example \(8 devices published\) registered/,
+    );
+    assert.match(output, /ml\/train-wide on dra-node stays Pending: 0\/1 nodes are available/);
   });
 
   it('shows the nodes in the browser and a fault injected from the UI lowers allocatable', async () => {
     browser = await chromium.launch({ executablePath: CHROMIUM_EXECUTABLE, args: CHROMIUM_ARGS });
     const page = await browser.newPage();
     await page.goto(url);
-    for (const node of ['gpu-node-a', 'gpu-node-b', 'edge-node']) {
+    for (const node of NODES) {
       await page.getByRole('article', { name: node }).waitFor({ timeout: 20_000 });
     }
     const snap = (await (await fetch(`${url}/api/nodes/gpu-node-a/node`)).json()) as NodeSnapshot;
@@ -145,7 +154,7 @@ describe('npm start', { timeout: 600_000 }, () => {
     };
     const run = (...args: string[]) => promisify(execFile)(kubectl, args, { env, encoding: 'utf8' });
     const contexts = (await run('config', 'get-contexts', '-o', 'name')).stdout.trim().split('\n');
-    assert.deepEqual(contexts, ['edge-node', 'gpu-node-a', 'gpu-node-b']);
+    assert.deepEqual(contexts, [...NODES].sort());
     for (const node of contexts) {
       const { stdout } = await run('--context', node, 'get', 'nodes');
       assert.match(stdout, new RegExp(`^${node}\\s+Ready\\s`, 'm'), stdout);
@@ -154,6 +163,11 @@ describe('npm start', { timeout: 600_000 }, () => {
     // The previous test's fault holds batch-spread's GPU: kubectl shows the container crash-looping.
     assert.match(pods, /^ml\s+batch-spread\s+0\/1\s+CrashLoopBackOff\s+\d+ \([^)]+ ago\)\s/m, pods);
     assert.match(pods, /^ml\s+inference\s+1\/1\s+Running\s+0\s/m, pods);
+    // dra-node: the claims as kubectl prints them (the README's DRA tour).
+    const claims = (await run('--context', 'dra-node', 'get', 'resourceclaims', '-A')).stdout;
+    assert.match(claims, /^ml\s+inference-gpu\s+allocated,reserved\s/m, claims);
+    assert.match(claims, /^ml\s+train-pair-gpus-\w+\s+allocated,reserved\s/m, claims);
+    assert.match(claims, /^ml\s+train-wide-gpus-\w+\s+pending\s/m, claims);
   });
 
   it('stops on SIGINT within 5 s: no process, no socket, the port is free', async () => {

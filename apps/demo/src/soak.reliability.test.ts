@@ -1,10 +1,11 @@
-// Soak of the demo cluster (examples/demo.yaml: three nodes, each a kubelet-sim and a gateway with
-// real plugins, workloads admitted) under a flapping scenario on every node plus a REST fault
-// injected and cleared every 2 s, with a stream client on every gateway: 30 s (short) or 10 min
-// (full, PLUGBOARD_RELIABILITY=full). Samples RSS, heap, open fds and active handles every second and
-// reports their slope over the run after a warm-up; asserts the event ring stays within its bound,
-// the stream clients keep receiving gap-free patches, and that once the load stops the process
-// returns to the handles and fds it had before it started (a leak never gives them back).
+// Soak of the demo cluster (examples/demo.yaml: four nodes, each a kubelet-sim and a gateway with
+// real plugins — and on dra-node a DRA driver —, workloads admitted) under a flapping scenario on
+// every node plus a REST fault injected and cleared every 2 s, with a stream client on every
+// gateway: 30 s (short) or 10 min (full, PLUGBOARD_RELIABILITY=full). Samples RSS, heap, open fds
+// and active handles every second and reports their slope over the run after a warm-up; asserts the
+// event ring stays within its bound, the stream clients keep receiving gap-free patches, and that
+// once the load stops the process returns to the handles and fds it had before it started (a leak
+// never gives them back).
 import { once } from 'node:events';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -211,7 +212,7 @@ test(
     const minutes = (DURATION_MS / 60_000).toFixed(1);
     report(t, {
       scenario: 'soak',
-      figure: 'duration (3 nodes, 1 flapping device per node, REST fault every 2 s)',
+      figure: `duration (${cluster.nodes.length} nodes, 1 flapping device per node, REST fault every 2 s)`,
       value: minutes,
       unit: 'min',
     });
