@@ -1,5 +1,5 @@
-// `npm start`: the whole demo in one process — three simulated nodes (kubelet-sim + gateway + real
-// plugins over real Unix sockets) and the dashboard — under a temporary state directory, stopped
+// `npm start`: the whole demo in one process — four simulated nodes (kubelet-sim + gateway + real
+// plugins and a DRA driver over real Unix sockets) and the dashboard — under a temporary state directory, stopped
 // cleanly by Ctrl-C. Prints one progress line per component and, at the end, the URL and what to try.
 import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 const USAGE = `Usage: npm start [-- --scenario FILE] [--demo FILE] [--state-dir DIR]
 
-Starts a simulated three-node cluster and the Plugboard dashboard on http://127.0.0.1:3000.
+Starts a simulated four-node cluster and the Plugboard dashboard on http://127.0.0.1:3000.
   --scenario FILE   replay a fault timeline, e.g. examples/scenarios/numa-outage.yaml
   --demo FILE       the cluster description (default examples/demo.yaml)
   --state-dir DIR   keep sockets, state and logs here (default: a new temporary directory, removed on exit)
@@ -48,6 +48,28 @@ function firstFaultHint(cluster: DemoCluster, url: string): string {
   if (!held?.allocation) return `open ${url}/nodes/${node.name} and flip a device's Fault switch`;
   const pod = `${held.allocation.namespace}/${held.allocation.pod}`;
   return `open ${url}/nodes/${node.name}, flip "Fault ${held.id}", and watch ${held.resource} allocatable drop by one and ${pod} be flagged;`;
+}
+
+/** The same for a DRA device: a device a pod's claim holds, faulted with a NoExecute taint. */
+function draFaultHint(cluster: DemoCluster, url: string): string | null {
+  for (const node of cluster.nodes) {
+    const dra = node.gateway.model.snapshot().dra;
+    const held = Object.values(dra?.devices ?? {}).find(
+      (d) => d.sourceId !== null && d.allocations.some((a) => a.pods.length > 0),
+    );
+    if (!held) continue;
+    const body = JSON.stringify({
+      resource: held.driver,
+      deviceId: held.sourceId,
+      reason: 'ECC errors',
+      taint: 'NoExecute',
+    });
+    return (
+      `a DRA device: curl -X POST ${url}/api/nodes/${node.name}/faults -H 'content-type: application/json' -d '${body}'` +
+      ` evicts ${held.allocations[0]!.pods.join(', ')} (kubectl --context ${node.name} get pods,resourceclaims -A)`
+    );
+  }
+  return null;
 }
 
 async function main(): Promise<void> {
@@ -158,6 +180,8 @@ async function main(): Promise<void> {
     say(
       `     (one context per node: ${cluster.nodes.map((n) => n.name).join(', ')} — kubectl --context ${cluster.nodes.at(-1)!.name} get events)`,
     );
+    const dra = draFaultHint(cluster, web.url);
+    if (dra) say(`     or ${dra}`);
     say('     or replay a timeline: npm start -- --scenario examples/scenarios/numa-outage.yaml');
     say('stop with Ctrl-C');
   } catch (err) {
