@@ -124,6 +124,7 @@ describe('kubelet-sim with the @plugboard/plugin DRA driver', () => {
             driverName: DRIVER,
             poolName: result.pool,
             deviceName: result.device,
+            shareId: undefined,
           },
         ],
       },

@@ -214,6 +214,7 @@ describe('DRA with a raw driver', () => {
             driverName: DRIVER,
             poolName: NODE,
             deviceName: device,
+            shareId: undefined,
           },
         ],
       },
@@ -271,12 +272,19 @@ describe('DRA with a raw driver', () => {
         claimName: 'shared',
         claimNamespace: 'default',
         claimResources: [
-          { cdiDevices: [{ name: driver.cdiId(d0!) }], driverName: DRIVER, poolName: NODE, deviceName: d0 },
+          {
+            cdiDevices: [{ name: driver.cdiId(d0!) }],
+            driverName: DRIVER,
+            poolName: NODE,
+            deviceName: d0,
+            shareId: undefined,
+          },
           {
             cdiDevices: [{ name: driver.cdiId(d0!) }, { name: driver.cdiId(d1!) }],
             driverName: DRIVER,
             poolName: NODE,
             deviceName: d1,
+            shareId: undefined,
           },
         ],
       },
