@@ -323,7 +323,10 @@ async function startHttp(
     hub: stream.hub,
     placement,
     history: history?.store ?? null,
-    readiness: () => readiness(Object.values(model.snapshot().resources)),
+    readiness: () => {
+      const s = model.snapshot();
+      return readiness(Object.values(s.resources), Object.values(s.dra?.drivers ?? {}));
+    },
   });
   const server = await listenHttp(config.listen, handlers);
   parts.cleanups.push(() => server.close(stream.close));

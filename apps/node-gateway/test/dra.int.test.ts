@@ -337,6 +337,17 @@ test('a fault with taint NoExecute: the taint shows on the device, the pod is ev
     s.events.some((e) => e.kind === 'taint' && e.message.includes(`${DRIVER}/fault=simulated:NoExecute`)),
   );
 
+  await waitFor('Kubernetes Events on the Node: the device Unhealthy, then tainted', async () => {
+    const list = (await (await fetch(`${sim.url}/api/v1/namespaces/default/events`)).json()) as {
+      items: { reason: string; message: string; involvedObject: { kind: string } }[];
+    };
+    const on = (reason: string, text: string) =>
+      list.items.some(
+        (e) => e.involvedObject.kind === 'Node' && e.reason === reason && e.message.includes(text),
+      );
+    return on('DeviceUnhealthy', claimDevice) && on('DeviceTainted', `${DRIVER}/fault=simulated:NoExecute`);
+  });
+
   assert.equal(await del(`/api/v1/faults?resource=${DRIVER}&deviceId=${device}`), 200);
   const healed = await until(
     'untainted and healthy again',

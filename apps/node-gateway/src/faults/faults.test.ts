@@ -287,3 +287,88 @@ test('scenario runner: NUMA outage, random devices (seeded), flap, node filter, 
   runner.close();
   await store.close();
 });
+
+test('DRA faults: the taint travels to the actuator, is persisted and restored, follows the remaining fault; a slice name is kept as the source ID', async () => {
+  const calls: string[] = [];
+  const act: FaultActuator = {
+    inject: (r, d, why, o) =>
+      void calls.push(`inject ${r}/${d} ${why} ${o?.taint ?? '-'}${o?.absentOk ? ' absentOk' : ''}`),
+    clear: (r, d) => void calls.push(`clear ${r}/${d}`),
+    resolve: (_r, d) => (d === '0000-3b-00-0-5d1a2c' ? '0000:3b:00.0' : d),
+  };
+  const stateDir = mkdtempSync(join(dir, 'dra-'));
+  const s1 = new FaultStore({ stateDir, maxActive: 10 });
+  s1.attach(act);
+  const byName = s1.add({
+    resource: 'gpu.example.com',
+    deviceId: '0000-3b-00-0-5d1a2c',
+    reason: 'lost',
+    taint: 'NoExecute',
+  });
+  assert.equal(byName.deviceId, '0000:3b:00.0');
+  assert.equal(byName.taint, 'NoExecute');
+  const plain = s1.add({ resource: 'gpu.example.com', deviceId: '0000:3b:00.0', reason: 'ecc' });
+  assert.equal(plain.taint, undefined, 'no taint key unless asked for');
+  assert.deepEqual(s1.list({ resource: 'gpu.example.com', deviceId: '0000-3b-00-0-5d1a2c' }).length, 2);
+  s1.remove(plain.id);
+  // The remaining fault asked for a taint: re-applied with it.
+  assert.equal(calls.at(-1), 'inject gpu.example.com/0000:3b:00.0 lost NoExecute absentOk');
+  await s1.close();
+
+  calls.length = 0;
+  const s2 = new FaultStore({ stateDir, maxActive: 10 });
+  const loaded = s2.loadPersisted();
+  s2.attach(act, loaded.restored, loaded.expired);
+  assert.deepEqual(calls, ['inject gpu.example.com/0000:3b:00.0 lost NoExecute absentOk']);
+  assert.equal(s2.get(byName.id)?.taint, 'NoExecute');
+  await s2.close();
+});
+
+test('scenario runner: DRA devices fail with the step taint; device-plugin devices of the same step without it', () => {
+  const taints = new Map<string, string | null>();
+  const act: FaultActuator = {
+    inject: (r, d, _why, o) => void taints.set(`${r}/${d}`, o?.taint ?? null),
+    clear: (r, d) => void taints.delete(`${r}/${d}`),
+  };
+  const store = new FaultStore({ stateDir: null, maxActive: 100 });
+  store.attach(act);
+  const mixed = [
+    { resource: 'a/gpu', id: 'g0', replicaOf: null, numaNodes: [0], health: 'Healthy' as const },
+    {
+      resource: 'gpu.example.com',
+      id: 'gpu-0',
+      replicaOf: null,
+      numaNodes: [0],
+      health: 'Healthy' as const,
+      dra: true,
+    },
+    {
+      resource: 'gpu.example.com',
+      id: 'gpu-1',
+      replicaOf: null,
+      numaNodes: [1],
+      health: 'Healthy' as const,
+      dra: true,
+    },
+  ];
+  const runner = new ScenarioRunner({ nodeName: 'n', faults: store, devices: () => mixed });
+  runner.start(
+    scenarioBodySchema.parse({ action: 'fail-numa-node', numaNode: 0, taint: 'NoSchedule', ttlSeconds: 60 }),
+  );
+  assert.deepEqual(Object.fromEntries(taints), { 'a/gpu/g0': null, 'gpu.example.com/gpu-0': 'NoSchedule' });
+  runner.stopAll();
+  runner.start(
+    scenarioBodySchema.parse({
+      action: 'fail-devices',
+      resource: 'gpu.example.com',
+      count: 2,
+      taint: 'NoExecute',
+      ttlSeconds: 60,
+    }),
+  );
+  assert.deepEqual(Object.fromEntries(taints), {
+    'gpu.example.com/gpu-0': 'NoExecute',
+    'gpu.example.com/gpu-1': 'NoExecute',
+  });
+  runner.close();
+});

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readiness } from './readiness.js';
-import type { RegistrationState, ResourceState } from '@plugboard/api';
+import type { DraDriverState, DraRegistrationPhase, RegistrationState, ResourceState } from '@plugboard/api';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:05:00.000Z';
@@ -75,3 +75,29 @@ for (const [what, resources, ready, detail] of [
     assert.match(r.detail, detail);
   });
 }
+
+test('readiness: the DRA drivers the gateway runs count like plugins; drivers seen only in slices do not', () => {
+  const driver = (
+    name: string,
+    phase: DraRegistrationPhase,
+    registeredAt: string | null,
+  ): DraDriverState => ({
+    name,
+    inProcess: true,
+    registration: { phase, registeredAt, error: null },
+    healthStreams: 0,
+    publication: null,
+    pools: {},
+    counts: { published: 0, usable: 0, allocated: 0, free: 0, unhealthy: 0, tainted: 0 },
+  });
+  const elsewhere = { ...driver('nic.example.com', 'starting', null), inProcess: false, registration: null };
+  const gpu = [resource('a/gpu', {})];
+  assert.deepEqual(readiness(gpu, [driver('gpu.example.com', 'registering', null), elsewhere]), {
+    ready: false,
+    detail: 'not registered with the kubelet: DRA driver gpu.example.com (registering)',
+  });
+  assert.equal(readiness(gpu, [driver('gpu.example.com', 'registered', T0), elsewhere]).ready, true);
+  const again = readiness(gpu, [driver('gpu.example.com', 'registering', T0)]);
+  assert.equal(again.ready, true, 'registering again after a kubelet restart');
+  assert.match(again.detail, /DRA driver gpu\.example\.com \(registering\)$/);
+});

@@ -8,7 +8,9 @@
 // `kubectl get pods` points at the gateway rather than the kubelet) while the gateway is serving
 // exactly the view an operator needs. The detail names such plugins, and
 // plugboard_device_plugin_registered (alert PlugboardDevicePluginNotRegistered) reports them.
-import type { ResourceState } from '@plugboard/api';
+// The DRA drivers the gateway runs count the same way (their registration through the plugin
+// watcher, plugboard_dra_driver_registered).
+import type { DraDriverState, ResourceState } from '@plugboard/api';
 
 export interface Readiness {
   ready: boolean;
@@ -21,21 +23,34 @@ function describe(r: ResourceState): string {
   return `${r.name} (${reg.phase}${since}${reg.error ? `: ${reg.error}` : ''})`;
 }
 
-export function readiness(resources: readonly ResourceState[]): Readiness {
-  const notReady = resources.filter(
-    (r) =>
-      r.registration.registeredAt === null ||
-      r.registration.phase === 'failed' ||
-      r.registration.phase === 'stopped',
-  );
+function describeDriver(d: DraDriverState): string {
+  const reg = d.registration!;
+  return `DRA driver ${d.name} (${reg.phase}${reg.error ? `: ${reg.error}` : ''})`;
+}
+
+/** `drivers`: the in-process DRA drivers (those with a `registration`); others are ignored. */
+export function readiness(
+  resources: readonly ResourceState[],
+  drivers: readonly DraDriverState[] = [],
+): Readiness {
+  const own = drivers.filter((d) => d.registration !== null);
+  const down = (phase: string, registeredAt: string | null): boolean =>
+    registeredAt === null || phase === 'failed' || phase === 'stopped';
+  const notReady = [
+    ...resources.filter((r) => down(r.registration.phase, r.registration.registeredAt)).map(describe),
+    ...own.filter((d) => down(d.registration!.phase, d.registration!.registeredAt)).map(describeDriver),
+  ];
   if (notReady.length > 0) {
-    return { ready: false, detail: `not registered with the kubelet: ${notReady.map(describe).join(', ')}` };
+    return { ready: false, detail: `not registered with the kubelet: ${notReady.join(', ')}` };
   }
-  const away = resources.filter((r) => r.registration.phase !== 'registered');
+  const away = [
+    ...resources.filter((r) => r.registration.phase !== 'registered').map(describe),
+    ...own.filter((d) => d.registration!.phase !== 'registered').map(describeDriver),
+  ];
   if (away.length > 0) {
     return {
       ready: true,
-      detail: `ready; not held by the kubelet right now, re-registering when it is back: ${away.map(describe).join(', ')}`,
+      detail: `ready; not held by the kubelet right now, re-registering when it is back: ${away.join(', ')}`,
     };
   }
   return { ready: true, detail: 'all plugins registered with the kubelet' };

@@ -56,12 +56,39 @@ export function draDriverInput(driver: DraDriver): DraDriverInput {
   };
 }
 
+const sameList = <T>(a: readonly T[], b: readonly T[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** The driver keeps unchanged devices and slice entries as the same objects: compare by reference. */
+function sameDriverInput(a: DraDriverInput, b: DraDriverInput): boolean {
+  return (
+    a.devices === b.devices &&
+    a.reported === b.reported &&
+    a.healthStreams === b.healthStreams &&
+    sameList(a.sliceDevices, b.sliceDevices) &&
+    a.registration.phase === b.registration.phase &&
+    a.registration.registeredAt === b.registration.registeredAt &&
+    a.registration.error === b.registration.error &&
+    a.publication.generation === b.publication.generation &&
+    a.publication.lastPublishedAt === b.publication.lastPublishedAt &&
+    a.publication.error === b.publication.error &&
+    sameList(a.publication.slices, b.publication.slices)
+  );
+}
+
 /** Wires the drivers into the model; returns a function that detaches every listener. */
 export function attachDraDrivers(runtime: DraDrivers, model: NodeModel, hooks: DraDriverHooks): () => void {
   const detach: (() => void)[] = [];
   for (const driver of runtime.drivers.values()) {
     const name = driver.driverName;
-    const push = (): void => model.setDraDriver(draDriverInput(driver));
+    let last: DraDriverInput | null = null;
+    const push = (): void => {
+      const next = draDriverInput(driver);
+      // The health heartbeat (every third of the health timeout) changes nothing: no rebuild.
+      if (last && sameDriverInput(last, next)) return;
+      last = next;
+      model.setDraDriver(next);
+    };
     const on = <K extends keyof DraDriverEvents>(
       event: K,
       fn: (...args: DraDriverEvents[K]) => void,
