@@ -544,7 +544,11 @@ describe('DRA with a raw driver', () => {
         taint: { key: 'example.com/ecc', value: 'uncorrectable', effect },
       },
     });
-    const podReaches = (name: string, until: (pod: unknown, type: string) => boolean, seen: unknown[] = []) =>
+    const podReaches = (
+      name: string,
+      until: (pod: unknown, type: string) => boolean,
+      seen: [string, unknown[]][] = [],
+    ) =>
       new Promise<void>((resolve) => {
         const onPod = (pod: unknown, type: string) => {
           if (get(pod, 'metadata.name') !== name) return;
@@ -577,13 +581,13 @@ describe('DRA with a raw driver', () => {
     const ruled = await f.sim.admitPod(fourGpus('ruled'));
     const ruledClaim = claimOf(ruled);
     assert.deepEqual(await devicesOf(ruledClaim), all);
-    const seen: unknown[] = [];
+    const seen: [string, unknown[]][] = [];
     const gone = podReaches('ruled', (_pod, type) => type === 'DELETED', seen);
     const unprepares = driver.unprepareCalls.length;
     await objects.create(taintRule('gpu-ecc', 'NoExecute'));
     await gone;
     assert.ok(
-      seen.some(([type, conds]) => type === 'MODIFIED' && (conds as string[]).includes('DisruptionTarget')),
+      seen.some(([type, conds]) => type === 'MODIFIED' && conds.includes('DisruptionTarget')),
       `a MODIFIED event with DisruptionTarget before the deletion: ${JSON.stringify(seen)}`,
     );
     assert.deepEqual(await evictionEvents('ruled'), [

@@ -10,7 +10,7 @@ import { validateDeviceTaintRule, validateResourceClaim, validateResourceSlice }
 const rule = (spec: Record<string, unknown>, status?: Record<string, unknown>): KubeObject => ({
   apiVersion: 'resource.k8s.io/v1',
   kind: 'DeviceTaintRule',
-  metadata: { name: 'gpu-maintenance' },
+  metadata: { name: 'gpu-maintenance', uid: 'r1', creationTimestamp: '2026-01-01T00:00:00Z' },
   spec,
   ...(status ? { status } : {}),
 });
@@ -134,7 +134,7 @@ describe('device taints and tolerations elsewhere follow the same rules', () => 
     const slice: KubeObject = {
       apiVersion: 'resource.k8s.io/v1',
       kind: 'ResourceSlice',
-      metadata: { name: 'sim-node-gpu' },
+      metadata: { name: 'sim-node-gpu', uid: 's1', creationTimestamp: '2026-01-01T00:00:00Z' },
       spec: {
         driver: 'gpu.example.com',
         nodeName: 'sim-node',
@@ -159,7 +159,7 @@ describe('device taints and tolerations elsewhere follow the same rules', () => 
     const claim = (tolerations: unknown[]): KubeObject => ({
       apiVersion: 'resource.k8s.io/v1',
       kind: 'ResourceClaim',
-      metadata: { name: 'c', namespace: 'default' },
+      metadata: { name: 'c', namespace: 'default', uid: 'c1', creationTimestamp: '2026-01-01T00:00:00Z' },
       spec: {
         devices: {
           requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com', tolerations } }],
