@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { podresources } from '@plugboard/proto';
-import { buildDra, podClaimRefs, summarizeDra, type DraDriverInput } from './dra.js';
+import { buildDra, podClaimRefs, summarizeDra, type DraDriverInput, type DraSourceDevice } from './dra.js';
 import type { WireResourceClaim, WireResourceSlice } from './dra-objects.js';
 
 const NODE = 'node-a';
@@ -214,9 +214,9 @@ test('devices of a driver seen only in slices, a DeviceTaintRule, claims in ever
 });
 
 test('an in-process driver: unpublished devices, the health the kubelet was sent, a fault pending until sent', () => {
-  const devices = ['gpu-0', 'gpu-1'].map((id, i) => ({
+  const devices: DraSourceDevice[] = ['gpu-0', 'gpu-1'].map((id, i) => ({
     id,
-    health: (i === 1 ? 'Unhealthy' : 'Healthy') as 'Healthy' | 'Unhealthy',
+    health: i === 1 ? 'Unhealthy' : 'Healthy',
     reason: i === 1 ? 'fault' : null,
     since: T0,
     numaNodes: [i],
