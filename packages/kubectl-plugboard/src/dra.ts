@@ -2,7 +2,14 @@
 // and claims (requests, taints, holders), and the changes between two snapshots that `watch` prints
 // (device health, the kubelet's view, taints, faults; claim phases). Pure functions over the wire
 // contract (@plugboard/api, "DRA" in docs/API.md).
-import type { DraClaimRequest, DraClaimState, DraDeviceState, DraState } from '@plugboard/api';
+import type {
+  DraClaimRequest,
+  DraClaimState,
+  DraDeviceCounts,
+  DraDeviceState,
+  DraState,
+} from '@plugboard/api';
+import type { Column } from './output.js';
 
 /** The value of the API column and of `api` in JSON items; `--api` takes either, in any case. */
 export type DeviceApi = 'device-plugin' | 'DRA';
@@ -72,6 +79,15 @@ export function draHolderText(d: Pick<DraDeviceState, 'allocations'>): { claim: 
     claim: d.allocations.map((a) => a.claim).join(','),
     pod: [...new Set(d.allocations.flatMap((a) => a.pods))].join(',') || '-',
   };
+}
+
+/**
+ * The count columns of a DRA driver (`nodes`, `watch`): DRA has no capacity/allocatable, so its
+ * drivers get a table of their own rather than squeezing published/usable into those columns.
+ */
+export function draCountColumns<T>(counts: (row: T) => DraDeviceCounts): Column<T>[] {
+  const keys = ['published', 'usable', 'allocated', 'free', 'unhealthy', 'tainted'] as const;
+  return keys.map((key) => ({ header: key, value: (row: T) => counts(row)[key] }));
 }
 
 /** One field of a DRA device or claim that changed between two snapshots. */

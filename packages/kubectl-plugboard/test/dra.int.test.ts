@@ -122,6 +122,15 @@ describe('DRA through kubectl plugboard', () => {
     assert.doesNotMatch(pods.stdout, / waiter /);
   });
 
+  it('nodes: the DRA driver after the resources, with the pending claim counted', async () => {
+    const r = await cli(['nodes', ...gw]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /\n\nNODE +DRA DRIVER +PUBLISHED .*\nnode-a +gpu\.plugboard\.example +4 +4 +1 +3 +0 +0 +1\n$/,
+    );
+  });
+
   it('fault inject --taint is refused for a device plugin resource, before anything is sent', async () => {
     const r = await cli([
       'fault',

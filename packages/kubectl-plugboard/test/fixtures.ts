@@ -11,6 +11,7 @@ import type {
   DraDriverState,
   FaultState,
   NodeSnapshot,
+  NodeSummary,
   PodState,
   ResourceState,
   StreamMessage,
@@ -287,7 +288,41 @@ export function legacyNode(node = 'node-b'): NodeSnapshot {
   };
 }
 
-/** A gateway connection answering GET /api/v1/node and /api/v1/faults from a snapshot. */
+/** The summary a gateway would serve for `s` (what the fixtures need of it). */
+function summaryOf(s: NodeSnapshot): NodeSummary {
+  const resources: NodeSummary['resources'] = {};
+  for (const r of Object.values(s.resources))
+    resources[r.name] = {
+      ...r.kubelet,
+      apiServer: r.apiServer,
+      registered: true,
+      registration: 'registered',
+    };
+  const dra = s.dra;
+  return {
+    schema: 1,
+    nodeName: s.nodeName,
+    updatedAt: s.updatedAt,
+    resources,
+    unhealthyDevices: 0,
+    activeFaults: Object.keys(s.faults).length,
+    faultsEnabled: true,
+    sources: s.sources,
+    ...(dra
+      ? {
+          dra: {
+            drivers: Object.fromEntries(Object.values(dra.drivers).map((d) => [d.name, d.counts])),
+            deviceClasses: {},
+            pendingClaims: Object.values(dra.claims)
+              .filter((c) => c.phase === 'pending')
+              .map((c) => c.key),
+          },
+        }
+      : {}),
+  };
+}
+
+/** A gateway connection answering GET /api/v1/node, /api/v1/summary and /api/v1/faults from a snapshot. */
 export class FixtureGateway implements GatewayConnection {
   readonly sent: { path: string; req: GatewayRequest }[] = [];
   constructor(
@@ -303,6 +338,7 @@ export class FixtureGateway implements GatewayConnection {
     this.sent.push({ path, req });
     const method = req.method ?? 'GET';
     if (method === 'GET' && path === '/api/v1/node') return Promise.resolve(this.snapshot as T);
+    if (method === 'GET' && path === '/api/v1/summary') return Promise.resolve(summaryOf(this.snapshot) as T);
     if (method === 'GET' && path.startsWith('/api/v1/faults'))
       return Promise.resolve({ items: Object.values(this.snapshot.faults) } as T);
     if (method === 'POST' && path === '/api/v1/faults') {

@@ -136,13 +136,20 @@ describe('kubectl plugboard', { concurrency: 2 }, () => {
     assert.ok(out.split('\n').includes(shim), out);
   });
 
-  it('nodes: through the pod proxy with $KUBECONFIG, one row per node and resource', async () => {
-    const lines = ok(await kubectl(['plugboard', 'nodes']))
+  it('nodes: through the pod proxy with $KUBECONFIG, one row per node and resource, then per DRA driver', async () => {
+    const [resources, dra] = ok(await kubectl(['plugboard', 'nodes']))
       .trimEnd()
-      .split('\n');
-    assert.match(lines[0]!, /^NODE +RESOURCE +CAPACITY +ALLOCATABLE +ALLOCATED +UNHEALTHY +REGISTERED/);
-    assert.match(lines[1]!, /^node-a +plugboard\.example\/gpu +4 +4 +2 +0 +yes/);
-    assert.equal(lines.length, 2);
+      .split('\n\n')
+      .map((t) => t.split('\n'));
+    assert.match(resources![0]!, /^NODE +RESOURCE +CAPACITY +ALLOCATABLE +ALLOCATED +UNHEALTHY +REGISTERED/);
+    assert.match(resources![1]!, /^node-a +plugboard\.example\/gpu +4 +4 +2 +0 +yes/);
+    assert.equal(resources!.length, 2);
+    assert.match(
+      dra![0]!,
+      /^NODE +DRA DRIVER +PUBLISHED +USABLE +ALLOCATED +FREE +UNHEALTHY +TAINTED +PENDING CLAIMS$/,
+    );
+    assert.match(dra![1]!, /^node-a +gpu\.plugboard\.example +4 +4 +1 +3 +0 +0 +0$/);
+    assert.equal(dra!.length, 2);
   });
 
   it('devices with --kubeconfig after the plugin name (kubectl passes it through): the holders', async () => {

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { draNode, DRIVER, FixtureGateway, fixtureContext, GPU, legacyNode } from '../../test/fixtures.js';
 import { CliError } from '../errors.js';
 import type { DeviceApi } from '../dra.js';
-import { devicesCommand, podsCommand } from './read.js';
+import { devicesCommand, nodesCommand, podsCommand } from './read.js';
 
 const gateways = () => [new FixtureGateway(draNode()), new FixtureGateway(legacyNode())];
 
@@ -118,6 +118,37 @@ describe('devices', () => {
     await assert.rejects(
       devices({ resource: DRIVER, api: 'device-plugin' }),
       (e: CliError) => e.message === `no node serves resource "${DRIVER}"; resources: ${GPU}`,
+    );
+  });
+});
+
+describe('nodes', () => {
+  it('DRA drivers in a table of their own after the resources; none from a gateway without DRA data', async () => {
+    const { ctx, out } = fixtureContext(gateways());
+    await nodesCommand(ctx, { node: null });
+    const [resources, dra] = out.stdout.split('\n\n');
+    assert.match(resources!, /^NODE +RESOURCE +CAPACITY/);
+    assert.equal(resources!.trimEnd().split('\n').length, 3);
+    assert.equal(
+      dra,
+      [
+        'NODE     DRA DRIVER              PUBLISHED   USABLE   ALLOCATED   FREE   UNHEALTHY   TAINTED   PENDING CLAIMS',
+        'node-a   gpu.plugboard.example   3           2        1           1      1           1         1',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('no DRA table when no gateway has DRA drivers, nor in JSON (the summaries carry `dra`)', async () => {
+    const legacy = fixtureContext([new FixtureGateway(legacyNode())]);
+    await nodesCommand(legacy.ctx, { node: null });
+    assert.doesNotMatch(legacy.out.stdout, /DRA/);
+    const doc = fixtureContext(gateways(), 'json');
+    await nodesCommand(doc.ctx, { node: null });
+    const { items } = JSON.parse(doc.out.stdout) as { items: { dra?: { pendingClaims: string[] } }[] };
+    assert.deepEqual(
+      items.map((i) => i.dra?.pendingClaims),
+      [['ml/waiter-gpu'], undefined],
     );
   });
 });

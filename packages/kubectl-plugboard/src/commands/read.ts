@@ -1,10 +1,17 @@
-// Read-only views: `nodes` (per-resource counts of each node), `devices` (every device of both
+// Read-only views: `nodes` (per-resource counts of each node, and per DRA driver), `devices` (every device of both
 // device APIs — device plugins and DRA drivers — with health, NUMA, fault, taints and holder) and
 // `pods` (pod → devices with their NUMA nodes and the NUMA alignment verdict; DRA claims).
 import type { DeviceFaultPhase, DeviceState, NodeSnapshot, NodeSummary, PodState } from '@plugboard/api';
-import { draDeviceText, draHolderText, noDraDataWarning, taintsText, type DeviceApi } from '../dra.js';
+import {
+  draCountColumns,
+  draDeviceText,
+  draHolderText,
+  noDraDataWarning,
+  taintsText,
+  type DeviceApi,
+} from '../dra.js';
 import { CliError } from '../errors.js';
-import { age, registeredText } from '../output.js';
+import { age, registeredText, renderTable } from '../output.js';
 import { fanOut, printList, selectGateways, type CommandContext } from '../context.js';
 
 export async function nodesCommand(ctx: CommandContext, o: { node: string | null }): Promise<void> {
@@ -21,6 +28,21 @@ export async function nodesCommand(ctx: CommandContext, o: { node: string | null
   });
   const count = (r: Row, key: 'capacity' | 'allocatable' | 'allocated' | 'unhealthy') =>
     r.resource === null ? null : r.s.resources[r.resource]![key];
+  const draRows = summaries.flatMap((s) =>
+    Object.entries(s.dra?.drivers ?? {})
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([driver, counts]) => ({ s, driver, counts })),
+  );
+  // DRA drivers in a table of their own, after the resources (JSON/YAML: the summaries' `dra`).
+  const draTable =
+    ctx.output === 'table' && draRows.length > 0
+      ? renderTable(draRows, [
+          { header: 'node', value: (r) => r.s.nodeName },
+          { header: 'dra driver', value: (r) => r.driver },
+          ...draCountColumns<(typeof draRows)[number]>((r) => r.counts),
+          { header: 'pending claims', value: (r) => r.s.dra!.pendingClaims.length },
+        ])
+      : null;
   printList(
     ctx,
     rows,
@@ -46,6 +68,7 @@ export async function nodesCommand(ctx: CommandContext, o: { node: string | null
     summaries,
     'No nodes found.',
   );
+  if (draTable !== null) ctx.io.stdout(`\n${draTable}`);
 }
 
 /** Each gateway's node snapshot with the gateway's label, sorted by node. */

@@ -21,7 +21,14 @@ import {
 } from '@plugboard/api';
 import { stringify } from 'yaml';
 import type { WebSocket } from 'ws';
-import { changeText, claimDevicesText, claimReasonText, draChanges, type DraChange } from '../dra.js';
+import {
+  changeText,
+  claimDevicesText,
+  claimReasonText,
+  draChanges,
+  draCountColumns,
+  type DraChange,
+} from '../dra.js';
 import { CliError } from '../errors.js';
 import { registeredText, renderTable } from '../output.js';
 import { selectGateways, type CommandContext } from '../context.js';
@@ -218,8 +225,7 @@ function draLine(dra: DraState, changes: DraChange[]): WatchDraLine {
 
 /**
  * The tables of one redraw: device-plugin resources (what `watch` always showed), then, when a
- * node has DRA data, its drivers and its claims. DRA counts stay in their own table: DRA has no
- * capacity/allocatable, and squeezing published/usable into those columns would say something false.
+ * node has DRA data, its drivers and its claims.
  */
 export function watchTables(snapshots: NodeSnapshot[]): string {
   const nodes = [...snapshots].sort((a, b) => a.nodeName.localeCompare(b.nodeName));
@@ -259,12 +265,7 @@ export function watchTables(snapshots: NodeSnapshot[]): string {
       renderTable(drivers, [
         { header: 'node', value: (x) => x.s.nodeName },
         { header: 'dra driver', value: (x) => x.d.name },
-        { header: 'published', value: (x) => x.d.counts.published },
-        { header: 'usable', value: (x) => x.d.counts.usable },
-        { header: 'allocated', value: (x) => x.d.counts.allocated },
-        { header: 'free', value: (x) => x.d.counts.free },
-        { header: 'unhealthy', value: (x) => x.d.counts.unhealthy },
-        { header: 'tainted', value: (x) => x.d.counts.tainted },
+        ...draCountColumns<(typeof drivers)[number]>((x) => x.d.counts),
         {
           header: 'registered',
           value: (x) => {
