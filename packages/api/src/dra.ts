@@ -29,7 +29,8 @@ export interface DraState {
   devices: Record<string, DraDeviceState>;
   /**
    * Keyed by `${namespace}/${name}`: the claims allocated on this node's devices or referenced by its
-   * pods (a pod bound here whose claim is still pending included).
+   * pods — the pods bound here, and unscheduled pods that can only go here (nominated here, or their
+   * node selector / required node affinity names only this node), whose claims may be pending.
    */
   claims: Record<string, DraClaimState>;
 }
@@ -106,11 +107,14 @@ export interface DraDeviceState {
   numaNodes: number[];
   /** Whether the API server's ResourceSlices hold the device (false: the driver has it, not published yet). */
   published: boolean;
-  /** The driver's own view of the device. */
+  /**
+   * The driver's own view of the device. For a driver this gateway does not run: the worst health
+   * the pods' allocatedResourcesStatus reports for it, else 'Unknown'.
+   */
   health: DraHealth;
-  /** Why it is unhealthy (or why it healed); null when it never changed. */
+  /** Why it is unhealthy (or why it healed); null when it never changed or is not known. */
   reason: string | null;
-  /** Time of the last health transition. */
+  /** Time of the last health transition (a driver not run here: when its ResourceSlice was created). */
   since: Timestamp;
   /** The health the kubelet was last sent on NodeWatchResources; null while no stream is open. */
   kubeletHealth: DraHealth | null;
@@ -125,7 +129,10 @@ export interface DraTaintView {
   value: string | null;
   effect: DraTaintEffect;
   timeAdded: Timestamp | null;
-  /** Where it comes from: "ResourceSlice" or "DeviceTaintRule <name>". */
+  /**
+   * Where it comes from: "ResourceSlice", "DeviceTaintRule <name>", or "ResourceSlice (not published
+   * yet)" for a taint an in-process driver is about to publish.
+   */
   source: string;
 }
 
@@ -161,7 +168,7 @@ export interface DraClaimState {
   reservedFor: string[];
   /** Worst health of its devices as the pods' `allocatedResourcesStatus` report it; null when unreported. */
   health: DraHealth | null;
-  /** Why it is not allocated: the scheduler's message on the pod's PodScheduled condition. */
+  /** Why it is not allocated: the scheduler's message on its pod's PodScheduled condition; null otherwise. */
   pendingReason: string | null;
   /** `metadata.deletionTimestamp` is set (e.g. its pod was evicted by a taint). */
   deleting: boolean;

@@ -218,7 +218,10 @@ export interface FaultRecord {
   id: string;
   /** The extended resource name of a device plugin, or the driver name of a DRA driver. */
   resource: string;
-  /** The device ID (for a DRA device: its source ID or its ResourceSlice name). */
+  /**
+   * The device ID. For a DRA device the request may name its source ID or its ResourceSlice name;
+   * the record holds the source ID.
+   */
   deviceId: string;
   reason: string;
   createdAt: Timestamp;
