@@ -136,7 +136,6 @@ export interface DeviceState {
   allocation: DeviceAllocation | null;
 }
 
-
 export interface DeviceAllocation {
   namespace: string;
   pod: string;
