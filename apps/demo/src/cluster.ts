@@ -10,7 +10,14 @@ import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import type { NodeSnapshot } from '@plugboard/api';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import { DemoError } from './errors.js';
-import { draObjectsFor, podFor, type DraObject, type LoadedDemo, type DemoNodeSpec } from './demo-config.js';
+import {
+  draObjectsFor,
+  podFor,
+  type DemoNodeSpec,
+  type DemoWorkload,
+  type DraObject,
+  type LoadedDemo,
+} from './demo-config.js';
 
 export interface DemoNode {
   name: string;
@@ -228,18 +235,32 @@ function nodeReady(s: NodeSnapshot, resources: number, drivers: string[]): boole
   );
 }
 
+/** The claim a workload's `resourceClaims` entry resolved to, as its node's gateway shows it. */
+function claimShown(s: NodeSnapshot, w: DemoWorkload, rc: DemoWorkload['resourceClaims'][number]) {
+  if ('resourceClaimName' in rc) return s.dra?.claims[`${w.namespace}/${rc.resourceClaimName}`];
+  const pod = `${w.namespace}/${w.name}`;
+  return Object.values(s.dra?.claims ?? {}).find(
+    (c) => c.owner?.pod === pod && c.owner.podClaimName === rc.name,
+  );
+}
+
 /**
- * A workload shows on its gateway: its device-plugin devices, and each of its claims prepared by
- * the kubelet (the driver's NodePrepareResources answered).
+ * A workload shows on its gateway: a pod with its device-plugin devices, or with each of its claims
+ * prepared by the kubelet (the driver's NodePrepareResources answered); a pod the scheduler left
+ * Pending with its claims (a pending one with the scheduler's message).
  */
-function workloadShown(s: NodeSnapshot, key: string, claims: boolean): boolean {
+function workloadShown(s: NodeSnapshot, w: DemoWorkload, pending: boolean): boolean {
+  const key = `${w.namespace}/${w.name}`;
+  if (pending) {
+    return w.resourceClaims.every((rc) => {
+      const claim = claimShown(s, w, rc);
+      return claim !== undefined && (claim.phase !== 'pending' || claim.pendingReason !== null);
+    });
+  }
   const pod = s.pods[key];
   if (!pod) return false;
-  if (!claims) return pod.containers.some((c) => Object.keys(c.devices).length > 0);
-  const refs = pod.claims ?? [];
-  return (
-    refs.length > 0 && refs.every((r) => r.claim !== null && s.dra?.claims[r.claim]?.phase === 'prepared')
-  );
+  if (w.resourceClaims.length === 0) return pod.containers.some((c) => Object.keys(c.devices).length > 0);
+  return w.resourceClaims.every((rc) => claimShown(s, w, rc)?.phase === 'prepared');
 }
 
 export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoCluster> {
@@ -297,11 +318,13 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
       for (const node of nodes) {
         const expected = opts.demo.spec.workloads
           .filter((w) => w.node === node.name)
-          .map((w) => ({ key: `${w.namespace}/${w.name}`, claims: w.resourceClaims.length > 0 }))
-          .filter(({ key }) => !pending.some((p) => p.node === node.name && p.pod === key));
+          .map((w) => ({
+            w,
+            pending: pending.some((p) => p.node === w.node && p.pod === `${w.namespace}/${w.name}`),
+          }));
         await waitForSnapshot(
           node.gateway,
-          (s) => expected.every(({ key, claims }) => workloadShown(s, key, claims)),
+          (s) => expected.every(({ w, pending }) => workloadShown(s, w, pending)),
           `${node.name}'s gateway to show its ${expected.length} pod(s)`,
           timeout,
         );
