@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadGatewayConfig, type GatewayConfig } from '@plugboard/node-gateway';
-import { DEFAULT_CDI_SPEC_DIR, draDriverConfigSchema } from '@plugboard/plugin';
+import { DEFAULT_CDI_SPEC_DIR, draDriverConfigSchema, faultDirOf } from '@plugboard/plugin';
 import { KUBELET_PLUGINS_PATH, PLUGINS_REGISTRY_PATH } from '@plugboard/proto';
 import {
   asArray,
@@ -121,18 +121,51 @@ describe('gateway accepts the chart', () => {
         ['nic.plugboard.example', 1, 'NoExecute'],
       ],
     );
-    // The gateway takes no flag for the DRA directories yet: it uses the plugin's defaults, which
-    // must be exactly where the chart mounts the host directories.
+    // The gateway reads its DRA directories from the chart's flags: each is where the chart mounts
+    // the host directory, and the default render names the plugin's own defaults.
     const mountPaths = asArray(containerOf(objects, 'DaemonSet', 'gateway').volumeMounts).map((m) =>
       at(m, 'mountPath'),
     );
+    assert.equal(config.pluginsDir, KUBELET_PLUGINS_PATH);
+    assert.equal(config.pluginsRegistryDir, PLUGINS_REGISTRY_PATH.replace(/\/$/, ''));
+    assert.equal(config.cdiDir, DEFAULT_CDI_SPEC_DIR);
     for (const path of [
-      ...drivers.map((d) => `${KUBELET_PLUGINS_PATH}/${d.driver}`),
-      PLUGINS_REGISTRY_PATH.replace(/\/$/, ''),
-      DEFAULT_CDI_SPEC_DIR,
+      ...drivers.map((d) => `${config.pluginsDir}/${d.driver}`),
+      config.pluginsRegistryDir,
+      config.cdiDir,
     ]) {
       assert.ok(mountPaths.includes(path), `${path} is mounted (${mountPaths.join(', ')})`);
     }
+  });
+
+  it('DRA drivers with a moved kubelet root: the gateway serves the drivers under the moved plugins directory', () => {
+    const driver = 'gpu.plugboard.example';
+    const root = '/var/snap/microk8s/common/var/lib/kubelet';
+    const { config, objects } = gatewayConfigFor('dra-moved', {
+      values: {
+        config: { dra: [{ driver, simulated: { count: 1 } }] },
+        gateway: {
+          hostPaths: {
+            plugins: `${root}/plugins/`,
+            pluginsRegistry: { enabled: false, path: `${root}/plugins_registry` },
+            cdi: { enabled: false, path: '/etc/cdi' },
+          },
+        },
+      },
+    });
+    assert.equal(config.pluginsDir, `${root}/plugins`);
+    // plugins_registry and CDI keep their container paths: only the host side moved.
+    assert.equal(config.pluginsRegistryDir, PLUGINS_REGISTRY_PATH.replace(/\/$/, ''));
+    assert.equal(config.cdiDir, DEFAULT_CDI_SPEC_DIR);
+    const mountPaths = asArray(containerOf(objects, 'DaemonSet', 'gateway').volumeMounts).map((m) =>
+      at(m, 'mountPath'),
+    );
+    for (const path of [`${config.pluginsDir}/${driver}`, config.pluginsRegistryDir, config.cdiDir]) {
+      assert.ok(mountPaths.includes(path), `${path} is mounted (${mountPaths.join(', ')})`);
+    }
+    // The driver's default fault directory lies in its own (writable) mount.
+    const faultDir = faultDirOf(config.plugins.dra[0]!, config.pluginsDir);
+    assert.equal(faultDir, `${root}/plugins/${driver}/faults`);
   });
 
   it("the chart schema's DRA driver keys are the plugin's `dra:` keys", () => {

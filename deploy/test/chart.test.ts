@@ -589,6 +589,101 @@ describe('DRA drivers (config.dra)', () => {
     assert.equal(at(moved.get('/etc/cdi')?.mount, 'mountPath'), '/var/run/cdi');
   });
 
+  /** The gateway's DRA directory flags, in order. */
+  const draArgs = (objects: K8sObject[]) =>
+    asArray(container(gatewayDaemonSet(objects), 'gateway').args)
+      .map(String)
+      .filter((a) => /^--(plugins-dir|plugins-registry-dir|cdi-dir)=/.test(a));
+
+  it('tells the gateway the three DRA directories where they are mounted, and only with config.dra', () => {
+    assert.deepEqual(draArgs(draOnly), [
+      `--plugins-dir=${PLUGINS}`,
+      '--plugins-registry-dir=/var/lib/kubelet/plugins_registry',
+      '--cdi-dir=/var/run/cdi',
+    ]);
+    // Each names the container side of the volume the chart mounts for it.
+    const mounts = hostMounts(draOnly);
+    assert.equal(
+      at(mounts.get('/var/lib/kubelet/plugins_registry')?.mount, 'mountPath'),
+      '/var/lib/kubelet/plugins_registry',
+    );
+    assert.equal(at(mounts.get('/var/run/cdi')?.mount, 'mountPath'), '/var/run/cdi');
+    for (const d of draOnlyValues.config.dra) {
+      assert.equal(at(mounts.get(`${PLUGINS}/${d.driver}`)?.mount, 'mountPath'), `${PLUGINS}/${d.driver}`);
+    }
+    for (const objects of [defaults, minimal]) assert.deepEqual(draArgs(objects), []);
+    // The CDI directory enabled for device plugins alone is no reason to pass the DRA flags.
+    const cdiOnly = render({ values: { gateway: { hostPaths: { cdi: { enabled: true } } } } });
+    assert.deepEqual(draArgs(cdiOnly), []);
+  });
+
+  it('follows a moved kubelet plugins directory: per-driver mounts at the new host path, --plugins-dir names it', () => {
+    const objects = render({
+      values: {
+        ...draOnlyValues,
+        config: {
+          ...draOnlyValues.config,
+          dra: [
+            draOnlyValues.config.dra[0],
+            { ...draOnlyValues.config.dra[1], faultDir: '/k/plugins/nic.plugboard.example/faults' },
+          ],
+        },
+        gateway: {
+          hostPaths: {
+            plugins: '/k/plugins',
+            pluginsRegistry: { enabled: false, path: '/k/plugins_registry' },
+          },
+        },
+      },
+    });
+    const mounts = hostMounts(objects);
+    for (const driver of ['gpu.plugboard.example', 'nic.plugboard.example']) {
+      const m = mounts.get(`/k/plugins/${driver}`);
+      assert.ok(m, `/k/plugins/${driver} is mounted`);
+      assert.equal(m.type, 'DirectoryOrCreate');
+      assert.equal(at(m.mount, 'mountPath'), `/k/plugins/${driver}`, 'at the same path as on the host');
+      assert.ok(!mounts.has(`${PLUGINS}/${driver}`), `nothing under ${PLUGINS}`);
+    }
+    assert.ok(!mounts.has('/k/plugins'), 'not the whole plugins directory');
+    assert.deepEqual(draArgs(objects), [
+      '--plugins-dir=/k/plugins',
+      '--plugins-registry-dir=/var/lib/kubelet/plugins_registry',
+      '--cdi-dir=/var/run/cdi',
+    ]);
+    assert.equal(
+      at(mounts.get('/k/plugins_registry')?.mount, 'mountPath'),
+      '/var/lib/kubelet/plugins_registry',
+    );
+    const trailingSlash = render({
+      values: {
+        config: { dra: [draOnlyValues.config.dra[0]] },
+        gateway: { hostPaths: { plugins: '/k/plugins/' } },
+      },
+    });
+    assert.equal(draArgs(trailingSlash)[0], '--plugins-dir=/k/plugins');
+    assert.ok(hostMounts(trailingSlash).has('/k/plugins/gpu.plugboard.example'));
+    // A fault directory under the old default is no longer the driver's own.
+    const res = template({
+      values: {
+        config: {
+          dra: [
+            {
+              driver: 'gpu.plugboard.example',
+              simulated: { count: 1 },
+              faultDir: `${PLUGINS}/gpu.plugboard.example/faults`,
+            },
+          ],
+        },
+        gateway: { hostPaths: { plugins: '/k/plugins' } },
+      },
+    });
+    assert.notEqual(res.status, 0);
+    assert.match(
+      res.stderr,
+      /config\.dra\[0\]\.faultDir: .* use a directory below \/k\/plugins\/gpu\.plugboard\.example\//,
+    );
+  });
+
   it('renders the drivers verbatim into the gateway config, template variables included, and rolls the gateways', () => {
     assert.deepEqual(gatewayConfig(draOnly).dra, draOnlyValues.config.dra);
     assert.deepEqual(gatewayConfig(draOnly).resources, []);
@@ -840,11 +935,6 @@ describe('values the schema cannot judge fail the render with a reason', () => {
       'a DRA driver without the Kubernetes API',
       { config: { dra: [draDriver] }, gateway: { kubernetesApi: 'none' } },
       /config\.dra needs gateway\.kubernetesApi=in-cluster/,
-    ],
-    [
-      'a DRA driver with a moved kubelet plugins directory (the gateway cannot be told yet)',
-      { config: { dra: [draDriver] }, gateway: { hostPaths: { plugins: '/k/plugins' } } },
-      /gateway\.hostPaths\.plugins: "\/k\/plugins" is not supported with config\.dra yet/,
     ],
     [
       "a DRA fault directory outside the driver's own directory",

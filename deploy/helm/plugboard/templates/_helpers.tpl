@@ -121,11 +121,6 @@ DRA drivers (config.dra): what the chart must know before it mounts and grants a
 {{- if and .Values.config.dra (ne .Values.gateway.kubernetesApi "in-cluster") -}}
 {{- fail "config.dra needs gateway.kubernetesApi=in-cluster: a DRA driver publishes ResourceSlices and reads ResourceClaims through the API server" -}}
 {{- end -}}
-{{- /* The driver reports <plugins dir>/<driver>/dra.sock to the kubelet as an absolute path, and the
-gateway has no flag yet to be told another plugins directory than the kubelet's default. */ -}}
-{{- if and .Values.config.dra (ne (clean $plugins) "/var/lib/kubelet/plugins") -}}
-{{- fail (printf "gateway.hostPaths.plugins: %q is not supported with config.dra yet: the gateway serves DRA sockets under /var/lib/kubelet/plugins and reports that path to the kubelet, which would not find them under %s" $plugins $plugins) -}}
-{{- end -}}
 {{- $drivers := dict -}}
 {{- range $i, $d := .Values.config.dra -}}
 {{- if hasKey $drivers $d.driver -}}
