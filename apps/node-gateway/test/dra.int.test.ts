@@ -2,8 +2,8 @@
 // kubelet, its plugin watcher and the control plane's DRA parts) over real Unix sockets and the
 // real API slice: snapshot.dra (the driver, its pool and devices, claims and their pods), a fault
 // through REST travelling the DRA path (health stream → allocatedResourcesStatus; with a NoExecute
-// taint → eviction), the stream's patches, a claim nothing fits, a scenario on the driver and the
-// DRA metrics.
+// taint → eviction), the stream's patches, a claim nothing fits, a scenario on the driver, the
+// DRA metrics and a DeviceTaintRule.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fastJsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
-import { KubeConfig, ResourceV1Api } from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObjectApi, ResourceV1Api } from '@kubernetes/client-node';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import type { DraDeviceState, FaultState, NodeSnapshot, NodeSummary } from '@plugboard/api';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
@@ -28,6 +28,7 @@ let dir: string;
 let sim: KubeletSim;
 let gw: Gateway;
 let resource: ResourceV1Api;
+let objects: KubernetesObjectApi;
 let stream: StreamClient;
 let doc: NodeSnapshot;
 
@@ -83,6 +84,7 @@ before(async () => {
   const kc = new KubeConfig();
   kc.loadFromFile(sim.kubeconfigPath);
   resource = kc.makeApiClient(ResourceV1Api);
+  objects = KubernetesObjectApi.makeApiClient(kc);
   await resource.createDeviceClass({
     body: {
       metadata: { name: DRIVER },
@@ -456,6 +458,39 @@ test('a fail-devices scenario on the driver fails two devices with a NoSchedule 
         (d) => d.kubeletHealth === 'Healthy' && d.taints.length === 0,
       ),
   );
+});
+
+test('a DeviceTaintRule selecting a device shows among its taints with the rule as source, until deleted', async () => {
+  const rule = {
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'DeviceTaintRule',
+    metadata: { name: 'maintenance' },
+    spec: {
+      deviceSelector: { driver: DRIVER, pool: NODE, device: 'gpu-2' },
+      taint: { key: 'example.com/maintenance', value: 'planned', effect: 'NoSchedule' },
+    },
+  };
+  await objects.create(rule);
+  const s = await until(
+    'the rule on gpu-2',
+    (s) => (s.dra?.devices[deviceKey('gpu-2')]?.taints.length ?? 0) > 0,
+  );
+  assert.deepEqual(
+    s.dra!.devices[deviceKey('gpu-2')]!.taints.map((t) => ({ ...t, timeAdded: typeof t.timeAdded })),
+    [
+      {
+        key: 'example.com/maintenance',
+        value: 'planned',
+        effect: 'NoSchedule',
+        timeAdded: 'string',
+        source: 'DeviceTaintRule maintenance',
+      },
+    ],
+  );
+  assert.equal(s.dra!.drivers[DRIVER]!.counts.tainted, 1);
+  assert.equal(s.dra!.devices[deviceKey('gpu-2')]!.health, 'Healthy', 'a taint is not a health change');
+  await objects.delete(rule);
+  await until('the rule gone', (s) => s.dra?.devices[deviceKey('gpu-2')]?.taints.length === 0);
 });
 
 test('the stream delivered every DRA change as patches: the patched document equals the snapshot', async () => {
