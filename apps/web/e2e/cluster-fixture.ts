@@ -1,6 +1,7 @@
-// A real two-node cluster for the browser tests and the benchmark: per node a kubelet-sim and a
-// gateway running real plugins over real Unix sockets, with pods admitted through the kubelet-sim
-// (so devices are really allocated by the plugin). Run as its own process:
+// A real cluster for the browser tests and the benchmark: per node a kubelet-sim and a gateway
+// running real plugins (and DRA drivers) over real Unix sockets, with pods admitted through the
+// kubelet-sim (so devices are really allocated by the plugin, and claims by the scheduler's DRA
+// allocator and prepared by the driver). Run as its own process:
 //   node --conditions=@plugboard/source --import tsx apps/web/e2e/cluster-fixture.ts
 // It prints one line `PLUGBOARD_FIXTURE=<json>` when every gateway shows its pods, and tears
 // everything down on SIGTERM/SIGINT.
@@ -12,7 +13,7 @@ import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import type { NodeSnapshot } from '@plugboard/api';
 
-import { E2E_TOKEN, NODES } from './fixture-spec';
+import { E2E_TOKEN, NODES, type NodeSpec } from './fixture-spec';
 
 export interface FixtureInfo {
   gateways: { name: string; url: string }[];
@@ -37,6 +38,75 @@ async function waitFor<T>(
       throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** POSTs one resource.k8s.io/v1 object to the node's API slice, as `kubectl create` would. */
+async function createDraObject(simUrl: string, plural: string, body: Record<string, unknown>): Promise<void> {
+  const meta = body.metadata as { name: string; namespace?: string };
+  const path = meta.namespace
+    ? `/apis/resource.k8s.io/v1/namespaces/${meta.namespace}/${plural}`
+    : `/apis/resource.k8s.io/v1/${plural}`;
+  const res = await fetch(`${simUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`creating ${plural} ${meta.name}: HTTP ${res.status}: ${await res.text()}`);
+}
+
+async function createDraObjects(simUrl: string, spec: NodeSpec): Promise<void> {
+  for (const c of spec.deviceClasses ?? []) {
+    await createDraObject(simUrl, 'deviceclasses', {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'DeviceClass',
+      metadata: { name: c.name },
+      spec: { selectors: [{ cel: { expression: `device.driver == "${c.driver}"` } }] },
+    });
+  }
+  const requests = (r: { deviceClassName: string; count: number }) => ({
+    devices: {
+      requests: [
+        {
+          name: 'gpu',
+          exactly: { deviceClassName: r.deviceClassName, allocationMode: 'ExactCount', count: r.count },
+        },
+      ],
+    },
+  });
+  for (const t of spec.claimTemplates ?? []) {
+    await createDraObject(simUrl, 'resourceclaimtemplates', {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaimTemplate',
+      metadata: { name: t.name, namespace: t.namespace },
+      spec: { spec: requests(t) },
+    });
+  }
+  for (const c of spec.claims ?? []) {
+    await createDraObject(simUrl, 'resourceclaims', {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaim',
+      metadata: { name: c.name, namespace: c.namespace },
+      spec: requests(c),
+    });
+  }
+}
+
+/**
+ * A pod is shown: Running with its claims prepared; or, one the scheduler leaves Pending (not bound,
+ * so not among the node's pods), its named claims pending with the scheduler's message.
+ */
+function podShown(s: NodeSnapshot, p: NodeSpec['pods'][number]): boolean {
+  if (p.pending) {
+    return (p.resourceClaims ?? []).every((rc) => {
+      const c = 'claim' in rc ? s.dra?.claims[`${p.namespace}/${rc.claim}`] : undefined;
+      return c?.phase === 'pending' && c.pendingReason !== null;
+    });
+  }
+  const pod = s.pods[`${p.namespace}/${p.name}`];
+  if (!pod) return false;
+  const claims = (pod.claims ?? []).map((ref) => (ref.claim ? s.dra?.claims[ref.claim] : undefined));
+  if (claims.length !== (p.resourceClaims?.length ?? 0)) return false;
+  return pod.phase === 'Running' && claims.every((c) => c?.phase === 'prepared' && c.health === 'Healthy');
 }
 
 async function main(): Promise<void> {
@@ -67,6 +137,10 @@ async function main(): Promise<void> {
       const sim = await startKubeletSim({
         devicePluginDir: join(base, 'device-plugins'),
         stateDir: join(base, 'kubelet'),
+        // The kubelet's plugin watcher, where DRA drivers register.
+        pluginsRegistryDir: join(base, 'plugins_registry'),
+        // Pod status (allocatedResourcesStatus: a DRA device's health) every 200 ms, not 10 s.
+        ...(spec.dra ? { syncFrequencyMs: 200 } : {}),
         nodeName: spec.name,
         listen: '127.0.0.1:0',
         numaNodes: spec.numaNodes,
@@ -75,13 +149,18 @@ async function main(): Promise<void> {
         logger,
       });
       sims.push(sim);
+      await createDraObjects(sim.url, spec);
       const gw = await startGateway(
         parseGatewayConfig({
           resources: spec.resources,
+          ...(spec.dra ? { dra: spec.dra } : {}),
           gateway: {
             nodeName: spec.name,
             listen: '127.0.0.1:0',
             devicePluginDir: sim.devicePluginDir,
+            pluginsDir: join(base, 'plugins'),
+            pluginsRegistryDir: join(base, 'plugins_registry'),
+            cdiDir: join(base, 'cdi'),
             stateDir: join(base, 'gateway'),
             podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 200 },
             kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
@@ -105,18 +184,55 @@ async function main(): Promise<void> {
         `${spec.name} plugins registered`,
         async () => (await fetch(`${gw.url}/readyz`)).status === 200,
       );
+      // The scheduler allocates claims from published ResourceSlices only.
+      await waitFor(`${spec.name} DRA drivers published`, async () => {
+        const s = (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
+        return (spec.dra ?? []).every((d) => {
+          const st = s.dra?.drivers[d.driver];
+          return st?.publication?.lastPublishedAt != null && st.counts.published === d.simulated.count;
+        });
+      });
       for (const p of spec.pods) {
+        const claims = p.resourceClaims ?? [];
         await sim.admitPod({
           metadata: { name: p.name, namespace: p.namespace },
           spec: {
             restartPolicy: p.restartPolicy,
-            containers: [{ name: 'main', resources: { limits: p.limits } }],
+            // A pod the scheduler cannot place waits Pending for this node (as in a cluster).
+            ...(p.pending ? { nodeSelector: { 'kubernetes.io/hostname': spec.name } } : {}),
+            ...(claims.length > 0
+              ? {
+                  resourceClaims: claims.map((c) =>
+                    'template' in c
+                      ? { name: c.name, resourceClaimTemplateName: c.template }
+                      : { name: c.name, resourceClaimName: c.claim },
+                  ),
+                }
+              : {}),
+            containers: [
+              {
+                name: 'main',
+                resources: {
+                  limits: p.limits,
+                  ...(claims.length > 0 ? { claims: claims.map((c) => ({ name: c.name })) } : {}),
+                },
+              },
+            ],
           },
         });
       }
+      let last: NodeSnapshot | null = null;
       await waitFor(`${spec.name} pods visible in the gateway`, async () => {
-        const s = (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
-        return spec.pods.every((p) => s.pods[`${p.namespace}/${p.name}`]?.phase === 'Running');
+        last = (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
+        return spec.pods.every((p) => podShown(last!, p));
+      }).catch((err: unknown) => {
+        const s = last as NodeSnapshot | null;
+        const seen = spec.pods.map((p) => {
+          const pod = s?.pods[`${p.namespace}/${p.name}`];
+          const claims = (pod?.claims ?? []).map((r) => (r.claim ? s?.dra?.claims[r.claim] : undefined));
+          return `${p.name}: ${pod ? `${pod.phase}, claims ${JSON.stringify(claims.map((c) => [c?.key, c?.phase, c?.health, c?.pendingReason]))}` : 'absent'}`;
+        });
+        throw new Error(`${(err as Error).message} (${seen.join('; ')})`, { cause: err });
       });
     }
     const info: FixtureInfo = {

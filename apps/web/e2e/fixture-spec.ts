@@ -4,6 +4,8 @@
 export const GPU = 'plugboard.example/gpu';
 export const NIC = 'plugboard.example/nic-vf';
 export const SERIAL = 'plugboard.example/serial';
+/** The DRA driver of dra-node (and its DeviceClass, same name). */
+export const DRA_DRIVER = 'gpu.plugboard.example';
 
 /** Bearer token of the gateway that requires one (a test-only secret). */
 export const E2E_TOKEN = 'e2e-gateway-token-8c1f0d5a';
@@ -19,11 +21,30 @@ export interface NodeSpec {
     simulated: { count: number; numaNodes: number[]; idPrefix?: string };
     replicas?: number;
   }[];
+  /** DRA drivers the node's gateway runs (its config's `dra:` list). */
+  dra?: {
+    driver: string;
+    simulated: { count: number; numaNodes: number[]; idPrefix?: string };
+    attributes?: Record<string, { string: string } | { int: number } | { version: string }>;
+    capacity?: Record<string, string>;
+  }[];
+  /** DeviceClasses (each selecting one driver's devices) and ResourceClaimTemplates created first. */
+  deviceClasses?: { name: string; driver: string }[];
+  claimTemplates?: { namespace: string; name: string; deviceClassName: string; count: number }[];
+  /** Standalone ResourceClaims. */
+  claims?: { namespace: string; name: string; deviceClassName: string; count: number }[];
   pods: {
     namespace: string;
     name: string;
     restartPolicy: 'Always' | 'Never';
     limits: Record<string, number>;
+    /** `spec.resourceClaims`: from a template or a named claim (the container uses them all). */
+    resourceClaims?: ({ name: string; template: string } | { name: string; claim: string })[];
+    /**
+     * The scheduler cannot place it (its claim fits no device): not bound, so not among the node's
+     * pods; its named claims are waited for as pending with the scheduler's message.
+     */
+    pending?: boolean;
   }[];
 }
 
@@ -61,6 +82,52 @@ export const NODES: NodeSpec[] = [
       { namespace: 'ml', name: 'notebook-1', restartPolicy: 'Always', limits: { [GPU]: 1 } },
       { namespace: 'ml', name: 'notebook-2', restartPolicy: 'Always', limits: { [GPU]: 1 } },
       { namespace: 'ml', name: 'notebook-3', restartPolicy: 'Always', limits: { [GPU]: 1 } },
+    ],
+  },
+  // dra-node: both kubelet APIs side by side on one NUMA map — NIC VFs from a device plugin, GPUs
+  // from a DRA driver; two pods with a GPU claim each (one to be evicted by a NoExecute fault), one
+  // whose claim asks for more GPUs than the node has (pending, with the scheduler's message).
+  {
+    name: 'dra-node',
+    numaNodes: 2,
+    cpus: 16,
+    faults: 'open',
+    resources: [{ name: NIC, simulated: { count: 4, numaNodes: [0, 1], idPrefix: 'vf' } }],
+    dra: [
+      {
+        driver: DRA_DRIVER,
+        simulated: { count: 4, numaNodes: [0, 1], idPrefix: 'gpu' },
+        attributes: { model: { string: 'PB-100' }, driverVersion: { version: '1.0.0' } },
+        capacity: { memory: '80Gi' },
+      },
+    ],
+    deviceClasses: [{ name: DRA_DRIVER, driver: DRA_DRIVER }],
+    claimTemplates: [{ namespace: 'ml', name: 'one-gpu', deviceClassName: DRA_DRIVER, count: 1 }],
+    claims: [{ namespace: 'ml', name: 'too-many-gpus', deviceClassName: DRA_DRIVER, count: 5 }],
+    pods: [
+      {
+        namespace: 'ml',
+        name: 'dra-train',
+        restartPolicy: 'Always',
+        limits: { [NIC]: 1 },
+        resourceClaims: [{ name: 'gpu', template: 'one-gpu' }],
+      },
+      {
+        namespace: 'ml',
+        name: 'dra-evictee',
+        restartPolicy: 'Always',
+        // No device-plugin device: its eviction leaves the NIC counts other specs check unchanged.
+        limits: {},
+        resourceClaims: [{ name: 'gpu', template: 'one-gpu' }],
+      },
+      {
+        namespace: 'ml',
+        name: 'dra-wide',
+        restartPolicy: 'Always',
+        limits: {},
+        resourceClaims: [{ name: 'gpus', claim: 'too-many-gpus' }],
+        pending: true,
+      },
     ],
   },
 ];

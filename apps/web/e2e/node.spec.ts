@@ -17,7 +17,9 @@ test('the node page shows every device grouped by NUMA node with correct pod ass
     const numa = page.getByRole('region', { name: new RegExp(`^NUMA node ${d.numaNodes[0]} `) });
     const user = d.allocation ? `used by ${d.allocation.namespace}/${d.allocation.pod}` : 'free';
     await expect(
-      numa.getByRole('button', { name: new RegExp(`^${d.id}\\s*,\\s*Healthy\\s*,\\s*${user}$`) }),
+      numa.getByRole('button', {
+        name: new RegExp(`^${d.id}\\s*,\\s*Healthy\\s*,\\s*${user}\\s*,\\s*device plugin$`),
+      }),
     ).toBeVisible();
     await expect(page.getByRole('switch', { name: `Fault ${d.id}`, exact: true })).toHaveAttribute(
       'aria-checked',

@@ -20,6 +20,19 @@ import type {
  */
 const DRA_TILE_PREFIX = 'dra:';
 
+/**
+ * Whether the node has anything DRA to show: a gateway with DRA support always sends `dra`, empty
+ * on a node without drivers or claims; the page then shows no DRA sections, like an older gateway.
+ */
+export function hasDra(dra: DraState | undefined): dra is DraState {
+  return (
+    dra !== undefined &&
+    (Object.keys(dra.drivers).length > 0 ||
+      Object.keys(dra.devices).length > 0 ||
+      Object.keys(dra.claims).length > 0)
+  );
+}
+
 export function draTileKey(deviceKey: string): string {
   return DRA_TILE_PREFIX + deviceKey;
 }

@@ -10,7 +10,7 @@ import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
 import { configQuery, nodeQuery, queryKeys } from '../../lib/queries';
 import { useLiveQuery } from '../../lib/use-live-query';
 import { podFootprint, tileFaultHeld } from '../../lib/node-view';
-import { draDeviceKeyOf } from '../../lib/dra-view';
+import { draDeviceKeyOf, hasDra } from '../../lib/dra-view';
 import { formatTime } from '../../lib/format';
 import { useToken } from '../../lib/token';
 import { markAfterPaint } from '../../lib/perf-marks';
@@ -234,8 +234,11 @@ export function NodeDetail({ name }: { name: string }) {
       </div>
       <p className="muted">
         gateway {node.gateway.version} · started {formatTime(node.gateway.startedAt)} · updated{' '}
-        {formatTime(node.updatedAt)} · {Object.keys(node.devices).length} devices ·{' '}
-        {Object.keys(node.pods).length} pods
+        {formatTime(node.updatedAt)} · {Object.keys(node.devices).length}{' '}
+        {hasDra(node.dra)
+          ? `device-plugin devices · ${Object.keys(node.dra.devices).length} DRA devices`
+          : 'devices'}{' '}
+        · {Object.keys(node.pods).length} pods
       </p>
       {status.state === 'failed' && (
         <ProblemNotice
@@ -248,7 +251,7 @@ export function NodeDetail({ name }: { name: string }) {
 
       <h2>Resources</h2>
       <ResourcePanel node={node} />
-      {node.dra && (
+      {hasDra(node.dra) && (
         <>
           <h2 id="dra-drivers">DRA drivers</h2>
           <DraDrivers dra={node.dra} />
@@ -298,7 +301,7 @@ export function NodeDetail({ name }: { name: string }) {
       <h2>Pods</h2>
       <PodTable node={node} selectedPod={selectedPod} onSelectPod={selectPod} onHoverPod={setHoveredPod} />
 
-      {node.dra && (
+      {hasDra(node.dra) && (
         <>
           <h2 id="dra-claims">DRA claims</h2>
           <ClaimsTable node={node} onOpenDevice={openDrawer} />

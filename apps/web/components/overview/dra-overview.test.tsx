@@ -79,10 +79,15 @@ describe('clusterDraTotals', () => {
     assert.deepEqual(t.pendingClaims, [{ node: 'dra-a', claim: 'dra/waiting-0-gpu' }]);
   });
 
-  it('is null when no gateway reports DRA (older gateways)', () => {
+  it('is null when no gateway reports DRA (older gateways) or reports it empty', () => {
     const d = doc();
     delete d.nodes['dra-a'];
     delete d.nodes['dra-b'];
+    assert.equal(clusterDraTotals(d), null);
+    d.nodes.empty = clusterNode(
+      'empty',
+      summary('empty', { drivers: {}, deviceClasses: {}, pendingClaims: [] }),
+    );
     assert.equal(clusterDraTotals(d), null);
   });
 });

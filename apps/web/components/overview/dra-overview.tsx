@@ -15,11 +15,20 @@ export interface ClusterDraTotals {
   pendingClaims: { node: string; claim: string }[];
 }
 
-/** null when no node's gateway reports DRA (older gateways): the overview then shows nothing DRA. */
+/**
+ * null when no node reports a DRA driver, DeviceClass or pending claim (older gateways, or none
+ * with DRA): the overview then shows nothing DRA.
+ */
 export function clusterDraTotals(doc: ClusterDocument): ClusterDraTotals | null {
-  const summaries = Object.values(doc.nodes).flatMap((n) =>
-    n.summary?.dra ? [[n.name, n.summary.dra] as [string, DraSummary]] : [],
-  );
+  const summaries = Object.values(doc.nodes).flatMap((n) => {
+    const dra = n.summary?.dra;
+    const any =
+      dra &&
+      (Object.keys(dra.drivers).length > 0 ||
+        Object.keys(dra.deviceClasses).length > 0 ||
+        dra.pendingClaims.length > 0);
+    return any ? [[n.name, dra] as [string, DraSummary]] : [];
+  });
   if (summaries.length === 0) return null;
   const totals: ClusterDraTotals = { drivers: {}, deviceClasses: {}, pendingClaims: [] };
   for (const [node, dra] of summaries) {
