@@ -221,18 +221,21 @@ async function main(): Promise<void> {
           },
         });
       }
-      let last: NodeSnapshot | null = null;
+      // The last snapshot read, to say what was missing if the wait times out.
+      const seen: { last: NodeSnapshot | null } = { last: null };
       await waitFor(`${spec.name} pods visible in the gateway`, async () => {
-        last = (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
-        return spec.pods.every((p) => podShown(last!, p));
+        const s = (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
+        seen.last = s;
+        return spec.pods.every((p) => podShown(s, p));
       }).catch((err: unknown) => {
-        const s = last as NodeSnapshot | null;
-        const seen = spec.pods.map((p) => {
+        const s = seen.last;
+        const states = spec.pods.map((p) => {
           const pod = s?.pods[`${p.namespace}/${p.name}`];
           const claims = (pod?.claims ?? []).map((r) => (r.claim ? s?.dra?.claims[r.claim] : undefined));
-          return `${p.name}: ${pod ? `${pod.phase}, claims ${JSON.stringify(claims.map((c) => [c?.key, c?.phase, c?.health, c?.pendingReason]))}` : 'absent'}`;
+          const shown = claims.map((c) => [c?.key, c?.phase, c?.health, c?.pendingReason]);
+          return `${p.name}: ${pod ? `${pod.phase}, claims ${JSON.stringify(shown)}` : 'absent'}`;
         });
-        throw new Error(`${(err as Error).message} (${seen.join('; ')})`, { cause: err });
+        throw new Error(`${(err as Error).message} (${states.join('; ')})`, { cause: err });
       });
     }
     const info: FixtureInfo = {
