@@ -14,6 +14,7 @@ import {
   DraDriver,
   kubeApiFromKubeConfig,
   SimulatedSource,
+  type DraDriverEvents,
   type DraDriverOptions,
   type DraKubeApi,
 } from '../../src/index.js';
@@ -100,7 +101,7 @@ describe('DRA driver: health and taints', () => {
       driver.healthReported()?.map((d) => [d.id, d.health]),
       [0, 1, 2, 3].map((i) => [`gpu-${i}`, 'Healthy']),
     );
-    const closed = once(driver, 'health-streams');
+    const closed = once(driver, 'health-streams') as Promise<DraDriverEvents['health-streams']>;
     kubelet.stop();
     assert.equal((await closed)[0].streams, 0);
     assert.equal(driver.healthReported(), null, 'no stream open: the kubelet holds nothing');
