@@ -1,11 +1,16 @@
 // The node's ResourceClaims: claim, requests (class, count or All, CEL selectors), devices, pods,
 // phase (prepared by the kubelet or not yet) and health; a pending claim says why, in the
-// scheduler's words, beside what this node's drivers have free now.
-import { memo, useMemo } from 'react';
+// scheduler's words, beside what this node's drivers have free now. A node with hundreds of claims
+// shows the pending ones and the first CLAIMS_SHOWN others until asked for all (or filtered): the
+// rows below the fold cost the first render as much as the NUMA map's tiles do.
+import { memo, useMemo, useState } from 'react';
 import type { DraClaimState, DraState, NodeSnapshot } from '@plugboard/api';
 import { claimsInOrder, describeRequest, draTileKey } from '../../lib/dra-view';
 import { podStatus } from '../../lib/node-view';
 import { HealthBadge } from '../health-badge';
+
+/** Claims shown besides the pending ones until "Show all" (or a filter narrows them). */
+export const CLAIMS_SHOWN = 100;
 
 const PHASE: Record<DraClaimState['phase'], { cls: string; text: string }> = {
   pending: { cls: 'warn', text: '! pending: not allocated' },
@@ -152,7 +157,17 @@ export const ClaimsTable = memo(function ClaimsTable({
   onOpenDevice: (tileKey: string) => void;
 }) {
   const dra = node.dra;
+  const [text, setText] = useState('');
+  const [all, setAll] = useState(false);
   const claims = useMemo(() => (dra ? claimsInOrder(dra) : []), [dra]);
+  const matching = useMemo(() => {
+    const t = text.trim().toLowerCase();
+    return t
+      ? claims.filter(
+          (c) => c.key.toLowerCase().includes(t) || c.reservedFor.some((p) => p.toLowerCase().includes(t)),
+        )
+      : claims;
+  }, [claims, text]);
   if (!dra) return null;
   if (claims.length === 0) {
     return (
@@ -160,12 +175,34 @@ export const ClaimsTable = memo(function ClaimsTable({
     );
   }
   const pending = claims.filter((c) => c.phase === 'pending').length;
+  // Pending claims sort first and are never hidden by the cap.
+  const limit = matching.filter((c) => c.phase === 'pending').length + CLAIMS_SHOWN;
+  const shown = all ? matching : matching.slice(0, limit);
   return (
     <>
-      <p className="muted" role="status">
-        {claims.length} {claims.length === 1 ? 'claim' : 'claims'}
-        {pending > 0 ? `, ${pending} pending` : ''}
-      </p>
+      <div className="row" style={{ marginBottom: '0.5rem' }}>
+        {claims.length > CLAIMS_SHOWN && (
+          <label>
+            Claim or pod
+            <input
+              type="search"
+              value={text}
+              onChange={(e) => setText(e.target.value)}
+              placeholder="namespace/name contains…"
+            />
+          </label>
+        )}
+        <span className="muted" role="status">
+          {claims.length} {claims.length === 1 ? 'claim' : 'claims'}
+          {pending > 0 ? `, ${pending} pending` : ''}
+          {shown.length < matching.length ? ` · ${shown.length} shown` : ''}
+        </span>
+        {shown.length < matching.length && (
+          <button type="button" onClick={() => setAll(true)}>
+            Show all {matching.length} claims
+          </button>
+        )}
+      </div>
       <div className="table-wrap">
         <table className="claims-table">
           <caption className="sr-only">ResourceClaims on {node.nodeName}</caption>
@@ -180,7 +217,7 @@ export const ClaimsTable = memo(function ClaimsTable({
             </tr>
           </thead>
           <tbody>
-            {claims.map((c) => (
+            {shown.map((c) => (
               <ClaimRows key={c.key} claim={c} node={node} onOpenDevice={onOpenDevice} />
             ))}
           </tbody>

@@ -95,6 +95,34 @@ describe('ClaimsTable', () => {
   });
 });
 
+describe('ClaimsTable at scale', () => {
+  it('shows every pending claim and the first 100 others until asked; a filter finds any claim', () => {
+    const n = withDra(makeSnapshot({ devices: 0, numaNodes: 1, pods: 0 }), {
+      devices: 250,
+      numaNodes: 2,
+      claims: 250,
+      pendingClaims: 3,
+    });
+    render(<ClaimsTable node={n} onOpenDevice={() => {}} />);
+    const table = screen.getByRole('table', { name: 'ResourceClaims on node-a' });
+    const claimRows = () => table.querySelectorAll('tr[data-claim]');
+    assert.equal(claimRows().length, 103);
+    assert.equal(table.querySelectorAll('tr[data-claim-why]').length, 3);
+    assert.match(screen.getByRole('status').textContent ?? '', /253 claims, 3 pending · 103 shown/);
+    fireEvent.change(screen.getByRole('searchbox', { name: 'Claim or pod' }), {
+      target: { value: 'worker-249' },
+    });
+    assert.deepEqual(
+      [...claimRows()].map((r) => r.getAttribute('data-claim')),
+      ['dra/worker-249-gpu'],
+    );
+    fireEvent.change(screen.getByRole('searchbox', { name: 'Claim or pod' }), { target: { value: '' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Show all 253 claims' }));
+    assert.equal(claimRows().length, 253);
+    assert.equal(screen.queryByRole('button', { name: /Show all/ }), null);
+  });
+});
+
 describe('DraDrivers', () => {
   it('shows the honest DRA counts and the driver’s registration, health streams and publication', () => {
     let n = node();
