@@ -13,7 +13,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
 import { KubeConfig, KubernetesObjectApi, ResourceV1Api } from '@kubernetes/client-node';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
-import type { DraDeviceState, FaultState, NodeSnapshot, NodeSummary } from '@plugboard/api';
+import type { DraDeviceCounts, DraDeviceState, FaultState, NodeSnapshot, NodeSummary } from '@plugboard/api';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
 import { connectStream, waitFor, type StreamClient } from './helpers.js';
 
@@ -36,6 +36,16 @@ const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application
 const snapshot = async (): Promise<NodeSnapshot> =>
   (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
 const deviceKey = (name: string): string => `${DRIVER}/${NODE}/${name}`;
+/** The driver's counts: four devices published, all usable and free, but for `changes`. */
+const counts = (changes: Partial<DraDeviceCounts> = {}): DraDeviceCounts => ({
+  published: 4,
+  usable: 4,
+  allocated: 0,
+  free: 4,
+  unhealthy: 0,
+  tainted: 0,
+  ...changes,
+});
 
 async function post(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -157,14 +167,7 @@ test('snapshot.dra: the driver registered, its pool and devices as published, be
     [0, 1, 2, 3].map((i) => deviceKey(`gpu-${i}`)),
   );
   assert.ok(pool.slices.length >= 1 && pool.generation >= 1);
-  assert.deepEqual(driver.counts, {
-    published: 4,
-    usable: 4,
-    allocated: 0,
-    free: 4,
-    unhealthy: 0,
-    tainted: 0,
-  });
+  assert.deepEqual(driver.counts, counts());
   const gpu1 = s.dra!.devices[deviceKey('gpu-1')]!;
   assert.deepEqual({ ...gpu1, since: typeof gpu1.since }, {
     key: deviceKey('gpu-1'),
@@ -242,14 +245,7 @@ test('a pod with a device-plugin device and a template claim: claim prepared, de
   assert.deepEqual(s.dra!.devices[claimDevice]!.allocations, [
     { claim: claimKey, request: 'gpu', adminAccess: false, pods: ['default/infer'] },
   ]);
-  assert.deepEqual(s.dra!.drivers[DRIVER]!.counts, {
-    published: 4,
-    usable: 4,
-    allocated: 1,
-    free: 3,
-    unhealthy: 0,
-    tainted: 0,
-  });
+  assert.deepEqual(s.dra!.drivers[DRIVER]!.counts, counts({ allocated: 1, free: 3 }));
   const dynamic = pod.containers[0]!.dynamicResources;
   assert.equal(dynamic[0]?.claimName, claimKey.split('/')[1]);
   // The ring event follows the change that shows the claim (one model update later).
@@ -357,14 +353,7 @@ test('a fault with taint NoExecute: the taint shows on the device, the pod is ev
       s.dra?.devices[claimDevice]?.taints.length === 0 &&
       s.dra.devices[claimDevice]?.kubeletHealth === 'Healthy',
   );
-  assert.deepEqual(healed.dra!.drivers[DRIVER]!.counts, {
-    published: 4,
-    usable: 4,
-    allocated: 0,
-    free: 4,
-    unhealthy: 0,
-    tainted: 0,
-  });
+  assert.deepEqual(healed.dra!.drivers[DRIVER]!.counts, counts());
   await waitFor('the streamed document shows the taint gone', () =>
     applyStream().dra?.devices[claimDevice]?.taints.length === 0 ? true : null,
   );
@@ -425,14 +414,7 @@ test('a fail-devices scenario on the driver fails two devices with a NoSchedule 
   assert.ok(
     faults.every((f) => f.resource === DRIVER && f.taint === 'NoSchedule' && f.scenarioId === r.body.id),
   );
-  assert.deepEqual(s.dra!.drivers[DRIVER]!.counts, {
-    published: 4,
-    usable: 2,
-    allocated: 0,
-    free: 2,
-    unhealthy: 2,
-    tainted: 2,
-  });
+  assert.deepEqual(s.dra!.drivers[DRIVER]!.counts, counts({ usable: 2, free: 2, unhealthy: 2, tainted: 2 }));
 
   // The DRA gauges while it runs.
   const metrics = await (await fetch(`${gw.url}/metrics`)).text();

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { DraClaimState, DraDeviceState, DraState, NodeSnapshot } from '@plugboard/api';
 import type { NodeModel } from '../model/node-model.js';
 import type { DraDriverHooks } from '../sources/dra-drivers.js';
-import type { GatewayEvents } from './gateway-events.js';
+import { deviceHealthEvent, type GatewayEvents } from './gateway-events.js';
 
 export interface DraEventDeps {
   model: Pick<NodeModel, 'snapshot'>;
@@ -33,19 +33,14 @@ export function draDriverEventHooks(deps: DraEventDeps): DraDriverHooks {
       const d = deviceOf(model.snapshot(), driver, e.deviceId);
       const name = d ? d.key : `${driver}/${e.deviceId}`;
       const message = `${name} is ${e.health}${e.reason ? `: ${e.reason}` : ''}`;
-      events.ring({
-        kind: 'health',
+      deviceHealthEvent(events, {
         resource: driver,
         deviceIds: [e.deviceId],
         pod: podRef(d?.allocations[0]?.pods[0]),
         message,
         at: e.at,
+        health: e.health,
       });
-      events.node(
-        e.health === 'Healthy' ? 'Normal' : 'Warning',
-        e.health === 'Healthy' ? 'DeviceHealthy' : 'DeviceUnhealthy',
-        message,
-      );
     },
     registered: (driver, e) => {
       events.ring({

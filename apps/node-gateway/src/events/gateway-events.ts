@@ -46,3 +46,23 @@ export function createGatewayEvents(
     },
   };
 }
+
+/**
+ * A device's health transition, as the device plugins and the DRA drivers both report it: a
+ * `health` ring event and a DeviceHealthy/DeviceUnhealthy Event on the Node.
+ */
+export function deviceHealthEvent(
+  events: GatewayEvents,
+  e: Pick<NodeEvent, 'resource' | 'deviceIds' | 'pod' | 'message' | 'at'> & { health: string },
+): void {
+  events.ring({
+    kind: 'health',
+    resource: e.resource,
+    deviceIds: e.deviceIds,
+    pod: e.pod,
+    message: e.message,
+    at: e.at,
+  });
+  const healthy = e.health === 'Healthy';
+  events.node(healthy ? 'Normal' : 'Warning', healthy ? 'DeviceHealthy' : 'DeviceUnhealthy', e.message);
+}

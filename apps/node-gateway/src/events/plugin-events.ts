@@ -6,7 +6,7 @@ import type { NodeModel } from '../model/node-model.js';
 import type { TopologyState } from '../model/topology-state.js';
 import type { GatewayMetrics } from '../http/metrics.js';
 import type { PluginHooks } from '../sources/plugins.js';
-import type { GatewayEvents } from './gateway-events.js';
+import { deviceHealthEvent, type GatewayEvents } from './gateway-events.js';
 
 export interface PluginEventDeps {
   model: Pick<NodeModel, 'snapshot'>;
@@ -28,19 +28,14 @@ export function pluginEventHooks(deps: PluginEventDeps): PluginHooks {
     health: (resource, e) => {
       const message = `${resource}/${e.deviceId} is ${e.health}${e.reason ? `: ${e.reason}` : ''}`;
       const alloc = model.snapshot().devices[`${resource}/${e.deviceId}`]?.allocation ?? null;
-      events.ring({
-        kind: 'health',
+      deviceHealthEvent(events, {
         resource,
         deviceIds: [e.deviceId],
         pod: alloc && { namespace: alloc.namespace, name: alloc.pod, container: alloc.container },
         message,
         at: e.at,
+        health: e.health,
       });
-      events.node(
-        e.health === 'Healthy' ? 'Normal' : 'Warning',
-        e.health === 'Healthy' ? 'DeviceHealthy' : 'DeviceUnhealthy',
-        message,
-      );
       // Allocatable changes in the kubelet right after ListAndWatch; look soon rather than in a second.
       pollSoon(10);
     },
