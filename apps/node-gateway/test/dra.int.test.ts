@@ -346,6 +346,13 @@ test('a fault with taint NoExecute: the taint shows on the device, the pod is ev
     return on('DeviceUnhealthy', claimDevice) && on('DeviceTainted', `${DRIVER}/fault=simulated:NoExecute`);
   });
 
+  const listed = (await (
+    await fetch(`${gw.url}/api/v1/faults?resource=${DRIVER}&deviceId=${device}`)
+  ).json()) as { items: FaultState[] };
+  assert.deepEqual(
+    listed.items.map((f) => [f.id, f.taint, f.state]),
+    [[id, 'NoExecute', 'active']],
+  );
   assert.equal(await del(`/api/v1/faults?resource=${DRIVER}&deviceId=${device}`), 200);
   const healed = await until(
     'untainted and healthy again',

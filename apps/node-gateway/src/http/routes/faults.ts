@@ -67,9 +67,10 @@ export function faultRoutes(
       methods: {
         GET: async ({ res, url }) => {
           const { resource, deviceId } = deviceFilter(url);
-          const items = Object.values(await faultStates()).filter(
-            (f) => (!resource || f.resource === resource) && (!deviceId || f.deviceId === deviceId),
-          );
+          // The store's filter: a DRA device may be named by its ResourceSlice name too.
+          const ids =
+            resource || deviceId ? new Set(faults.list({ resource, deviceId }).map((f) => f.id)) : null;
+          const items = Object.values(await faultStates()).filter((f) => !ids || ids.has(f.id));
           sendJson(res, 200, { items });
         },
         POST: async ({ req, res }) => {
