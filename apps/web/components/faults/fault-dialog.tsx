@@ -37,29 +37,35 @@ export function FaultDialog(props: FaultDialogProps) {
   );
 }
 
-function useTtl() {
-  const [ttl, setTtl] = useState('');
-  const ttlNumber = ttl.trim() === '' ? null : Number(ttl);
-  const ttlInvalid = ttlNumber !== null && (!Number.isInteger(ttlNumber) || ttlNumber < 1);
-  return { ttl, setTtl, ttlNumber, ttlInvalid };
-}
-
 const TTL_ERROR = 'TTL must be a whole number of seconds (1 or more), or empty.';
 const DEFAULT_REASON = 'simulated fault from the dashboard';
 
-function ReasonAndTtl({
-  reason,
-  setReason,
-  ttl,
-  setTtl,
-  ttlInvalid,
-}: {
+interface ReasonAndTtlProps {
   reason: string;
   setReason: (v: string) => void;
   ttl: string;
   setTtl: (v: string) => void;
   ttlInvalid: boolean;
-}) {
+}
+
+/**
+ * The reason and TTL fields both dialogs share: `fields` for <ReasonAndTtl>, the TTL's error, and
+ * `request(target)` — the request with reason and TTL filled in, or null while the TTL is invalid.
+ */
+function useFaultForm() {
+  const [reason, setReason] = useState(DEFAULT_REASON);
+  const [ttl, setTtl] = useState('');
+  const ttlNumber = ttl.trim() === '' ? null : Number(ttl);
+  const ttlInvalid = ttlNumber !== null && (!Number.isInteger(ttlNumber) || ttlNumber < 1);
+  return {
+    fields: { reason, setReason, ttl, setTtl, ttlInvalid } satisfies ReasonAndTtlProps,
+    error: ttlInvalid ? TTL_ERROR : null,
+    request: (target: Omit<FaultRequest, 'reason' | 'ttlSeconds'>): FaultRequest | null =>
+      ttlInvalid ? null : { ...target, reason: reason.trim() || DEFAULT_REASON, ttlSeconds: ttlNumber },
+  };
+}
+
+function ReasonAndTtl({ reason, setReason, ttl, setTtl, ttlInvalid }: ReasonAndTtlProps) {
   return (
     <div className="form-grid">
       <label htmlFor="fault-reason">Reason</label>
@@ -89,8 +95,7 @@ function DevicePluginFaultDialog({ node, tileKey, pending, error, onSubmit, onCa
     [node, devices],
   );
   const faults = useMemo(() => (first ? faultsForDevice(node, first) : []), [node, first]);
-  const [reason, setReason] = useState(DEFAULT_REASON);
-  const { ttl, setTtl, ttlNumber, ttlInvalid } = useTtl();
+  const form = useFaultForm();
   if (!first) return null;
   const deviceId = first.replicaOf ?? first.id;
   const clearing = devices.some((d) => d.faulted) || faults.length > 0;
@@ -103,18 +108,16 @@ function DevicePluginFaultDialog({ node, tileKey, pending, error, onSubmit, onCa
       confirmLabel={clearing ? 'Clear simulated fault' : 'Inject simulated fault'}
       danger={!clearing}
       pending={pending}
-      error={error ?? (ttlInvalid ? TTL_ERROR : null)}
+      error={error ?? form.error}
       onCancel={onCancel}
       onConfirm={() => {
-        if (ttlInvalid) return;
-        onSubmit({
+        const req = form.request({
           kind: clearing ? 'clear' : 'inject',
           tileKey,
           resource: first.resource,
           deviceId,
-          reason: reason.trim() || DEFAULT_REASON,
-          ttlSeconds: ttlNumber,
         });
+        if (req) onSubmit(req);
       }}
     >
       <p>
@@ -127,15 +130,7 @@ function DevicePluginFaultDialog({ node, tileKey, pending, error, onSubmit, onCa
           ? 'The plugin stops overriding this device; the kubelet sees it Healthy again through ListAndWatch and allocatable recovers.'
           : 'This is a simulated fault: the plugin reports the device Unhealthy through ListAndWatch, the kubelet lowers allocatable, and pods holding it are flagged. The hardware is not touched.'}
       </p>
-      {!clearing && (
-        <ReasonAndTtl
-          reason={reason}
-          setReason={setReason}
-          ttl={ttl}
-          setTtl={setTtl}
-          ttlInvalid={ttlInvalid}
-        />
-      )}
+      {!clearing && <ReasonAndTtl {...form.fields} />}
       <h3>{clearing ? 'Pods holding this device' : 'Pods that will be affected'}</h3>
       {affected.length === 0 ? (
         <p>No pod holds this device.</p>
@@ -179,9 +174,8 @@ function DraFaultDialog({ node, tileKey, pending, error, onSubmit, onCancel }: F
   const d = node.dra?.devices[draDeviceKeyOf(tileKey) ?? ''];
   const faults = useMemo(() => (d ? draFaultsForDevice(node, d) : []), [node, d]);
   const pods = useMemo(() => (d ? draEvictionPreview(node, d) : []), [node, d]);
-  const [reason, setReason] = useState(DEFAULT_REASON);
+  const form = useFaultForm();
   const [taint, setTaint] = useState<TaintChoice>('none');
-  const { ttl, setTtl, ttlNumber, ttlInvalid } = useTtl();
   const target = d && node.dra ? draFaultTarget(node.dra, d) : null;
   if (!d || !target) return null;
   const clearing = d.fault !== null || faults.length > 0;
@@ -203,19 +197,16 @@ function DraFaultDialog({ node, tileKey, pending, error, onSubmit, onCancel }: F
       }
       danger={!clearing}
       pending={pending}
-      error={error ?? (ttlInvalid ? TTL_ERROR : null)}
+      error={error ?? form.error}
       onCancel={onCancel}
       onConfirm={() => {
-        if (ttlInvalid) return;
-        onSubmit({
+        const req = form.request({
           kind: clearing ? 'clear' : 'inject',
           tileKey,
-          resource: target.resource,
-          deviceId: target.deviceId,
-          reason: reason.trim() || DEFAULT_REASON,
-          ttlSeconds: ttlNumber,
+          ...target,
           taint: taint === 'none' ? null : taint,
         });
+        if (req) onSubmit(req);
       }}
     >
       <p>
@@ -229,13 +220,7 @@ function DraFaultDialog({ node, tileKey, pending, error, onSubmit, onCancel }: F
       </p>
       {!clearing && (
         <>
-          <ReasonAndTtl
-            reason={reason}
-            setReason={setReason}
-            ttl={ttl}
-            setTtl={setTtl}
-            ttlInvalid={ttlInvalid}
-          />
+          <ReasonAndTtl {...form.fields} />
           <fieldset style={{ marginTop: '0.75rem' }}>
             <legend>Taint the device</legend>
             {TAINT_CHOICES.map((c) => (

@@ -1,13 +1,14 @@
 'use client';
 // One device's page-in-a-drawer: current state, active simulated faults, and its history of health
 // transitions, faults and allocations from the node's event ring.
-import { useEffect, useMemo, useRef } from 'react';
+import { useMemo } from 'react';
 import type { NodeSnapshot } from '@plugboard/api';
 import { blastRadius, deviceHistory, faultsForDevice, tileDevices } from '../../lib/node-view';
 import { formatTime } from '../../lib/format';
 import { HealthBadge, SimulatedBadge } from '../health-badge';
 import { EventList } from './event-timeline';
 import { DeviceHealthHistory } from '../history/node-history';
+import { Drawer } from './drawer';
 
 export function DeviceDrawer({
   node,
@@ -18,7 +19,6 @@ export function DeviceDrawer({
   tileKey: string;
   onClose: () => void;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
   const devices = useMemo(() => tileDevices(node, tileKey), [node, tileKey]);
   const first = devices[0];
   const history = useMemo(() => (first ? deviceHistory(node, first.key) : []), [node, first]);
@@ -31,33 +31,16 @@ export function DeviceDrawer({
       ),
     [node, devices],
   );
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) {
-      if (typeof d.showModal === 'function') d.showModal();
-      else d.setAttribute('open', '');
-    }
-  }, []);
   const id = first ? (first.replicaOf ?? first.id) : tileKey;
   return (
-    <dialog
-      ref={ref}
-      className="drawer"
-      aria-labelledby="drawer-title"
-      onCancel={(e) => {
-        e.preventDefault();
-        onClose();
-      }}
-    >
-      <div className="row">
-        <h2 id="drawer-title" style={{ margin: 0 }}>
+    <Drawer
+      title={
+        <>
           Device <span className="mono">{id}</span>
-        </h2>
-        <span className="spacer" />
-        <button type="button" onClick={onClose} autoFocus>
-          Close
-        </button>
-      </div>
+        </>
+      }
+      onClose={onClose}
+    >
       {!first ? (
         <p className="notice warn">This device is no longer advertised by the plugin.</p>
       ) : (
@@ -119,6 +102,6 @@ export function DeviceDrawer({
           <EventList events={history} label={`History of ${id}, newest first`} />
         </>
       )}
-    </dialog>
+    </Drawer>
   );
 }

@@ -2,7 +2,7 @@
 // count when shared, the API serving it ("device plugin", beside DRA tiles), and its fault switch. Memoised on the identity of its DeviceState objects so a
 // one-device patch re-renders one tile out of a thousand.
 import { memo } from 'react';
-import type { DeviceState, Health } from '@plugboard/api';
+import type { DeviceFaultPhase, DeviceState, Health } from '@plugboard/api';
 import { HealthIcon } from '../health-badge';
 
 export type FaultControl =
@@ -24,6 +24,67 @@ export interface DeviceTileProps {
   onRender?: (tileKey: string) => void;
 }
 
+/** Screen-reader-only separator: a tile's accessible name is its visible text, comma-separated. */
+export const SEP = <span className="sr-only">, </span>;
+
+/**
+ * A fault's phase beside the health, in words: "simulated fault" once the kubelet was told
+ * Unhealthy, "fault pending: kubelet not told" while the gateway holds it and the kubelet does not
+ * know yet (e.g. it is down). Shared by device-plugin and DRA tiles.
+ */
+export function FaultPhaseBadge({ phase }: { phase: DeviceFaultPhase | null }) {
+  if (phase === null) return null;
+  return (
+    <>
+      {SEP}
+      <span className={phase === 'active' ? 'badge warn' : 'badge'} style={{ marginLeft: '0.3em' }}>
+        {phase === 'active' ? 'simulated fault' : 'fault pending: kubelet not told'}
+      </span>
+    </>
+  );
+}
+
+/** A tile's fault switch: checked while a fault holds the device; never flipped ahead of the stream. */
+export function FaultSwitch({
+  label,
+  phase,
+  pending,
+  faultControl,
+  onClick,
+}: {
+  label: string;
+  phase: DeviceFaultPhase | null;
+  /** A request is in flight or awaits the stream. */
+  pending: boolean;
+  faultControl: Exclude<FaultControl, { mode: 'hidden' }>;
+  onClick: () => void;
+}) {
+  return (
+    <div className="fault-row">
+      <button
+        type="button"
+        role="switch"
+        className="switch"
+        aria-checked={phase !== null}
+        aria-label={label}
+        aria-busy={pending}
+        aria-describedby={faultControl.mode === 'disabled' ? faultControl.reasonId : undefined}
+        disabled={faultControl.mode === 'disabled' || pending}
+        onClick={onClick}
+      >
+        <span className="knob" aria-hidden="true" />
+        {pending
+          ? 'waiting…'
+          : phase === 'pending'
+            ? 'fault pending'
+            : phase === 'active'
+              ? 'fault on'
+              : 'fault off'}
+      </button>
+    </div>
+  );
+}
+
 function tileHealth(devices: readonly DeviceState[]): Health {
   return devices.some((d) => d.health !== 'Healthy') ? 'Unhealthy' : 'Healthy';
 }
@@ -42,11 +103,13 @@ function DeviceTileView({
 }: DeviceTileProps) {
   onRender?.(tileKey);
   const health = tileHealth(devices);
-  // A fault holds the tile (`held`); it is "on" only once the kubelet was told Unhealthy, and
-  // "pending" while the gateway holds it but the kubelet has not been told (e.g. kubelet down).
-  const held = devices.some((d) => d.fault !== null);
-  const faultPending = devices.some((d) => d.fault === 'pending');
-  const faulted = held && !faultPending;
+  // A fault holds the tile when it holds any replica; it is "on" only once the kubelet was told
+  // Unhealthy about every one, "pending" while it was not told about one of them.
+  const phase: DeviceFaultPhase | null = devices.some((d) => d.fault === 'pending')
+    ? 'pending'
+    : devices.some((d) => d.fault !== null)
+      ? 'active'
+      : null;
   const users = devices.flatMap((d) =>
     d.allocation ? [`${d.allocation.namespace}/${d.allocation.pod}`] : [],
   );
@@ -57,7 +120,7 @@ function DeviceTileView({
   const cls = health === 'Healthy' ? 'ok' : 'bad';
   // The accessible name comes from the visible text (plus screen-reader-only separators), so what
   // is read is what is shown: "gpu-0, Unhealthy, simulated fault, xid 79, used by ml/train".
-  const sep = <span className="sr-only">, </span>;
+  const sep = SEP;
   return (
     <li
       className={`tile ${cls}${highlighted ? ' highlighted' : ''}${misaligned ? ' misaligned' : ''}`}
@@ -68,22 +131,7 @@ function DeviceTileView({
         {sep}
         <span className={`health ${cls}`}>
           <HealthIcon health={health} /> {health}
-          {faulted && (
-            <>
-              {sep}
-              <span className="badge warn" style={{ marginLeft: '0.3em' }}>
-                simulated fault
-              </span>
-            </>
-          )}
-          {faultPending && (
-            <>
-              {sep}
-              <span className="badge" style={{ marginLeft: '0.3em' }}>
-                fault pending: kubelet not told
-              </span>
-            </>
-          )}
+          <FaultPhaseBadge phase={phase} />
         </span>
         {reason && health !== 'Healthy' && (
           <>
@@ -120,22 +168,13 @@ function DeviceTileView({
         {highlighted && <span className="sr-only">, held by the selected pod</span>}
       </button>
       {faultControl.mode !== 'hidden' && (
-        <div className="fault-row">
-          <button
-            type="button"
-            role="switch"
-            className="switch"
-            aria-checked={held}
-            aria-label={`Fault ${id}`}
-            aria-busy={pending}
-            aria-describedby={faultControl.mode === 'disabled' ? faultControl.reasonId : undefined}
-            disabled={faultControl.mode === 'disabled' || pending}
-            onClick={() => onToggleFault(tileKey)}
-          >
-            <span className="knob" aria-hidden="true" />
-            {pending ? 'waiting…' : faultPending ? 'fault pending' : faulted ? 'fault on' : 'fault off'}
-          </button>
-        </div>
+        <FaultSwitch
+          label={`Fault ${id}`}
+          phase={phase}
+          pending={pending}
+          faultControl={faultControl}
+          onClick={() => onToggleFault(tileKey)}
+        />
       )}
     </li>
   );

@@ -3,13 +3,14 @@
 // says about its health and what the kubelet was told, its taints with where they come from, the
 // simulated fault's phase, the claims allocated it and their pods, its attributes and capacity,
 // and its events.
-import { useEffect, useMemo, useRef } from 'react';
+import { useMemo } from 'react';
 import type { DraAttributeValue, DraDeviceState, NodeSnapshot } from '@plugboard/api';
 import { draDeviceHistory, draFaultsForDevice, kubeletDisagrees } from '../../lib/dra-view';
 import { formatTime } from '../../lib/format';
 import { HealthBadge, SimulatedBadge } from '../health-badge';
 import { EventList } from './event-timeline';
 import { DeviceHealthHistory } from '../history/node-history';
+import { Drawer } from './drawer';
 
 function attributeText(v: DraAttributeValue): string {
   if ('string' in v) return `"${v.string}"`;
@@ -38,38 +39,20 @@ export function DraDeviceDrawer({
   deviceKey: string;
   onClose: () => void;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
   const d = node.dra?.devices[deviceKey];
   const driver = d ? node.dra?.drivers[d.driver] : undefined;
   const history = useMemo(() => (d ? draDeviceHistory(node, d) : []), [node, d]);
   const faults = useMemo(() => (d ? draFaultsForDevice(node, d) : []), [node, d]);
-  useEffect(() => {
-    const dlg = ref.current;
-    if (dlg && !dlg.open) {
-      if (typeof dlg.showModal === 'function') dlg.showModal();
-      else dlg.setAttribute('open', '');
-    }
-  }, []);
   const name = d?.name ?? deviceKey.slice(deviceKey.lastIndexOf('/') + 1);
   return (
-    <dialog
-      ref={ref}
-      className="drawer"
-      aria-labelledby="drawer-title"
-      onCancel={(e) => {
-        e.preventDefault();
-        onClose();
-      }}
-    >
-      <div className="row">
-        <h2 id="drawer-title" style={{ margin: 0 }}>
+    <Drawer
+      title={
+        <>
           DRA device <span className="mono">{name}</span>
-        </h2>
-        <span className="spacer" />
-        <button type="button" onClick={onClose} autoFocus>
-          Close
-        </button>
-      </div>
+        </>
+      }
+      onClose={onClose}
+    >
       {!d ? (
         <p className="notice warn">This device is no longer in the driver&apos;s ResourceSlices.</p>
       ) : (
@@ -266,6 +249,6 @@ export function DraDeviceDrawer({
           <EventList events={history} label={`History of ${d.name}, newest first`} />
         </>
       )}
-    </dialog>
+    </Drawer>
   );
 }

@@ -6,7 +6,7 @@ import { memo } from 'react';
 import type { DraDeviceState } from '@plugboard/api';
 import { effectiveTaints, kubeletDisagrees } from '../../lib/dra-view';
 import { HealthIcon, healthClass } from '../health-badge';
-import type { FaultControl } from './device-tile';
+import { FaultPhaseBadge, FaultSwitch, SEP, type FaultControl } from './device-tile';
 
 export interface DraDeviceTileProps {
   tileKey: string;
@@ -41,11 +41,8 @@ function DraDeviceTileView({
 }: DraDeviceTileProps) {
   onRender?.(tileKey);
   const cls = healthClass(d.health);
-  const held = d.fault !== null;
-  const faultPending = d.fault === 'pending';
-  const faulted = d.fault === 'active';
   const taints = effectiveTaints(d);
-  const sep = <span className="sr-only">, </span>;
+  const sep = SEP;
   return (
     <li
       className={`tile dra ${cls}${highlighted ? ' highlighted' : ''}`}
@@ -57,22 +54,7 @@ function DraDeviceTileView({
         {sep}
         <span className={`health ${cls}`}>
           <HealthIcon health={d.health} /> {d.health}
-          {faulted && (
-            <>
-              {sep}
-              <span className="badge warn" style={{ marginLeft: '0.3em' }}>
-                simulated fault
-              </span>
-            </>
-          )}
-          {faultPending && (
-            <>
-              {sep}
-              <span className="badge" style={{ marginLeft: '0.3em' }}>
-                fault pending: kubelet not told
-              </span>
-            </>
-          )}
+          <FaultPhaseBadge phase={d.fault} />
         </span>
         {kubeletDisagrees(d) && (
           <>
@@ -123,22 +105,13 @@ function DraDeviceTileView({
       </button>
       {faultControl.mode !== 'hidden' &&
         (faultable ? (
-          <div className="fault-row">
-            <button
-              type="button"
-              role="switch"
-              className="switch"
-              aria-checked={held}
-              aria-label={draFaultSwitchName(d)}
-              aria-busy={pending}
-              aria-describedby={faultControl.mode === 'disabled' ? faultControl.reasonId : undefined}
-              disabled={faultControl.mode === 'disabled' || pending}
-              onClick={() => onToggleFault(tileKey)}
-            >
-              <span className="knob" aria-hidden="true" />
-              {pending ? 'waiting…' : faultPending ? 'fault pending' : faulted ? 'fault on' : 'fault off'}
-            </button>
-          </div>
+          <FaultSwitch
+            label={draFaultSwitchName(d)}
+            phase={d.fault}
+            pending={pending}
+            faultControl={faultControl}
+            onClick={() => onToggleFault(tileKey)}
+          />
         ) : (
           <p className="fault-row muted">no faults: driver not run by this gateway</p>
         ))}
