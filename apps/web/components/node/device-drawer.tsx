@@ -2,13 +2,31 @@
 // One device's page-in-a-drawer: current state, active simulated faults, and its history of health
 // transitions, faults and allocations from the node's event ring.
 import { useMemo } from 'react';
-import type { NodeSnapshot } from '@plugboard/api';
+import type { FaultState, NodeSnapshot } from '@plugboard/api';
 import { blastRadius, deviceHistory, faultsForDevice, tileDevices } from '../../lib/node-view';
 import { formatTime } from '../../lib/format';
 import { HealthBadge, SimulatedBadge } from '../health-badge';
 import { EventList } from './event-timeline';
 import { DeviceHealthHistory } from '../history/node-history';
 import { Drawer } from './drawer';
+
+/** The simulated faults holding a device, each with where it stands (and its taint, for DRA). */
+export function FaultList({ faults }: { faults: readonly FaultState[] }) {
+  if (faults.length === 0) return <p className="muted">None.</p>;
+  return (
+    <ul>
+      {faults.map((f) => (
+        <li key={f.id}>
+          <SimulatedBadge /> {f.reason} — since {formatTime(f.createdAt)}
+          {f.expiresAt ? `, expires ${formatTime(f.expiresAt)}` : ', until cleared'}
+          {f.taint ? `, taint ${f.taint}` : ''}
+          {f.scenarioId ? ` (scenario ${f.scenarioId})` : ''}; {f.state}
+          {f.stateReason ? ` (${f.stateReason})` : ''}
+        </li>
+      ))}
+    </ul>
+  );
+}
 
 export function DeviceDrawer({
   node,
@@ -71,19 +89,7 @@ export function DeviceDrawer({
           </table>
           <p>NUMA nodes: {first.numaNodes.length ? first.numaNodes.join(', ') : 'none reported'}</p>
           <h3>Active simulated faults</h3>
-          {faults.length === 0 ? (
-            <p className="muted">None.</p>
-          ) : (
-            <ul>
-              {faults.map((f) => (
-                <li key={f.id}>
-                  <SimulatedBadge /> {f.reason} — since {formatTime(f.createdAt)}
-                  {f.expiresAt ? `, expires ${formatTime(f.expiresAt)}` : ', until cleared'}
-                  {f.scenarioId ? ` (scenario ${f.scenarioId})` : ''}
-                </li>
-              ))}
-            </ul>
-          )}
+          <FaultList faults={faults} />
           <h3>Pods holding it</h3>
           {pods.length === 0 ? (
             <p className="muted">None.</p>

@@ -11,6 +11,7 @@ import { HealthBadge, SimulatedBadge } from '../health-badge';
 import { EventList } from './event-timeline';
 import { DeviceHealthHistory } from '../history/node-history';
 import { Drawer } from './drawer';
+import { FaultList } from './device-drawer';
 
 function attributeText(v: DraAttributeValue): string {
   if ('string' in v) return `"${v.string}"`;
@@ -224,21 +225,7 @@ export function DraDeviceDrawer({
           </table>
 
           <h3>Active simulated faults</h3>
-          {faults.length === 0 ? (
-            <p className="muted">None.</p>
-          ) : (
-            <ul>
-              {faults.map((f) => (
-                <li key={f.id}>
-                  <SimulatedBadge /> {f.reason} — since {formatTime(f.createdAt)}
-                  {f.expiresAt ? `, expires ${formatTime(f.expiresAt)}` : ', until cleared'}
-                  {f.taint ? `, taint ${f.taint}` : ', health only'}
-                  {f.scenarioId ? ` (scenario ${f.scenarioId})` : ''}; {f.state}
-                  {f.stateReason ? ` (${f.stateReason})` : ''}
-                </li>
-              ))}
-            </ul>
-          )}
+          <FaultList faults={faults} />
           <h3>Health over the last hour</h3>
           <DeviceHealthHistory
             nodeName={node.nodeName}
