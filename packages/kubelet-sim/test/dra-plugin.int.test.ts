@@ -2,7 +2,8 @@
 // against a real node: registration through plugins_registry, its ResourceSlices through the API
 // slice, a pod's template claim scheduled and prepared (the driver reads the claim from the API and
 // writes a CDI spec), PodResources, device health in allocatedResourcesStatus, a fault that the
-// driver turns into a NoExecute taint evicting the pod, and a kubelet restart.
+// driver turns into a NoExecute taint evicting the pod (the slice then settles: no rewrite on
+// resync), and a kubelet restart.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -176,5 +177,16 @@ describe('kubelet-sim with the @plugboard/plugin DRA driver', () => {
       api.readNamespacedResourceClaim({ name: claimName, namespace: 'default' }),
       (err: { code?: number }) => err.code === 404,
     );
+  });
+
+  test("the tainted slice settles: resyncs write nothing, the taint's stored timeAdded stays", async () => {
+    const tainted = async () =>
+      (await sliceDevices()).find((d) => (d.taints?.length ?? 0) > 0)?.taints?.[0]?.timeAdded;
+    const timeAdded = await waitFor(tainted, 'the fault taint in the slice');
+    const { list, update } = driver.publication().requests;
+    // Two more lists: the sync after the first of them is over, and found the slice in sync.
+    await waitFor(() => driver.publication().requests.list >= list + 2, 'two resyncs');
+    assert.equal(driver.publication().requests.update, update, 'no PUT on resync');
+    assert.deepEqual(await tainted(), timeAdded);
   });
 });

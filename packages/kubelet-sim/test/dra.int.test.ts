@@ -2,8 +2,8 @@
 // (test/dra-driver.ts): registration through plugins_registry, ResourceSlices through the API
 // slice, a pod's claims created from templates, allocated by the scheduler, prepared by the kubelet
 // before the sandbox, reported by PodResources and in allocatedResourcesStatus, unprepared and
-// released on deletion; unsatisfiable claims; prepare failures; NoExecute taints from the slice and
-// from DeviceTaintRules; driver and kubelet restarts with prepared claims (the checkpoint).
+// released on deletion; unsatisfiable claims; prepare failures; NoExecute taints from the slice (their
+// timeAdded stamped by the API server) and from DeviceTaintRules; driver and kubelet restarts with prepared claims (the checkpoint).
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -474,7 +474,23 @@ describe('DRA with a raw driver', () => {
         ? { ...d, taints: [{ key: 'example.com/ecc', value: 'uncorrectable', effect: 'NoExecute' }] }
         : d,
     );
+    const sent = Math.floor(Date.now() / 1000) * 1000;
     await driver.publish();
+    // The driver sent no timeAdded: the API server stamped the current second (SetDefaults_DeviceTaint).
+    const slices = (await fetch(`${f.sim.url}/apis/resource.k8s.io/v1/resourceslices`).then((r) =>
+      r.json(),
+    )) as { items: { spec: { devices: { name: string; taints?: Obj[] }[] } }[] };
+    const taints = slices.items.flatMap((sl) => sl.spec.devices).find((d) => d.name === device)?.taints;
+    assert.deepEqual(
+      taints?.map((t) => [t['key'], t['effect']]),
+      [['example.com/ecc', 'NoExecute']],
+    );
+    const timeAdded = String(taints?.[0]?.['timeAdded']);
+    assert.match(timeAdded, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'timeAdded stamped in whole seconds');
+    assert.ok(
+      Date.parse(timeAdded) >= sent && Date.parse(timeAdded) <= Date.now(),
+      `${timeAdded}: stamped while the slice was written`,
+    );
     await gone;
     const modified = seen.find(([type, conds]) => type === 'MODIFIED' && conds.includes('DisruptionTarget'));
     assert.ok(

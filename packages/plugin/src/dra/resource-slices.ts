@@ -5,7 +5,12 @@
 // (generateName) so the allocator's first-fit order follows the device order; the pool generation
 // is bumped only when more than one slice must change or a slice is added (one changed slice is
 // updated in place under the same generation); slices of an older generation, of another pool or
-// with an index out of range are deleted with UID and resourceVersion preconditions.
+// with an index out of range are deleted with UID and resourceVersion preconditions. A taint's
+// timeAdded is compared as upstream's controller does it (copyTaintTimeAdded, DevicesDeepEqual): the
+// API server stamps every taint stored without one (SetDefaults_DeviceTaint), so a taint the driver
+// leaves without a time takes the stored one, and a time within a second of the stored one counts
+// as that one — otherwise the stamp would make every sync write the slice again. (DraDriver's own
+// taints carry their time: when the device became unhealthy, when the fault asked for the taint.)
 // Differences from upstream, on purpose: no informer — the slices last listed or written are kept
 // and listed again after any error and every `resyncMs` (upstream re-syncs 30 s after an informer
 // event, the same bound for repairing someone else's change); changes arriving while a sync runs
@@ -17,6 +22,7 @@ import {
   RESOURCE_API_VERSION,
   SLICE_SELECTOR_DRIVER,
   SLICE_SELECTOR_NODE_NAME,
+  type DeviceTaint,
   type ResourcePool,
   type ResourceSlice,
   type SliceDevice,
@@ -112,6 +118,61 @@ function canonicalList(devices: readonly SliceDevice[]): string {
     out += c + ',';
   }
   return out + ']';
+}
+
+const sameTaint = (a: DeviceTaint, b: DeviceTaint): boolean =>
+  a.key === b.key && (a.value ?? '') === (b.value ?? '') && a.effect === b.effect;
+
+/** deviceTaintEqual's tolerance: round trips may round a time to the second. NaN (unparsable): no. */
+const withinASecond = (a: string, b: string): boolean => Math.abs(Date.parse(a) - Date.parse(b)) <= 1000;
+
+/**
+ * The desired device with the taint times of the stored one (same name, same slice): a taint
+ * without timeAdded takes the time of the stored taint with the same key, value and effect
+ * (copyTaintTimeAdded: the time the API server stamped, kept however often the slice is written
+ * again), and a time within a second of that one becomes it (DevicesDeepEqual counts them equal).
+ * The device itself when nothing changes.
+ */
+function withStoredTaintTimes(device: SliceDevice, stored: SliceDevice | undefined): SliceDevice {
+  const storedTaints = stored?.taints;
+  if (!device.taints || !storedTaints) return device;
+  let taints: DeviceTaint[] | null = null;
+  for (const [j, taint] of device.taints.entries()) {
+    const old = storedTaints.find((t) => sameTaint(t, taint))?.timeAdded;
+    if (old === undefined || old === taint.timeAdded) continue;
+    if (taint.timeAdded !== undefined && !withinASecond(taint.timeAdded, old)) continue;
+    taints ??= [...device.taints];
+    taints[j] = { ...taint, timeAdded: old };
+  }
+  return taints ? { ...device, taints } : device;
+}
+
+/**
+ * Per desired device, the stored device it was last resolved against and the result: an unchanged
+ * device against an unchanged slice is the same object again, whose canonical form is cached.
+ */
+const resolvedDevices = new WeakMap<SliceDevice, { stored: SliceDevice | undefined; device: SliceDevice }>();
+/** A stored slice's devices by name (the known slices are kept as objects between syncs). */
+const storedDevicesByName = new WeakMap<ResourceSlice, Map<string, SliceDevice>>();
+
+/** The desired devices of one slice with the stored slice's taint times (withStoredTaintTimes). */
+function withStoredSliceTaintTimes(desired: SliceDevice[], stored: ResourceSlice): SliceDevice[] {
+  if (!desired.some((d) => d.taints)) return desired;
+  let byName = storedDevicesByName.get(stored);
+  if (byName === undefined) {
+    byName = new Map((stored.spec.devices ?? []).map((d) => [d.name, d]));
+    storedDevicesByName.set(stored, byName);
+  }
+  const names = byName;
+  return desired.map((device) => {
+    if (!device.taints) return device;
+    const storedDevice = names.get(device.name);
+    const hit = resolvedDevices.get(device);
+    if (hit && hit.stored === storedDevice) return hit.device;
+    const resolved = withStoredTaintTimes(device, storedDevice);
+    resolvedDevices.set(device, { stored: storedDevice, device: resolved });
+    return resolved;
+  });
 }
 
 function samePool(a: ResourcePool, b: ResourcePool): boolean {
@@ -260,9 +321,12 @@ export class ResourceSlicePublisher {
     const pool = (): ResourcePool => ({ name: o.poolName, generation, resourceSliceCount: chunks.length });
     const changed = new Set<number>();
     for (const [i, slice] of matched) {
+      // What an update of this slice writes (upstream: copyTaintTimeAdded), and what it compares.
+      const desired = withStoredSliceTaintTimes(chunks[i]!, slice);
+      chunks[i] = desired;
       if (
         !samePool(slice.spec.pool, pool()) ||
-        canonicalList(slice.spec.devices ?? []) !== canonicalList(chunks[i]!)
+        canonicalList(slice.spec.devices ?? []) !== canonicalList(desired)
       ) {
         changed.add(i);
       }

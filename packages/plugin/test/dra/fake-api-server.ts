@@ -3,7 +3,9 @@
 // resource.k8s.io/v1 (list with field selectors, create with generateName, update with a
 // resourceVersion check, delete with UID/resourceVersion preconditions), validates what a driver
 // writes against the v1 rules a driver can break (device names, device count per slice, required
-// pool fields), stores the JSON exactly as received, counts requests, and can fail the next
+// pool fields), stores the JSON as received but for device taint times (stored in whole seconds,
+// and one left out gets the current second of the fake's clock on every create and update, as
+// SetDefaults_DeviceTaint has the API server do it), counts requests, and can fail the next
 // requests on demand. It writes a kubeconfig pointing at itself for @kubernetes/client-node.
 import { EventEmitter, once } from 'node:events';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -61,11 +63,41 @@ function invalidSlice(slice: ResourceSlice): string | null {
   return null;
 }
 
+const wholeSeconds = (d: Date): string => d.toISOString().replace(/\.\d+Z$/, 'Z');
+
+/**
+ * Device taint times as the API server stores them: one left out gets `now` (SetDefaults_DeviceTaint),
+ * and every one is RFC 3339 in whole seconds (metav1.Time; client-node sends milliseconds).
+ */
+function withTaintTimes(slice: ResourceSlice, now: Date): ResourceSlice {
+  const devices = slice.spec.devices;
+  if (!devices?.some((d) => d.taints)) return slice;
+  return {
+    ...slice,
+    spec: {
+      ...slice.spec,
+      devices: devices.map((d) =>
+        d.taints
+          ? {
+              ...d,
+              taints: d.taints.map((t) => ({
+                ...t,
+                timeAdded: wholeSeconds(t.timeAdded ? new Date(t.timeAdded) : now),
+              })),
+            }
+          : d,
+      ),
+    },
+  };
+}
+
 export class FakeApiServer extends EventEmitter<{ request: [RecordedRequest]; change: [] }> {
   readonly requests: RecordedRequest[] = [];
   readonly claims = new Map<string, ResourceClaim>();
   readonly slices = new Map<string, ResourceSlice>();
   readonly nodes = new Map<string, { uid: string }>();
+  /** The clock device taints are stamped with. */
+  now: () => Date = () => new Date();
   url = '';
   kubeconfigPath = '';
   #server: Server | null = null;
@@ -248,7 +280,7 @@ export class FakeApiServer extends EventEmitter<{ request: [RecordedRequest]; ch
     if (this.slices.has(name))
       return [409, status(409, 'AlreadyExists', `resourceslices "${name}" already exists`)];
     const stored: ResourceSlice = {
-      ...slice,
+      ...withTaintTimes(slice, this.now()),
       metadata: { ...slice.metadata, name, uid: randomUUID(), resourceVersion: this.#nextVersion() },
     };
     this.slices.set(name, stored);
@@ -272,7 +304,7 @@ export class FakeApiServer extends EventEmitter<{ request: [RecordedRequest]; ch
     const invalid = invalidSlice(slice);
     if (invalid) return [422, status(422, 'Invalid', `ResourceSlice "${name}" is invalid: ${invalid}`)];
     const stored: ResourceSlice = {
-      ...slice,
+      ...withTaintTimes(slice, this.now()),
       metadata: { ...slice.metadata, uid: current.metadata.uid, resourceVersion: this.#nextVersion() },
     };
     this.slices.set(name, stored);

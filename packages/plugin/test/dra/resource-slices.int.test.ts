@@ -1,13 +1,15 @@
 // ResourceSlice publication against the fake API server (real HTTP through @kubernetes/client-node):
 // the stored objects checked field by field against resource.k8s.io/v1, generations and in-place
 // updates on device changes, stale slices deleted, backoff on API errors and conflicts, repair of
-// slices deleted by someone else, sharing as consumable capacity, and PCI devices.
+// slices deleted by someone else, sharing as consumable capacity, PCI devices, and taints whose
+// timeAdded the API server stamps (upstream's rules: the stored time kept, no rewrite loop).
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import {
   DraDriver,
   kubeApiFromKubeConfig,
@@ -20,6 +22,8 @@ import {
   type ResourceSlice,
   type SourceDevice,
 } from '../../src/index.js';
+import type { DeviceTaint, SliceDevice } from '../../src/dra/api-types.js';
+import { ResourceSlicePublisher, type PublishedEvent } from '../../src/dra/resource-slices.js';
 import { allocatedClaim, FakeApiServer } from './fake-api-server.js';
 
 const DRIVER = 'gpu.plugboard.example';
@@ -94,6 +98,30 @@ describe('DRA driver: ResourceSlices', () => {
     if (d.publication().lastPublishedAt === null) await published(d);
   }
 
+  const SLICES = '/apis/resource.k8s.io/v1/resourceslices';
+
+  /**
+   * Resolves once `count` more lists of the slices have reached the API server. Syncs run one at a
+   * time, so the sync before the last of them, and any write it made, is over by then.
+   */
+  function listed(count: number): Promise<void> {
+    return new Promise((resolve) => {
+      let seen = 0;
+      const onRequest = (r: { method: string; path: string }) => {
+        if (r.method !== 'GET' || r.path !== SLICES || ++seen < count) return;
+        api.off('request', onRequest);
+        resolve();
+      };
+      api.on('request', onRequest);
+    });
+  }
+
+  const taintsOn = (device: string): DeviceTaint[] | undefined =>
+    api
+      .slicesOf(DRIVER)
+      .flatMap((s) => s.spec.devices ?? [])
+      .find((x) => x.name === device)?.taints;
+
   before(async () => {
     api = await FakeApiServer.start();
     nodeUid = api.addNode(NODE);
@@ -111,6 +139,7 @@ describe('DRA driver: ResourceSlices', () => {
 
   afterEach(async () => {
     for (const d of drivers.splice(0)) await d.stop();
+    api.now = () => new Date();
     await rm(root, { recursive: true, force: true });
   });
 
@@ -431,5 +460,124 @@ describe('DRA driver: ResourceSlices', () => {
       devices.map((x) => x.attributes!['resource.kubernetes.io/numaNode']),
       [{ int: 0 }, { int: 1 }, undefined],
     );
+  });
+
+  it("taints (driver-wide and a fault's): the slice written once, not again on resync, the stored timeAdded kept when another device changes", async () => {
+    const d = await startDriver({ taints: { effect: 'NoExecute' }, faultTaints: true, resyncMs: 50 });
+    await firstPublication(d);
+    let done = published(d);
+    d.injectFault('gpu-0', 'ECC error', { taint: 'NoExecute' });
+    await done;
+    const stored = taintsOn('gpu-0');
+    assert.deepEqual(
+      stored?.map((t) => [t.key, t.value, t.effect]),
+      [
+        [`${DRIVER}/unhealthy`, 'fault', 'NoExecute'],
+        [`${DRIVER}/fault`, 'simulated', 'NoExecute'],
+      ],
+    );
+    for (const t of stored ?? [])
+      assert.match(t.timeAdded ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.000)?Z$/);
+    const updates = d.publication().requests.update;
+    const from = api.requests.length;
+    // Two more lists: the resync after the first of them found the slice in sync.
+    await listed(2);
+    assert.equal(api.count('PUT', SLICES, from), 0, 'no rewrite on resync');
+    assert.equal(d.publication().requests.update, updates);
+
+    // Another device changes a while later: one PUT, gpu-0's taints as stored.
+    api.now = () => new Date(Date.now() + 3_600_000);
+    const before = api.requests.length;
+    done = published(d);
+    d.injectFault('gpu-1', 'overheating');
+    await done;
+    assert.equal(api.count('PUT', SLICES, before), 1);
+    assert.deepEqual(taintsOn('gpu-0'), stored);
+    assert.equal(taintsOn('gpu-1')?.[0]?.value, 'fault');
+  });
+
+  it('a taint published without timeAdded keeps the time the API server stamped: no rewrite on resync, the same time on the next write', async () => {
+    // The publisher as upstream's controller: the driver's devices with taints left without a time.
+    const ecc: DeviceTaint = { key: 'example.com/ecc', value: 'uncorrectable', effect: 'NoExecute' };
+    const maintenance: DeviceTaint = {
+      key: 'example.com/maintenance',
+      effect: 'NoSchedule',
+      timeAdded: '2026-01-01T00:00:00Z',
+    };
+    let devices: SliceDevice[] = [
+      { name: 'gpu-0', taints: [ecc] },
+      { name: 'gpu-1', taints: [maintenance] },
+      { name: 'gpu-2' },
+    ];
+    const events: PublishedEvent[] = [];
+    let onPublished = (): void => undefined;
+    const publishedOnce = () =>
+      new Promise<void>((resolve) => {
+        onPublished = resolve;
+      });
+    const publisher = new ResourceSlicePublisher({
+      driverName: DRIVER,
+      nodeName: NODE,
+      poolName: NODE,
+      kube,
+      devices: () => devices,
+      maxDevicesPerSlice: 64,
+      logger: pino({ level: 'silent' }),
+      resyncMs: 50,
+      onPublished: (e) => {
+        events.push(e);
+        onPublished();
+      },
+    });
+    api.now = () => new Date('2026-01-01T00:00:00Z');
+    let done = publishedOnce();
+    publisher.start();
+    try {
+      await done;
+      assert.deepEqual(taintsOn('gpu-0'), [{ ...ecc, timeAdded: '2026-01-01T00:00:00Z' }], 'stamped');
+
+      // The API server's clock moves on; resyncs find the slice in sync (upstream: DevicesDeepEqual).
+      api.now = () => new Date('2026-01-01T01:00:00Z');
+      let from = api.requests.length;
+      await listed(2);
+      assert.equal(api.count('PUT', SLICES, from), 0, 'no rewrite on resync');
+      assert.equal(events.length, 1);
+
+      // A time within a second of the stored one is that one (deviceTaintEqual): still in sync.
+      devices = [
+        devices[0]!,
+        { name: 'gpu-1', taints: [{ ...maintenance, timeAdded: '2026-01-01T00:00:00.600Z' }] },
+        devices[2]!,
+      ];
+      from = api.requests.length;
+      publisher.update();
+      await listed(1);
+      assert.equal(api.count('PUT', SLICES, from), 0, 'rounding is no change');
+
+      // Another device changes: one PUT carrying gpu-0's stored time (copyTaintTimeAdded), not a new
+      // stamp; a new taint on gpu-2 gets the API server's current time.
+      devices = [devices[0]!, devices[1]!, { name: 'gpu-2', taints: [ecc] }];
+      from = api.requests.length;
+      done = publishedOnce();
+      publisher.update();
+      await done;
+      assert.equal(api.count('PUT', SLICES, from), 1);
+      assert.deepEqual(taintsOn('gpu-0'), [{ ...ecc, timeAdded: '2026-01-01T00:00:00Z' }], 'the stored time');
+      assert.deepEqual(taintsOn('gpu-1'), [maintenance]);
+      assert.deepEqual(taintsOn('gpu-2'), [{ ...ecc, timeAdded: '2026-01-01T01:00:00Z' }], 'a new stamp');
+      from = api.requests.length;
+      await listed(2);
+      assert.equal(api.count('PUT', SLICES, from), 0, 'in sync again');
+
+      // The taint changes (its value): a new time, as upstream (only key, value and effect all equal keep it).
+      api.now = () => new Date('2026-01-01T02:00:00Z');
+      devices = [{ name: 'gpu-0', taints: [{ ...ecc, value: 'corrected' }] }, devices[1]!, devices[2]!];
+      done = publishedOnce();
+      publisher.update();
+      await done;
+      assert.equal(taintsOn('gpu-0')?.[0]?.timeAdded, '2026-01-01T02:00:00Z');
+    } finally {
+      await publisher.stop();
+    }
   });
 });

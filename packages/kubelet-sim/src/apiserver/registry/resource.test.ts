@@ -2,7 +2,8 @@
 // create and update and bumped when the effect changes (pkg/registry/resource/devicetaintrule
 // strategy.go PrepareForUpdate), the status reset on create and kept on update, the generation, a
 // PUT without resourceVersion refused (AllowUnconditionalUpdate false for v1) while a patch is not,
-// and a delete answered with a Status.
+// and a delete answered with a Status. The ResourceSlice strategy: every device taint's timeAdded
+// defaulted on create, update and patch (SetDefaults_DeviceTaint), none taken from the stored slice.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,17 +13,11 @@ import { findResource } from '../resources.js';
 import { RestStorage } from '../rest-storage.js';
 import { resourceStrategies } from './resource.js';
 
-function storage(): RestStorage {
-  const info = findResource('resource.k8s.io', 'v1', 'devicetaintrules');
-  assert.ok(info, 'devicetaintrules is served');
-  const store = new ObjectStore(
-    'DeviceTaintRule',
-    'DeviceTaintRuleList',
-    false,
-    new ResourceVersionClock(),
-    10,
-  );
-  const strategy = resourceStrategies().get('resource.k8s.io/devicetaintrules');
+function storage(resource = 'devicetaintrules'): RestStorage {
+  const info = findResource('resource.k8s.io', 'v1', resource);
+  assert.ok(info, `${resource} is served`);
+  const store = new ObjectStore(info.kind, `${info.kind}List`, false, new ResourceVersionClock(), 10);
+  const strategy = resourceStrategies().get(`resource.k8s.io/${resource}`);
   assert.ok(strategy);
   return new RestStorage(info, store, strategy);
 }
@@ -135,5 +130,79 @@ describe('DeviceTaintRule strategy', () => {
         uid: created.metadata.uid,
       },
     });
+  });
+});
+
+describe('ResourceSlice strategy', () => {
+  type Taint = { key: string; value?: string; effect: string; timeAdded?: string };
+  const slice = (taints: Record<string, Taint[]>) => ({
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceSlice',
+    metadata: { name: 'node-a-gpu' },
+    spec: {
+      driver: 'gpu.example.com',
+      nodeName: 'node-a',
+      pool: { name: 'node-a', generation: 1, resourceSliceCount: 1 },
+      devices: ['gpu-0', 'gpu-1', 'gpu-2'].map((name) => ({
+        name,
+        ...(taints[name] ? { taints: taints[name] } : {}),
+      })),
+    },
+  });
+  const taintsOf = (o: unknown, device: number) =>
+    (o as { spec: { devices: { taints?: Taint[] }[] } }).spec.devices[device]!.taints;
+  const OLD = '2025-06-01T12:00:00Z';
+  /** Milliseconds of the current second: a time stamped from now on is not before it. */
+  const second = () => Math.floor(Date.now() / 1000) * 1000;
+  const stampedSince = (t: string | undefined, since: number) => {
+    assert.match(String(t), WHOLE_SECONDS);
+    assert.ok(Date.parse(String(t)) >= since && Date.parse(String(t)) <= Date.now(), `${t}: stamped now`);
+  };
+
+  it('create: every taint without timeAdded gets the current second, a given one is kept', () => {
+    const since = second();
+    const created = storage('resourceslices').create(
+      undefined,
+      slice({
+        'gpu-0': [
+          { key: 'example.com/ecc', value: 'uncorrectable', effect: 'NoExecute' },
+          { key: 'example.com/maintenance', effect: 'NoSchedule', timeAdded: OLD },
+        ],
+        'gpu-2': [{ key: 'example.com/ecc', effect: 'None' }],
+      }),
+    );
+    stampedSince(taintsOf(created, 0)![0]!.timeAdded, since);
+    assert.equal(taintsOf(created, 0)![1]!.timeAdded, OLD);
+    assert.equal(taintsOf(created, 1), undefined, 'a device without taints gets none');
+    stampedSince(taintsOf(created, 2)![0]!.timeAdded, since);
+    assert.equal(created.metadata['generation'], 1);
+  });
+
+  it('update and patch: a taint sent without timeAdded gets a new one, not the stored one', () => {
+    const since = second();
+    const s = storage('resourceslices');
+    const ecc = { key: 'example.com/ecc', value: 'uncorrectable', effect: 'NoExecute' };
+    const created = s.create(undefined, slice({ 'gpu-0': [{ ...ecc, timeAdded: OLD }] }));
+    // The same taint, its time left out: the strategy keeps nothing from the stored slice.
+    const sent = slice({ 'gpu-0': [ecc], 'gpu-1': [{ ...ecc, timeAdded: OLD }] });
+    const updated = s.update(undefined, 'node-a-gpu', { ...sent, metadata: created.metadata });
+    stampedSince(taintsOf(updated, 0)![0]!.timeAdded, since);
+    assert.notEqual(taintsOf(updated, 0)![0]!.timeAdded, OLD);
+    assert.equal(taintsOf(updated, 1)![0]!.timeAdded, OLD, 'a given time is kept');
+    assert.equal(updated.metadata['generation'], 2);
+    // Written back as read: nothing to default, the spec (and so the generation) unchanged.
+    const same = s.update(undefined, 'node-a-gpu', updated);
+    assert.deepEqual(same['spec'], updated['spec']);
+    assert.equal(same.metadata['generation'], 2);
+    const patched = s.patch(undefined, 'node-a-gpu', 'application/json-patch+json', [
+      {
+        op: 'add',
+        path: '/spec/devices/2/taints',
+        value: [{ key: 'example.com/ecc', effect: 'NoSchedule' }],
+      },
+    ]);
+    stampedSince(taintsOf(patched, 2)![0]!.timeAdded, since);
+    assert.equal(taintsOf(updated, 2), undefined, 'the previous object is not mutated');
+    assert.deepEqual(taintsOf(patched, 1), taintsOf(updated, 1));
   });
 });

@@ -1,10 +1,11 @@
 // The strategies of the resource.k8s.io/v1 kinds, as kube-apiserver's registry has them
 // (pkg/registry/resource/<kind>/strategy.go and storage/storage.go, release-1.37), with the
 // defaulting their requests get when they are decoded (pkg/apis/resource/v1/defaults.go). Every kind
-// is validated (../validation/resource.ts); a DeviceTaintRule also gets its taint's timeAdded
-// (SetDefaults_DeviceTaint, and PrepareForUpdate's bump when the effect changes), refuses updates
-// without a resourceVersion (AllowUnconditionalUpdate is false from v1 on) and answers a delete with
-// a Status (NewRESTv1: returnDeletedObject false).
+// is validated (../validation/resource.ts). Every device taint a write leaves without timeAdded gets
+// the current second (SetDefaults_DeviceTaint), a ResourceSlice's devices' taints as a
+// DeviceTaintRule's. A DeviceTaintRule also gets PrepareForUpdate's bump when the effect changes,
+// refuses updates without a resourceVersion (AllowUnconditionalUpdate is false from v1 on) and
+// answers a delete with a Status (NewRESTv1: returnDeletedObject false).
 
 import { kubeTime } from '../../util/kube-time.js';
 import type { KubeObject } from '../object-store.js';
@@ -17,13 +18,18 @@ const asObj = (v: unknown): Obj =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {};
 
 const DEVICE_TAINT_RULES = storeKey('resource.k8s.io', 'devicetaintrules');
+const RESOURCE_SLICES = storeKey('resource.k8s.io', 'resourceslices');
 
 /** The strategies of the resource.k8s.io kinds, keyed as the API server's stores are. */
 export function resourceStrategies(compile?: SelectorCompiler): ReadonlyMap<string, RestStrategy> {
   return new Map(
     [...resourceValidators(compile)].map(([key, validate]): [string, RestStrategy] => [
       key,
-      key === DEVICE_TAINT_RULES ? deviceTaintRuleStrategy(validate) : { validate },
+      key === DEVICE_TAINT_RULES
+        ? deviceTaintRuleStrategy(validate)
+        : key === RESOURCE_SLICES
+          ? resourceSliceStrategy(validate)
+          : { validate },
     ]),
   );
 }
@@ -38,6 +44,47 @@ function defaultTimeAdded(obj: KubeObject, now: string): void {
   const taint = asObj(asObj(obj['spec'])['taint']);
   if (taint['timeAdded'] === undefined || taint['timeAdded'] === null)
     withTaint(obj, { ...taint, timeAdded: now });
+}
+
+const untimed = (taint: unknown) => {
+  const t = asObj(taint)['timeAdded'];
+  return t === undefined || t === null;
+};
+
+/**
+ * SetDefaults_DeviceTaint on every taint of the slice's devices. The spec, its device list and the
+ * devices may be shared with the stored object (a patch leaves what it does not touch in place):
+ * only what changes is copied.
+ */
+function defaultSliceTaintTimes(obj: KubeObject, now: string): void {
+  const spec = asObj(obj['spec']);
+  const devices = spec['devices'];
+  if (!Array.isArray(devices)) return;
+  let changed = false;
+  const next = devices.map((d: unknown) => {
+    const taints = asObj(d)['taints'];
+    if (!Array.isArray(taints) || !taints.some(untimed)) return d;
+    changed = true;
+    return {
+      ...asObj(d),
+      taints: taints.map((t: unknown) => (untimed(t) ? { ...asObj(t), timeAdded: now } : t)),
+    };
+  });
+  if (changed) obj['spec'] = { ...spec, devices: next };
+}
+
+/**
+ * pkg/registry/resource/resourceslice (strategy.go) with the decoding's SetDefaults_DeviceTaint: a
+ * taint without timeAdded gets the current second on create and on every update — the strategy
+ * keeps no time from the stored slice, so a writer that leaves it out gets a new one each time
+ * (upstream's resourceslice controller copies the stored time into the taints it writes).
+ */
+export function resourceSliceStrategy(validate: Validator): RestStrategy {
+  return {
+    validate,
+    prepareForCreate: (obj) => defaultSliceTaintTimes(obj, kubeTime()),
+    prepareForUpdate: (obj) => defaultSliceTaintTimes(obj, kubeTime()),
+  };
 }
 
 const sameTime = (a: unknown, b: unknown) =>
