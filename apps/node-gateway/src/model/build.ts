@@ -22,7 +22,7 @@ import type {
   ResourceState,
   SourcesState,
 } from '@plugboard/api';
-import { buildDra, podClaimRefs, type DraDriverInput } from './dra.js';
+import { buildDra, DraBuildCache, podClaimRefs, type DraDriverInput } from './dra.js';
 import type { DraKubeInput } from './dra-objects.js';
 import {
   alignmentOf,
@@ -103,6 +103,8 @@ export class BuildCache {
    * disappears: the pods section's device input. A fault on a free device leaves the pods alone.
    */
   podDevices: object = {};
+  /** The DRA section's devices and claims of the last build. */
+  readonly dra = new DraBuildCache();
   private readonly sections = new Map<string, { deps: readonly unknown[]; value: unknown }>();
 
   /** `compute()`'s last value while every dependency is the same object/value as last time. */
@@ -145,7 +147,10 @@ export class BuildCache {
     this.keep('pods', snapshot.pods);
     this.keep('numa', snapshot.numa);
     this.keep('faults', snapshot.faults);
-    if (snapshot.dra) this.keep('dra', snapshot.dra);
+    if (snapshot.dra) {
+      if (this.sections.get('dra')?.value !== snapshot.dra) this.dra.adopt(snapshot.dra);
+      this.keep('dra', snapshot.dra);
+    }
     for (const r of Object.values(snapshot.resources)) this.keep(`keys:${r.name}`, r.deviceKeys);
   }
 }
@@ -665,15 +670,18 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     'dra',
     [...draDrivers, kube?.dra, kube?.waitingPods, prPods, inputs.faults, ...(kube?.pods ?? [])],
     () =>
-      buildDra({
-        nodeName: inputs.nodeName,
-        drivers: draDrivers,
-        kube: kube?.dra ?? null,
-        pods: kube?.pods ?? [],
-        waitingPods: kube?.waitingPods ?? [],
-        podResources: prPods ?? null,
-        faults: inputs.faults,
-      }),
+      buildDra(
+        {
+          nodeName: inputs.nodeName,
+          drivers: draDrivers,
+          kube: kube?.dra ?? null,
+          pods: kube?.pods ?? [],
+          waitingPods: kube?.waitingPods ?? [],
+          podResources: prPods ?? null,
+          faults: inputs.faults,
+        },
+        cache?.dra ?? null,
+      ),
   );
   const faults = m('faults', [inputs.faults, devices, dra], () => buildFaults(inputs, devices, dra));
   return {

@@ -6,7 +6,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { podresources } from '@plugboard/proto';
-import { buildDra, podClaimRefs, summarizeDra, type DraDriverInput, type DraSourceDevice } from './dra.js';
+import {
+  buildDra,
+  DraBuildCache,
+  podClaimRefs,
+  summarizeDra,
+  type DraDriverInput,
+  type DraSourceDevice,
+} from './dra.js';
 import type { WireResourceClaim, WireResourceSlice } from './dra-objects.js';
 
 const NODE = 'node-a';
@@ -282,5 +289,98 @@ test('podClaimRefs: direct claims and template claims, resolved or not yet', () 
       { name: 'b', claim: 'ns/p-b-x1y2z', fromTemplate: true },
       { name: 'c', claim: null, fromTemplate: true },
     ],
+  );
+});
+
+test('DraBuildCache: a change to one device rebuilds that device; the rest, and the claims, are the same objects', () => {
+  const ids = Array.from({ length: 16 }, (_, i) => `gpu-${i}`);
+  const device = (id: string, i: number, health: 'Healthy' | 'Unhealthy' = 'Healthy'): DraSourceDevice => ({
+    id,
+    health,
+    reason: health === 'Unhealthy' ? 'fault' : null,
+    since: T0,
+    numaNodes: [i % 2],
+  });
+  const healthy = ids.map((id, i) => device(id, i));
+  const sliceDevices = ids.map((id) => ({ name: id, attributes: { id: { string: id } } }));
+  const gpuClaim: WireResourceClaim = {
+    metadata: { name: 'c', namespace: 'ns', uid: 'uid-c' },
+    spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: GPU } }] } },
+    status: {
+      allocation: { devices: { results: [{ request: 'gpu', driver: GPU, pool: NODE, device: 'gpu-3' }] } },
+      reservedFor: [{ resource: 'pods', name: 'p', uid: 'uid-p' }],
+    },
+  };
+  const kube = { slices: [slice('s', 1, ids, GPU)], claims: [gpuClaim], taintRules: [], notServed: {} };
+  const inputs = (devices: DraSourceDevice[], faults: Parameters<typeof buildDra>[0]['faults'] = []) => ({
+    nodeName: NODE,
+    drivers: [
+      {
+        name: GPU,
+        poolName: NODE,
+        devices,
+        sliceDevices,
+        reported: devices,
+        registration: { phase: 'registered' as const, registeredAt: T0, error: null },
+        healthStreams: 1,
+        publication: { generation: 1, slices: ['s'], lastPublishedAt: T0, error: null },
+      },
+    ],
+    kube,
+    pods: [],
+    waitingPods: [],
+    podResources: null,
+    faults,
+  });
+  const cache = new DraBuildCache();
+  const first = buildDra(inputs(healthy), cache);
+  const again = buildDra(inputs(healthy), cache);
+  for (const id of ids) {
+    const key = `${GPU}/${NODE}/${id}`;
+    assert.equal(again.devices[key], first.devices[key], `${id}: same inputs, same object`);
+  }
+  assert.equal(again.claims['ns/c'], first.claims['ns/c']);
+
+  // gpu-5 faulted: its source device is a new object, every other one is the same.
+  const fault = {
+    id: 'f',
+    resource: GPU,
+    deviceId: 'gpu-5',
+    reason: 'fault',
+    createdAt: T0,
+    expiresAt: null,
+    scenarioId: null,
+    simulated: true as const,
+  };
+  const faulted = healthy.map((d, i) => (d.id === 'gpu-5' ? device(d.id, i, 'Unhealthy') : d));
+  const after = buildDra(inputs(faulted, [fault]), cache);
+  const rebuilt = ids.filter(
+    (id) => after.devices[`${GPU}/${NODE}/${id}`] !== again.devices[`${GPU}/${NODE}/${id}`],
+  );
+  assert.deepEqual(rebuilt, ['gpu-5']);
+  assert.deepEqual(
+    [after.devices[`${GPU}/${NODE}/gpu-5`]!.health, after.devices[`${GPU}/${NODE}/gpu-5`]!.fault],
+    ['Unhealthy', 'active'],
+  );
+  assert.equal(after.claims['ns/c'], again.claims['ns/c'], 'the claim did not change');
+  assert.deepEqual(
+    after,
+    buildDra(inputs(faulted, [fault])),
+    'what the cache gives is what a fresh build gives',
+  );
+
+  // A DeviceTaintRule selecting gpu-3 rebuilds gpu-3 only.
+  const rule = {
+    metadata: { name: 'r', creationTimestamp: T0 },
+    spec: { deviceSelector: { device: 'gpu-3' }, taint: { key: 'k', effect: 'NoSchedule' as const } },
+  };
+  const ruled = buildDra({ ...inputs(faulted, [fault]), kube: { ...kube, taintRules: [rule] } }, cache);
+  const changed = ids.filter(
+    (id) => ruled.devices[`${GPU}/${NODE}/${id}`] !== after.devices[`${GPU}/${NODE}/${id}`],
+  );
+  assert.deepEqual(changed, ['gpu-3']);
+  assert.deepEqual(
+    ruled.devices[`${GPU}/${NODE}/gpu-3`]!.taints.map((t) => t.key),
+    ['k'],
   );
 });

@@ -8,7 +8,6 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { podresources } from '@plugboard/proto';
 import type {
   DraAttributeValue,
-  DraClaimDevice,
   DraClaimPhase,
   DraClaimRequest,
   DraClaimState,
@@ -311,7 +310,56 @@ function inProcessDevices(drivers: readonly DraDriverInput[]): Map<string, InPro
   return out;
 }
 
-export function buildDra(inputs: DraModelInputs): DraState {
+/**
+ * The device and claim states of the last build, reused while their inputs are the same objects
+ * and values, so that the next diff skips them by reference (as BuildCache does for the device
+ * plugins' devices): a fault on one of 1,024 devices rebuilds one device, not the pool.
+ */
+export class DraBuildCache {
+  devices = new Map<string, { sig: readonly unknown[]; state: DraDeviceState }>();
+  claims = new Map<string, { sig: readonly unknown[]; state: DraClaimState }>();
+
+  /** After the diff: remember the objects the snapshot holds (equal in content to what was built). */
+  adopt(dra: DraState): void {
+    for (const [key, hit] of this.devices) {
+      const kept = dra.devices[key];
+      if (kept) hit.state = kept;
+    }
+    for (const [key, hit] of this.claims) {
+      const kept = dra.claims[key];
+      if (kept) hit.state = kept;
+    }
+  }
+}
+
+const sameSig = (a: readonly unknown[], b: readonly unknown[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** `compute()` unless the cache holds a state built from the same signature. */
+function reuse<T>(
+  cache: Map<string, { sig: readonly unknown[]; state: T }> | null,
+  next: Map<string, { sig: readonly unknown[]; state: T }>,
+  key: string,
+  sig: readonly unknown[],
+  compute: () => T,
+): T {
+  const hit = cache?.get(key);
+  const state = hit && sameSig(hit.sig, sig) ? hit.state : compute();
+  next.set(key, { sig, state });
+  return state;
+}
+
+/** A device to show: a slice entry of this node, or an in-process driver's not yet published. */
+interface DeviceEntry {
+  key: string;
+  driver: string;
+  pool: string;
+  entry: WireSliceDevice;
+  published: boolean;
+  since: string;
+}
+
+export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = null): DraState {
   const kube = inputs.kube;
   const pools = currentPools(kube?.slices ?? [], inputs.nodeName);
   const local = inProcessDevices(inputs.drivers);
@@ -323,52 +371,13 @@ export function buildDra(inputs: DraModelInputs): DraState {
   for (const f of inputs.faults) if (!f.failure) faulted.set(`${f.resource}\n${f.deviceId}`, f);
 
   // Devices: what the slices publish, then what an in-process driver has but has not published.
-  const devices: Record<string, DraDeviceState> = {};
+  const entries = new Map<string, DeviceEntry>();
   const poolKeys = new Map<string, string[]>();
-  const addDevice = (
-    driver: string,
-    pool: string,
-    entry: WireSliceDevice,
-    published: boolean,
-    since: string,
-  ): void => {
-    const key = draDeviceKey(driver, pool, entry.name);
-    const mine = local.get(key);
-    const numaAttr = entry.attributes?.[NUMA_NODE_ATTRIBUTE]?.int;
-    const numaNodes = mine ? [...mine.device.numaNodes] : numaAttr !== undefined ? [numaAttr] : [];
-    const fault = mine && faulted.get(`${driver}\n${mine.device.id}`);
-    const taints: DraTaintView[] = (entry.taints ?? []).map((t) =>
-      taintView(t, published ? 'ResourceSlice' : 'ResourceSlice (not published yet)'),
-    );
-    for (const rule of kube?.taintRules ?? []) {
-      const sel = rule.spec.deviceSelector ?? {};
-      if (
-        (sel.driver === undefined || sel.driver === driver) &&
-        (sel.pool === undefined || sel.pool === pool) &&
-        (sel.device === undefined || sel.device === entry.name)
-      ) {
-        taints.push(taintView(rule.spec.taint, `DeviceTaintRule ${rule.metadata.name}`));
-      }
-    }
-    devices[key] = {
-      key,
-      driver,
-      pool,
-      name: entry.name,
-      sourceId: mine ? mine.device.id : null,
-      attributes: attributesOf(entry),
-      capacity: capacityOf(entry),
-      numaNodes,
-      published,
-      health: mine ? mine.device.health : (reported.devices.get(key) ?? 'Unknown'),
-      reason: mine ? mine.device.reason : null,
-      since: mine ? mine.device.since : since,
-      kubeletHealth: mine ? mine.reported : null,
-      taints,
-      fault: fault ? (mine.reported === 'Unhealthy' ? 'active' : 'pending') : null,
-      allocations: [],
-    };
-    const pk = `${driver}/${pool}`;
+  const add = (e: Omit<DeviceEntry, 'key'>): void => {
+    const key = draDeviceKey(e.driver, e.pool, e.entry.name);
+    if (entries.has(key)) return;
+    entries.set(key, { key, ...e });
+    const pk = `${e.driver}/${e.pool}`;
     const keys = poolKeys.get(pk) ?? [];
     keys.push(key);
     poolKeys.set(pk, keys);
@@ -376,65 +385,140 @@ export function buildDra(inputs: DraModelInputs): DraState {
   for (const p of pools.values()) {
     for (const s of p.slices) {
       const since = s.metadata.creationTimestamp ?? new Date(0).toISOString();
-      for (const d of s.spec.devices ?? []) addDevice(p.driver, p.pool, d, true, since);
+      for (const entry of s.spec.devices ?? [])
+        add({ driver: p.driver, pool: p.pool, entry, published: true, since });
     }
   }
   for (const [key, d] of local) {
-    if (!devices[key]) addDevice(d.driver.name, d.driver.poolName, d.slice, false, d.device.since);
+    if (!entries.has(key)) {
+      add({
+        driver: d.driver.name,
+        pool: d.driver.poolName,
+        entry: d.slice,
+        published: false,
+        since: d.device.since,
+      });
+    }
   }
 
   // Claims: those of this node's pods (bound or waiting for it) and those allocated on its devices.
   const claims: Record<string, DraClaimState> = {};
+  const nextClaims = new Map<string, { sig: readonly unknown[]; state: DraClaimState }>();
+  const allocations = new Map<string, DraDeviceAllocation[]>();
   for (const claim of kube?.claims ?? []) {
     const key = `${claim.metadata.namespace}/${claim.metadata.name}`;
     const results = claim.status?.allocation?.devices?.results ?? [];
-    const onNode = results.some((r) => devices[draDeviceKey(r.driver, r.pool, r.device)] !== undefined);
+    const onNode = results.some((r) => entries.has(draDeviceKey(r.driver, r.pool, r.device)));
     const claimPods = users.get(key) ?? [];
     if (!onNode && claimPods.length === 0) continue;
-    const reservedFor = (claim.status?.reservedFor ?? [])
-      .filter((r) => r.resource === 'pods')
-      .map((r) => `${claim.metadata.namespace}/${r.name}`);
-    const claimDevices: DraClaimDevice[] = results.map((r) => ({
-      request: r.request,
-      driver: r.driver,
-      pool: r.pool,
-      device: r.device,
-      deviceKey: draDeviceKey(r.driver, r.pool, r.device),
-      adminAccess: r.adminAccess === true,
-    }));
     const allocated = claim.status?.allocation !== undefined;
-    const phase: DraClaimPhase = !allocated
-      ? 'pending'
-      : prepared.has(key)
-        ? 'prepared'
-        : reservedFor.length > 0
-          ? 'reserved'
-          : 'allocated';
-    claims[key] = {
+    const isPrepared = prepared.has(key);
+    const health = reported.claims.get(key) ?? null;
+    const pendingReason = allocated ? null : schedulingMessage(claimPods);
+    const state = reuse(
+      cache?.claims ?? null,
+      nextClaims,
       key,
-      namespace: claim.metadata.namespace,
-      name: claim.metadata.name,
-      uid: claim.metadata.uid ?? '',
-      owner: ownerOf(claim),
-      requests: requestsOf(claim),
-      phase,
-      devices: claimDevices,
-      reservedFor,
-      health: reported.claims.get(key) ?? null,
-      pendingReason: phase === 'pending' ? schedulingMessage(claimPods) : null,
-      deleting: claim.metadata.deletionTimestamp !== undefined,
-    };
-    for (const d of claimDevices) {
-      const dev = devices[d.deviceKey];
-      if (!dev) continue;
-      const allocation: DraDeviceAllocation = {
-        claim: key,
-        request: d.request,
-        adminAccess: d.adminAccess,
-        pods: reservedFor,
-      };
-      dev.allocations.push(allocation);
+      [claim, isPrepared, health, pendingReason],
+      () => {
+        const reservedFor = (claim.status?.reservedFor ?? [])
+          .filter((r) => r.resource === 'pods')
+          .map((r) => `${claim.metadata.namespace}/${r.name}`);
+        const phase: DraClaimPhase = !allocated
+          ? 'pending'
+          : isPrepared
+            ? 'prepared'
+            : reservedFor.length > 0
+              ? 'reserved'
+              : 'allocated';
+        return {
+          key,
+          namespace: claim.metadata.namespace,
+          name: claim.metadata.name,
+          uid: claim.metadata.uid ?? '',
+          owner: ownerOf(claim),
+          requests: requestsOf(claim),
+          phase,
+          devices: results.map((r) => ({
+            request: r.request,
+            driver: r.driver,
+            pool: r.pool,
+            device: r.device,
+            deviceKey: draDeviceKey(r.driver, r.pool, r.device),
+            adminAccess: r.adminAccess === true,
+          })),
+          reservedFor,
+          health,
+          pendingReason,
+          deleting: claim.metadata.deletionTimestamp !== undefined,
+        };
+      },
+    );
+    claims[key] = state;
+    for (const d of state.devices) {
+      if (!entries.has(d.deviceKey)) continue;
+      const list = allocations.get(d.deviceKey) ?? [];
+      list.push({ claim: key, request: d.request, adminAccess: d.adminAccess, pods: state.reservedFor });
+      allocations.set(d.deviceKey, list);
     }
+  }
+
+  const devices: Record<string, DraDeviceState> = {};
+  const nextDevices = new Map<string, { sig: readonly unknown[]; state: DraDeviceState }>();
+  for (const e of entries.values()) {
+    const { key, driver, pool, entry, published } = e;
+    const mine = local.get(key);
+    const fault = mine ? faulted.get(`${driver}\n${mine.device.id}`) : undefined;
+    const rules = (kube?.taintRules ?? []).filter((rule) => {
+      const sel = rule.spec.deviceSelector ?? {};
+      return (
+        (sel.driver === undefined || sel.driver === driver) &&
+        (sel.pool === undefined || sel.pool === pool) &&
+        (sel.device === undefined || sel.device === entry.name)
+      );
+    });
+    const held = allocations.get(key) ?? [];
+    const sig = [
+      entry,
+      published,
+      e.since,
+      mine?.device,
+      mine?.reported,
+      fault,
+      mine ? null : reported.devices.get(key),
+      held.map((a) => `${a.claim}|${a.request}|${a.adminAccess}|${a.pods.join(',')}`).join(';'),
+      ...rules,
+    ];
+    devices[key] = reuse(cache?.devices ?? null, nextDevices, key, sig, () => {
+      const numaAttr = entry.attributes?.[NUMA_NODE_ATTRIBUTE]?.int;
+      const taints: DraTaintView[] = (entry.taints ?? []).map((t) =>
+        taintView(t, published ? 'ResourceSlice' : 'ResourceSlice (not published yet)'),
+      );
+      for (const rule of rules)
+        taints.push(taintView(rule.spec.taint, `DeviceTaintRule ${rule.metadata.name}`));
+      return {
+        key,
+        driver,
+        pool,
+        name: entry.name,
+        sourceId: mine ? mine.device.id : null,
+        attributes: attributesOf(entry),
+        capacity: capacityOf(entry),
+        numaNodes: mine ? [...mine.device.numaNodes] : numaAttr !== undefined ? [numaAttr] : [],
+        published,
+        health: mine ? mine.device.health : (reported.devices.get(key) ?? 'Unknown'),
+        reason: mine ? mine.device.reason : null,
+        since: mine ? mine.device.since : e.since,
+        kubeletHealth: mine ? mine.reported : null,
+        taints,
+        fault: fault ? (mine?.reported === 'Unhealthy' ? 'active' : 'pending') : null,
+        allocations: held,
+      };
+    });
+  }
+  if (cache) {
+    cache.devices = nextDevices;
+    cache.claims = nextClaims;
   }
 
   // Drivers: the in-process ones and every driver with slices on this node.
