@@ -1,13 +1,18 @@
 // The resource.k8s.io/v1 kinds of the API slice against @kubernetes/client-node 1.4.0, unchanged:
 // typed create/read/list/replace/patch/delete of DeviceClasses, ResourceSlices, ResourceClaims and
 // templates, the claim's status subresource, optimistic concurrency, validation (422 with causes)
-// and an informer (ListWatch) on ResourceSlices with a field selector.
+// and informers: a ListWatch on ResourceSlices with a field selector, and makeInformer on every
+// other kind (DeviceClass, ResourceClaim with a status write, ResourceClaimTemplate, DeviceTaintRule).
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
 import {
+  CustomObjectsApi,
   KubeConfig,
   ListWatch,
+  makeInformer,
+  type KubernetesObject,
   PatchStrategy,
   ResourceV1Api,
   Watch,
@@ -224,4 +229,165 @@ describe('resource.k8s.io/v1 with @kubernetes/client-node', () => {
       await informer.stop();
     }
   });
+
+  test(
+    'makeInformer on DeviceClasses, ResourceClaims, templates and DeviceTaintRules: add, update, delete',
+    { timeout: 20_000 },
+    async () => {
+      const custom = kc.makeApiClient(CustomObjectsApi);
+      const group = 'resource.k8s.io';
+      const kinds: {
+        path: string;
+        list: () => Promise<{ items: KubernetesObject[] }>;
+        create: () => Promise<unknown>;
+        update: () => Promise<unknown>;
+        remove: () => Promise<unknown>;
+        name: string;
+        changed: (o: KubernetesObject) => boolean;
+      }[] = [
+        {
+          path: '/apis/resource.k8s.io/v1/deviceclasses',
+          list: () => api.listDeviceClass(),
+          name: 'informed.example.com',
+          create: () =>
+            api.createDeviceClass({
+              body: { metadata: { name: 'informed.example.com' }, spec: { selectors: [] } },
+            }),
+          update: async () => {
+            const c = await api.readDeviceClass({ name: 'informed.example.com' });
+            c.spec.selectors = [{ cel: { expression: 'device.driver == "gpu.example.com"' } }];
+            return api.replaceDeviceClass({ name: 'informed.example.com', body: c });
+          },
+          changed: (o) => ((o as { spec?: { selectors?: unknown[] } }).spec?.selectors?.length ?? 0) === 1,
+          remove: () => api.deleteDeviceClass({ name: 'informed.example.com' }),
+        },
+        {
+          path: '/apis/resource.k8s.io/v1/namespaces/default/resourceclaims',
+          list: () => api.listNamespacedResourceClaim({ namespace: 'default' }),
+          name: 'informed-claim',
+          create: () =>
+            api.createNamespacedResourceClaim({ namespace: 'default', body: claim('informed-claim') }),
+          // Through the status subresource: an allocation, as the scheduler writes it.
+          update: async () => {
+            const c = await api.readNamespacedResourceClaim({ namespace: 'default', name: 'informed-claim' });
+            c.status = {
+              allocation: {
+                devices: { results: [{ request: 'gpu', driver: DRIVER, pool: 'sim-node', device: 'gpu-0' }] },
+              },
+            };
+            return api.replaceNamespacedResourceClaimStatus({
+              namespace: 'default',
+              name: 'informed-claim',
+              body: c,
+            });
+          },
+          changed: (o) => (o as ResourceV1ResourceClaim).status?.allocation !== undefined,
+          remove: () => api.deleteNamespacedResourceClaim({ namespace: 'default', name: 'informed-claim' }),
+        },
+        {
+          path: '/apis/resource.k8s.io/v1/namespaces/default/resourceclaimtemplates',
+          list: () => api.listNamespacedResourceClaimTemplate({ namespace: 'default' }),
+          name: 'informed-template',
+          create: () =>
+            api.createNamespacedResourceClaimTemplate({
+              namespace: 'default',
+              body: { metadata: { name: 'informed-template' }, spec: { spec: claim('x').spec } },
+            }),
+          update: async () => {
+            const t = await api.readNamespacedResourceClaimTemplate({
+              namespace: 'default',
+              name: 'informed-template',
+            });
+            t.metadata = { ...t.metadata, labels: { tier: 'gold' } };
+            return api.replaceNamespacedResourceClaimTemplate({
+              namespace: 'default',
+              name: 'informed-template',
+              body: t,
+            });
+          },
+          changed: (o) => o.metadata?.labels?.['tier'] === 'gold',
+          remove: () =>
+            api.deleteNamespacedResourceClaimTemplate({ namespace: 'default', name: 'informed-template' }),
+        },
+        {
+          // client-node 1.4 has no typed resource.k8s.io/v1 DeviceTaintRule API: the generic one.
+          path: '/apis/resource.k8s.io/v1/devicetaintrules',
+          list: () =>
+            custom.listClusterCustomObject({ group, version: 'v1', plural: 'devicetaintrules' }) as Promise<{
+              items: KubernetesObject[];
+            }>,
+          name: 'informed-rule',
+          create: () =>
+            custom.createClusterCustomObject({
+              group,
+              version: 'v1',
+              plural: 'devicetaintrules',
+              body: {
+                apiVersion: 'resource.k8s.io/v1',
+                kind: 'DeviceTaintRule',
+                metadata: { name: 'informed-rule' },
+                spec: {
+                  deviceSelector: { driver: DRIVER },
+                  taint: { key: 'example.com/ecc', effect: 'NoSchedule' },
+                },
+              },
+            }),
+          update: () =>
+            custom.patchClusterCustomObject(
+              {
+                group,
+                version: 'v1',
+                plural: 'devicetaintrules',
+                name: 'informed-rule',
+                body: { spec: { taint: { key: 'example.com/ecc', effect: 'NoExecute' } } },
+              },
+              setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+            ),
+          changed: (o) =>
+            (o as { spec?: { taint?: { effect?: string } } }).spec?.taint?.effect === 'NoExecute',
+          remove: () =>
+            custom.deleteClusterCustomObject({
+              group,
+              version: 'v1',
+              plural: 'devicetaintrules',
+              name: 'informed-rule',
+            }),
+        },
+      ];
+      for (const k of kinds) {
+        const informer = makeInformer(kc, k.path, k.list);
+        const events = new EventEmitter();
+        const next = (type: 'add' | 'update' | 'delete', ok: (o: KubernetesObject) => boolean = () => true) =>
+          new Promise<void>((resolve) => {
+            const on = (o: KubernetesObject) => {
+              if (o.metadata?.name === k.name && ok(o)) {
+                events.off(type, on);
+                resolve();
+              }
+            };
+            events.on(type, on);
+          });
+        for (const type of ['add', 'update', 'delete'] as const) {
+          informer.on(type, (o: KubernetesObject) => events.emit(type, o));
+        }
+        const errors = new Promise<never>((_, reject) => {
+          informer.on('error', (e: unknown) => reject(new Error(`${k.path}: informer error ${String(e)}`)));
+        });
+        await informer.start();
+        try {
+          const added = next('add');
+          await k.create();
+          await Promise.race([added, errors]);
+          const updated = next('update', k.changed);
+          await k.update();
+          await Promise.race([updated, errors]);
+          const deleted = next('delete');
+          await k.remove();
+          await Promise.race([deleted, errors]);
+        } finally {
+          await informer.stop();
+        }
+      }
+    },
+  );
 });
