@@ -1,6 +1,12 @@
 // Types of the gateway's bounded in-memory history (GET /api/v1/history and the stream's opt-in
 // `history` messages). Pure types, no runtime code. Documented in docs/API.md ("History").
+//
+// Device plugins and DRA drivers have their own point types: a DRA driver has no capacity or
+// allocatable (dra.ts), so its points carry the counts the snapshot's `dra.drivers[*].counts` define,
+// with the same "extremes within the bucket" fields that keep a short dip visible after downsampling.
+// The DRA fields are optional so that clients of older gateways keep working.
 import type { Health } from './common.ts';
+import type { DraDeviceCounts, DraHealth } from './dra.ts';
 
 /** One downsampling tier: buckets of `resolutionMs`, kept for `retentionMs`. */
 export interface HistoryTier {
@@ -33,6 +39,37 @@ export interface HealthTransition {
   reason: string | null;
 }
 
+/**
+ * One closed bucket of a DRA driver's counts (`dra.drivers[driver].counts`, DraDeviceCounts): the
+ * state at the end of the bucket, plus the fewest usable and the most unhealthy and tainted devices
+ * seen within it, so that a fault shorter than a bucket stays visible after downsampling.
+ */
+export interface DraDriverPoint extends DraDeviceCounts {
+  t: number;
+  /** Bucket width in ms (the tier's resolution). */
+  step: number;
+  minUsable: number;
+  maxUnhealthy: number;
+  maxTainted: number;
+}
+
+/**
+ * A DRA device's transition: its health in the driver's view (`dra.devices[key].health`) or its
+ * strongest scheduling taint changed. The first one of a device is when the gateway first saw it.
+ */
+export interface DraHealthTransition {
+  /** Epoch ms. */
+  t: number;
+  health: DraHealth;
+  /** The device's `reason` at that moment (the driver's reason for its health). */
+  reason: string | null;
+  /**
+   * The strongest NoSchedule/NoExecute taint on the device from then on (slice or DeviceTaintRule),
+   * null when it has none. A taint with effect None does not count, as in the driver's counts.
+   */
+  taint: 'NoSchedule' | 'NoExecute' | null;
+}
+
 /** GET /api/v1/history */
 export interface NodeHistory {
   schema: 1;
@@ -49,6 +86,13 @@ export interface NodeHistory {
    * older than `since`: it is the state in force at `since`.
    */
   devices: Record<string, HealthTransition[]>;
+  /** Closed buckets per DRA driver, ordered as `resources` (absent from gateways without DRA history). */
+  draDrivers?: Record<string, DraDriverPoint[]>;
+  /**
+   * Transitions per DRA device key (`${driver}/${pool}/${device}`), ordered as `devices`; absent
+   * from gateways without DRA history.
+   */
+  draDevices?: Record<string, DraHealthTransition[]>;
 }
 
 /**
@@ -62,4 +106,8 @@ export interface HistoryMessage {
   seq: number;
   points: (ResourcePoint & { resource: string })[];
   transitions: (HealthTransition & { device: string })[];
+  /** The finest tier's DRA driver buckets closed since the previous message. */
+  draPoints?: (DraDriverPoint & { driver: string })[];
+  /** DRA device transitions seen meanwhile (not sent to `view=summary`). */
+  draTransitions?: (DraHealthTransition & { device: string })[];
 }

@@ -1,6 +1,6 @@
 // Wires the history store to the model and the stream: every model change is sampled (only what its
 // patch touched), and at each boundary of the finest tier the closed buckets and the device
-// transitions since the last boundary go out as one `history` message per view, serialised once,
+// transitions since the last boundary (device plugins and DRA alike) go out as one `history` message per view, serialised once,
 // to the clients that asked for it (`?history=true`). Snapshots and the patch sequence are untouched.
 import type { ModelChange, NodeModel } from '../model/node-model.js';
 import { NodeHistoryStore, type HistoryOptions } from '../model/history.js';
@@ -34,8 +34,14 @@ export function attachHistory(
     if (delta) {
       hub.channels.full.extra({ type: 'history', ...delta });
       // The summary view is counts only: the points, not every device's transitions.
-      if (delta.points.length)
-        hub.channels.summary.extra({ type: 'history', points: delta.points, transitions: [] });
+      if (delta.points.length || delta.draPoints.length)
+        hub.channels.summary.extra({
+          type: 'history',
+          points: delta.points,
+          transitions: [],
+          draPoints: delta.draPoints,
+          draTransitions: [],
+        });
     }
     schedule();
   };

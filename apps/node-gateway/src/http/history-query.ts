@@ -1,5 +1,6 @@
-// GET /api/v1/history query parsing: `resource` (optional, must be one the node serves or served)
-// and `since` (optional: epoch ms, an ISO-8601 timestamp, or a duration ago such as "15m", "6h").
+// GET /api/v1/history query parsing: `resource` (optional, must be a resource or DRA driver the node
+// serves or served) and `since` (optional: epoch ms, an ISO-8601 timestamp, or a duration ago such
+// as "15m", "6h").
 // Unknown parameters are refused so a typo does not silently return everything.
 import { GatewayError } from '../errors.js';
 import type { HistoryQuery } from '../model/history.js';

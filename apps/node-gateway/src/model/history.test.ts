@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkTiers, NodeHistoryStore, pointsPerResource } from './history.js';
-import type { HistoryTier, NodeSnapshot } from '@plugboard/api';
+import type {
+  DraDeviceCounts,
+  DraHealthTransition,
+  DraTaintView,
+  HistoryTier,
+  NodeSnapshot,
+} from '@plugboard/api';
 
 const R = 'plugboard.example/gpu';
 const TIERS: HistoryTier[] = [
@@ -207,4 +213,185 @@ test('resources and devices that went away are forgotten once they age out of th
   // A device that comes back keeps being recorded.
   s.observeAll(snap(true), at(2100));
   assert.equal(s.query().devices[`${R}/gpu-0`]!.length, 1);
+});
+
+// DRA: per driver its own counts (not the extended-resource shape), per device health and taint.
+const DRIVER = 'gpu.example.com';
+const DEV = `${DRIVER}/node-a/gpu-0`;
+const dra = (usable: number, changes: Partial<DraDeviceCounts> = {}): DraDeviceCounts => ({
+  published: 8,
+  usable,
+  allocated: 2,
+  free: usable - 2,
+  unhealthy: 8 - usable,
+  tainted: 0,
+  ...changes,
+});
+
+test('DRA driver points: the fewest usable and most unhealthy/tainted of a bucket survive, at every tier', () => {
+  const feed = (s: NodeHistoryStore, at: (t: number) => number) => {
+    s.recordDraDriver(DRIVER, dra(8), at(0));
+    s.recordDraDriver(DRIVER, dra(6, { tainted: 1 }), at(52));
+    s.recordDraDriver(DRIVER, dra(8), at(55));
+  };
+  const { s, at } = store();
+  feed(s, at);
+  s.tick(at(100));
+  const fine = s.query().draDrivers![DRIVER]!.filter((p) => p.step === 10);
+  const dip = fine.find((p) => p.t === 50)!;
+  assert.deepEqual(dip, {
+    t: 50,
+    step: 10,
+    ...dra(8),
+    minUsable: 6,
+    maxUnhealthy: 2,
+    maxTainted: 1,
+  });
+  assert.deepEqual(
+    fine.filter((p) => p.t !== 50).map((p) => [p.minUsable, p.maxUnhealthy, p.maxTainted]),
+    fine.filter((p) => p.t !== 50).map(() => [8, 0, 0]),
+    'the dip is in its own bucket only',
+  );
+  // A store with only the coarse tier sees the same samples: the extremes compose.
+  const coarseOnly = store([{ resolutionMs: 50, retentionMs: 1000 }]);
+  feed(coarseOnly.s, coarseOnly.at);
+  coarseOnly.s.tick(coarseOnly.at(200));
+  const coarse = coarseOnly.s.query().draDrivers![DRIVER]!.find((p) => p.t === 50)!;
+  const merged = fine.filter((p) => p.t >= 50 && p.t < 100);
+  assert.deepEqual(
+    [coarse.usable, coarse.minUsable, coarse.maxUnhealthy, coarse.maxTainted],
+    [
+      merged.at(-1)!.usable,
+      Math.min(...merged.map((p) => p.minUsable)),
+      Math.max(...merged.map((p) => p.maxUnhealthy)),
+      Math.max(...merged.map((p) => p.maxTainted)),
+    ],
+  );
+  // Nothing of the DRA side leaks into the device-plugin series, nor the other way round.
+  assert.deepEqual(s.query().resources, {});
+});
+
+test('DRA driver points are bounded like resources: retention / resolution per tier, no overlap', () => {
+  const { s, at } = store();
+  for (let t = 0; t <= 5000; t += 7) {
+    s.recordDraDriver(DRIVER, dra(t % 2 ? 7 : 8), at(t));
+    s.tick(at(t));
+  }
+  const points = s.query().draDrivers![DRIVER]!;
+  assert.ok(points.length <= pointsPerResource(TIERS), `${points.length} points`);
+  assert.equal(points.filter((p) => p.step === 10).length, 10);
+  for (let i = 1; i < points.length; i++) {
+    assert.ok(points[i]!.t >= points[i - 1]!.t + points[i - 1]!.step, `overlap at ${i}`);
+  }
+  assert.ok(points[0]!.t >= 5000 - 1000 - 50, 'nothing older than the longest retention');
+});
+
+test('DRA device transitions: health and the strongest taint, not the reason alone; bounded per device', () => {
+  const { s, at } = store(TIERS, 4);
+  const taint = (effect: DraTaintView['effect']): DraTaintView => ({
+    key: 'k',
+    value: null,
+    effect,
+    timeAdded: null,
+    source: 'ResourceSlice',
+  });
+  const steps: [number, DraHealthTransition['health'], string | null, DraTaintView[]][] = [
+    [0, 'Healthy', null, []],
+    [1, 'Healthy', 'still fine', []], // reason only: not a transition
+    [2, 'Unhealthy', 'xid 79', []],
+    [3, 'Unhealthy', 'xid 79', [taint('None')]], // effect None does not count
+    [4, 'Unhealthy', 'xid 79', [taint('None'), taint('NoSchedule')]],
+    [5, 'Unhealthy', 'xid 79', [taint('NoSchedule'), taint('NoExecute')]],
+    [6, 'Healthy', 'healed', []],
+  ];
+  for (const [t, health, reason, taints] of steps) s.recordDraDevice(DEV, { health, reason, taints }, at(t));
+  assert.deepEqual(
+    s.query().draDevices![DEV]!.map((e) => [e.t, e.health, e.reason, e.taint]),
+    [
+      // The first entry (t 0) was dropped: four kept.
+      [2, 'Unhealthy', 'xid 79', null],
+      [4, 'Unhealthy', 'xid 79', 'NoSchedule'],
+      [5, 'Unhealthy', 'xid 79', 'NoExecute'],
+      [6, 'Healthy', 'healed', null],
+    ],
+  );
+  const out = s.tick(at(7))!;
+  assert.deepEqual(
+    out.draTransitions.map((e) => [e.device, e.t, e.taint]),
+    [
+      [DEV, 0, null],
+      [DEV, 2, null],
+      [DEV, 4, 'NoSchedule'],
+      [DEV, 5, 'NoExecute'],
+      [DEV, 6, null],
+    ],
+  );
+  assert.deepEqual(out.transitions, [], 'DRA transitions are not device-plugin transitions');
+  assert.equal(s.query().devices[DEV], undefined);
+});
+
+test('observe follows the DRA paths a patch touched; the stream message and a driver query carry them', () => {
+  const { s, at } = store();
+  const device = (health: DraHealthTransition['health'], effect?: DraTaintView['effect']) => ({
+    health,
+    reason: health === 'Unhealthy' ? 'fault' : null,
+    taints: effect ? [{ key: 'k', value: null, effect, timeAdded: null, source: 'ResourceSlice' }] : [],
+  });
+  const snap = (counts: DraDeviceCounts, d: ReturnType<typeof device>, withDra = true) =>
+    ({
+      resources: { [R]: { kubelet: { ...counts8, free: 8, healthy: 8 } } },
+      devices: { [`${R}/gpu-0`]: { health: 'Healthy', reason: null } },
+      ...(withDra ? { dra: { drivers: { [DRIVER]: { counts } }, devices: { [DEV]: d }, claims: {} } } : {}),
+    }) as unknown as NodeSnapshot;
+  const counts8 = counts(8);
+  s.observeAll(snap(dra(8), device('Healthy')), at(0));
+  // A claim-only change touches no driver or device: nothing is recorded for it.
+  s.observe(snap(dra(8), device('Healthy')), [{ op: 'add', path: '/dra/claims/ns~1c', value: {} }], at(3));
+  s.observe(
+    snap(dra(7, { tainted: 1 }), device('Unhealthy', 'NoExecute')),
+    [
+      { op: 'replace', path: `/dra/drivers/${DRIVER}/counts/usable`, value: 7 },
+      { op: 'replace', path: `/dra/devices/${DEV.replaceAll('/', '~1')}/health`, value: 'Unhealthy' },
+    ],
+    at(12),
+  );
+  const out = s.tick(at(20))!;
+  assert.deepEqual(
+    out.draPoints.map((p) => [p.driver, p.t, p.usable, p.minUsable, p.maxTainted]),
+    [
+      [DRIVER, 0, 8, 8, 0],
+      [DRIVER, 10, 7, 7, 1],
+    ],
+  );
+  assert.deepEqual(
+    out.draTransitions.map((e) => [e.device, e.t, e.health, e.taint]),
+    [
+      [DEV, 0, 'Healthy', null],
+      [DEV, 12, 'Unhealthy', 'NoExecute'],
+    ],
+  );
+  assert.deepEqual(
+    out.points.map((p) => p.resource),
+    [R, R],
+    'the device plugin beside it',
+  );
+  // `resource` may name a DRA driver: its points and devices only.
+  const byDriver = s.query({ resource: DRIVER });
+  assert.deepEqual(Object.keys(byDriver.draDrivers!), [DRIVER]);
+  assert.deepEqual(Object.keys(byDriver.draDevices!), [DEV]);
+  assert.deepEqual([byDriver.resources, byDriver.devices], [{}, {}]);
+  const byResource = s.query({ resource: R });
+  assert.deepEqual([byResource.draDrivers, byResource.draDevices], [{}, {}]);
+  assert.ok(s.hasDraDriver(DRIVER));
+
+  // `/dra` replaced as a whole (e.g. the section went away): the driver stops growing, the
+  // device's transitions stay until they age out.
+  s.observe(snap(dra(7), device('Unhealthy'), false), [{ op: 'remove', path: '/dra' }], at(21));
+  s.tick(at(80));
+  const fine = s.query().draDrivers![DRIVER]!.filter((p) => p.step === 10);
+  assert.equal(fine.at(-1)!.t, 20, 'the bucket open at removal is the last one');
+  assert.equal(s.query().draDevices![DEV]!.length, 2);
+  s.tick(at(2000));
+  assert.equal(s.hasDraDriver(DRIVER), false);
+  assert.equal(s.query().draDevices![DEV], undefined);
 });

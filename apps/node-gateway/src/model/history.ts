@@ -1,14 +1,22 @@
 // The node's bounded in-memory history: per resource the kubelet-view counts (capacity,
-// allocatable, allocated, unhealthy) in downsampling tiers, per device its health transitions.
+// allocatable, allocated, unhealthy) in downsampling tiers, per device its health transitions; and
+// the same for DRA: per driver its counts (published, usable, allocated, free, unhealthy, tainted,
+// as snapshot.dra defines them), per DRA device its health and strongest-taint transitions.
 //
 // Every tier is fed the same samples and keeps a fixed ring of retention / resolution buckets, so
 // memory is bounded by configuration alone (docs/GATEWAY.md "History"). A bucket holds the state at
 // its end plus the minimum allocatable and maximum unhealthy seen in it: these compose exactly, so a
 // coarse bucket equals the merge of the fine buckets it spans, and a short fault stays visible after
-// downsampling. Samples arrive with every model change (exact extremes, no polling); `tick()` closes
-// buckets whose time is up and carries the last state forward, so every resource has one point per
-// bucket even when nothing changes.
+// downsampling (for DRA: the fewest usable and the most unhealthy and tainted devices). Samples
+// arrive with every model change (exact extremes, no polling); `tick()` closes buckets whose time is
+// up and carries the last state forward, so every series has one point per bucket even when nothing
+// changes.
 import type {
+  DraDeviceCounts,
+  DraDeviceState,
+  DraDriverPoint,
+  DraHealthTransition,
+  DraTaintView,
   Health,
   JsonPatchOp,
   NodeSnapshot,
@@ -68,87 +76,285 @@ class Ring<T> {
   }
 }
 
-interface OpenBucket extends Counts {
+/** A closed bucket: its start and width. */
+interface Bucketed {
   t: number;
+  step: number;
+}
+
+/**
+ * How one kind of series turns samples into points: the extremes a bucket starts with, how a
+ * sample within it folds into them, and the closed point (the state at its end plus the extremes).
+ */
+interface PointKind<C, X, P extends Bucketed> {
+  extremes(c: C): X;
+  fold(x: X, c: C): void;
+  point(t: number, step: number, c: C, x: X): P;
+}
+
+interface ResourceExtremes {
   minAllocatable: number;
   maxUnhealthy: number;
 }
 
-class TierSeries {
-  readonly points: Ring<ResourcePoint>;
-  open: OpenBucket | null = null;
-  constructor(readonly tier: HistoryTier) {
-    this.points = new Ring(Math.max(1, Math.floor(tier.retentionMs / tier.resolutionMs)));
-  }
-
-  /** Closes every bucket that ended by `t`; returns the closed points. */
-  roll(t: number, live: boolean): ResourcePoint[] {
-    const step = this.tier.resolutionMs;
-    const closed: ResourcePoint[] = [];
-    let open = this.open;
-    // After a long stall, buckets older than the ring's reach would be overwritten anyway.
-    let budget = this.points.capacity + 1;
-    while (open && open.t + step <= t && budget-- > 0) {
-      const point: ResourcePoint = {
-        t: open.t,
-        step,
-        capacity: open.capacity,
-        allocatable: open.allocatable,
-        allocated: open.allocated,
-        unhealthy: open.unhealthy,
-        minAllocatable: open.minAllocatable,
-        maxUnhealthy: open.maxUnhealthy,
-      };
-      this.points.push(point);
-      closed.push(point);
-      // A removed resource stops here; a live one carries its state into the next bucket.
-      open = live ? bucket(open.t + step, open) : null;
-    }
-    if (open && open.t + step <= t) open = bucket(Math.floor(t / step) * step, open);
-    this.open = open;
-    return closed;
-  }
-
-  sample(t: number, counts: Counts): void {
-    const step = this.tier.resolutionMs;
-    const start = Math.floor(t / step) * step;
-    if (!this.open || this.open.t !== start) {
-      this.open = bucket(start, counts);
-      return;
-    }
-    const o = this.open;
-    o.capacity = counts.capacity;
-    o.allocatable = counts.allocatable;
-    o.allocated = counts.allocated;
-    o.unhealthy = counts.unhealthy;
-    o.minAllocatable = Math.min(o.minAllocatable, counts.allocatable);
-    o.maxUnhealthy = Math.max(o.maxUnhealthy, counts.unhealthy);
-  }
-}
-
-function bucket(t: number, c: Counts): OpenBucket {
-  return {
+const RESOURCE_POINTS: PointKind<Counts, ResourceExtremes, ResourcePoint> = {
+  extremes: (c) => ({ minAllocatable: c.allocatable, maxUnhealthy: c.unhealthy }),
+  fold(x, c) {
+    x.minAllocatable = Math.min(x.minAllocatable, c.allocatable);
+    x.maxUnhealthy = Math.max(x.maxUnhealthy, c.unhealthy);
+  },
+  // Field by field: the caller's counts object may carry more (the snapshot's free, healthy).
+  point: (t, step, c, x) => ({
     t,
+    step,
     capacity: c.capacity,
     allocatable: c.allocatable,
     allocated: c.allocated,
     unhealthy: c.unhealthy,
-    minAllocatable: c.allocatable,
-    maxUnhealthy: c.unhealthy,
-  };
+    minAllocatable: x.minAllocatable,
+    maxUnhealthy: x.maxUnhealthy,
+  }),
+};
+
+interface DraExtremes {
+  minUsable: number;
+  maxUnhealthy: number;
+  maxTainted: number;
 }
 
-interface ResourceSeries {
-  tiers: TierSeries[];
-  live: boolean;
-  last: Counts;
+const DRA_DRIVER_POINTS: PointKind<DraDeviceCounts, DraExtremes, DraDriverPoint> = {
+  extremes: (c) => ({ minUsable: c.usable, maxUnhealthy: c.unhealthy, maxTainted: c.tainted }),
+  fold(x, c) {
+    x.minUsable = Math.min(x.minUsable, c.usable);
+    x.maxUnhealthy = Math.max(x.maxUnhealthy, c.unhealthy);
+    x.maxTainted = Math.max(x.maxTainted, c.tainted);
+  },
+  point: (t, step, c, x) => ({
+    t,
+    step,
+    published: c.published,
+    usable: c.usable,
+    allocated: c.allocated,
+    free: c.free,
+    unhealthy: c.unhealthy,
+    tainted: c.tainted,
+    minUsable: x.minUsable,
+    maxUnhealthy: x.maxUnhealthy,
+    maxTainted: x.maxTainted,
+  }),
+};
+
+interface OpenBucket<C, X> {
+  t: number;
+  /** The last sample: the state at the bucket's end so far. */
+  state: C;
+  extremes: X;
 }
 
-interface DeviceSeries {
-  transitions: Ring<HealthTransition>;
-  health: Health;
-  /** When the device stopped being advertised (null while it is); forgotten a retention later. */
-  removedAt: number | null;
+class TierSeries<C, X, P extends Bucketed> {
+  readonly points: Ring<P>;
+  open: OpenBucket<C, X> | null = null;
+  constructor(
+    readonly tier: HistoryTier,
+    private readonly kind: PointKind<C, X, P>,
+  ) {
+    this.points = new Ring(Math.max(1, Math.floor(tier.retentionMs / tier.resolutionMs)));
+  }
+
+  private bucket(t: number, state: C): OpenBucket<C, X> {
+    return { t, state, extremes: this.kind.extremes(state) };
+  }
+
+  /** Closes every bucket that ended by `t`; returns the closed points. */
+  roll(t: number, live: boolean): P[] {
+    const step = this.tier.resolutionMs;
+    const closed: P[] = [];
+    let open = this.open;
+    // After a long stall, buckets older than the ring's reach would be overwritten anyway.
+    let budget = this.points.capacity + 1;
+    while (open && open.t + step <= t && budget-- > 0) {
+      const point = this.kind.point(open.t, step, open.state, open.extremes);
+      this.points.push(point);
+      closed.push(point);
+      // A removed series stops here; a live one carries its state into the next bucket.
+      open = live ? this.bucket(open.t + step, open.state) : null;
+    }
+    if (open && open.t + step <= t) open = this.bucket(Math.floor(t / step) * step, open.state);
+    this.open = open;
+    return closed;
+  }
+
+  sample(t: number, counts: C): void {
+    const step = this.tier.resolutionMs;
+    const start = Math.floor(t / step) * step;
+    if (!this.open || this.open.t !== start) {
+      this.open = this.bucket(start, counts);
+      return;
+    }
+    this.open.state = counts;
+    this.kind.fold(this.open.extremes, counts);
+  }
+}
+
+/**
+ * Every series of one kind (resources, or DRA drivers), each in every tier. Closed buckets of the
+ * finest tier wait in `pending` for the next stream message.
+ */
+class SeriesTable<C, X, P extends Bucketed> {
+  private readonly series = new Map<string, { tiers: TierSeries<C, X, P>[]; live: boolean }>();
+  pending: [string, P][] = [];
+
+  constructor(
+    private readonly tiers: readonly HistoryTier[],
+    private readonly kind: PointKind<C, X, P>,
+  ) {}
+
+  record(name: string, counts: C, t: number): void {
+    let s = this.series.get(name);
+    if (!s) {
+      s = { tiers: this.tiers.map((tier) => new TierSeries(tier, this.kind)), live: true };
+      this.series.set(name, s);
+    }
+    s.live = true;
+    for (const tier of s.tiers) {
+      this.collect(name, tier, tier.roll(t, true));
+      tier.sample(t, counts);
+    }
+  }
+
+  /** The series is gone: its open buckets close and nothing is carried forward. */
+  remove(name: string): void {
+    const s = this.series.get(name);
+    if (s) s.live = false;
+  }
+
+  has(name: string): boolean {
+    return this.series.has(name);
+  }
+
+  names(): IterableIterator<string> {
+    return this.series.keys();
+  }
+
+  roll(t: number): void {
+    for (const [name, s] of this.series) {
+      for (const tier of s.tiers) this.collect(name, tier, tier.roll(t, s.live));
+    }
+  }
+
+  /** Drops series that went away and whose newest point is older than `horizon`. */
+  forget(horizon: number): void {
+    for (const [name, s] of this.series) {
+      if (s.live || s.tiers.some((tier) => tier.open)) continue;
+      const newest = Math.max(
+        ...s.tiers.map((tier) => (tier.points.length ? tier.points.at(tier.points.length - 1).t : -Infinity)),
+      );
+      if (newest < horizon) this.series.delete(name);
+    }
+  }
+
+  query(since: number, only: string | undefined): Record<string, P[]> {
+    const out: Record<string, P[]> = {};
+    for (const [name, s] of this.series) {
+      if (only !== undefined && name !== only) continue;
+      out[name] = mergeTiers(s.tiers, since);
+    }
+    return out;
+  }
+
+  drain(): [string, P][] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
+
+  private collect(name: string, tier: TierSeries<C, X, P>, closed: P[]): void {
+    // Only the finest tier streams: coarser tiers are the same data, downsampled.
+    if (tier.tier !== this.tiers[0]) return;
+    for (const p of closed) this.pending.push([name, p]);
+  }
+}
+
+/**
+ * Transitions of every device of one kind, at most `max` per device. A sample that `same` finds
+ * equal to the device's last transition is not one.
+ */
+class TransitionTable<T extends { t: number }> {
+  private readonly entries = new Map<
+    string,
+    {
+      ring: Ring<T>;
+      last: T;
+      /** When the device stopped being listed (null while it is); forgotten a retention later. */
+      removedAt: number | null;
+    }
+  >();
+  pending: [string, T][] = [];
+
+  constructor(
+    private readonly max: number,
+    private readonly same: (a: T, b: T) => boolean,
+  ) {}
+
+  record(key: string, transition: T): void {
+    const d = this.entries.get(key);
+    if (d) d.removedAt = null;
+    if (d && this.same(d.last, transition)) return;
+    if (d) {
+      d.last = transition;
+      d.ring.push(transition);
+    } else {
+      const ring = new Ring<T>(this.max);
+      ring.push(transition);
+      this.entries.set(key, { ring, last: transition, removedAt: null });
+    }
+    this.pending.push([key, transition]);
+  }
+
+  /** The device is no longer listed: its history stays until it ages out. */
+  remove(key: string, t: number): void {
+    const d = this.entries.get(key);
+    if (d) d.removedAt ??= t;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
+  forget(horizon: number): void {
+    for (const [key, d] of this.entries) {
+      if (d.removedAt !== null && d.removedAt < horizon) this.entries.delete(key);
+    }
+  }
+
+  query(since: number, prefix: string | null): Record<string, T[]> {
+    const out: Record<string, T[]> = {};
+    for (const [key, d] of this.entries) {
+      if (prefix && !key.startsWith(prefix)) continue;
+      const ring = d.ring;
+      const recent = ring.since(since, (e) => e.t);
+      // The state in force at `since` leads, so a strip can be drawn from its left edge.
+      const before = ring.length - recent.length - 1;
+      out[key] = before >= 0 ? [ring.at(before), ...recent] : recent;
+    }
+    return out;
+  }
+
+  drain(): [string, T][] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
+}
+
+/** The strongest scheduling taint of a DRA device (None-effect taints do not count). */
+export function strongestTaint(taints: readonly DraTaintView[]): DraHealthTransition['taint'] {
+  let out: DraHealthTransition['taint'] = null;
+  for (const t of taints) {
+    if (t.effect === 'NoExecute') return 'NoExecute';
+    if (t.effect === 'NoSchedule') out = 'NoSchedule';
+  }
+  return out;
 }
 
 /** Validates tiers: finest first, resolutions multiples of each other, retention growing. */
@@ -173,22 +379,31 @@ export function pointsPerResource(tiers: readonly HistoryTier[]): number {
 }
 
 export interface HistoryQuery {
+  /** A resource or a DRA driver (default: all). */
   resource?: string;
   /** Epoch ms; default: everything held. */
   since?: number;
 }
 
+type HistoryDelta = Omit<HistoryMessage, 'seq' | 'type'> &
+  Required<Pick<HistoryMessage, 'draPoints' | 'draTransitions'>>;
+
 export class NodeHistoryStore {
   private readonly now: () => number;
-  private readonly resources = new Map<string, ResourceSeries>();
-  private readonly devices = new Map<string, DeviceSeries>();
-  private pendingPoints: HistoryMessage['points'] = [];
-  private pendingTransitions: HistoryMessage['transitions'] = [];
+  private readonly resources: SeriesTable<Counts, ResourceExtremes, ResourcePoint>;
+  private readonly devices: TransitionTable<HealthTransition>;
+  private readonly draDrivers: SeriesTable<DraDeviceCounts, DraExtremes, DraDriverPoint>;
+  private readonly draDevices: TransitionTable<DraHealthTransition>;
 
   constructor(private readonly options: HistoryOptions) {
     const problem = checkTiers(options.tiers);
     if (problem) throw new RangeError(`history tiers: ${problem}`);
     this.now = options.now ?? Date.now;
+    const max = options.maxTransitionsPerDevice;
+    this.resources = new SeriesTable(options.tiers, RESOURCE_POINTS);
+    this.draDrivers = new SeriesTable(options.tiers, DRA_DRIVER_POINTS);
+    this.devices = new TransitionTable(max, (a, b) => a.health === b.health);
+    this.draDevices = new TransitionTable(max, (a, b) => a.health === b.health && a.taint === b.taint);
   }
 
   /** The store's clock (epoch ms), for relative queries such as `since=15m`. */
@@ -202,143 +417,167 @@ export class NodeHistoryStore {
 
   /** Records a resource's current counts (call on every change; unchanged values cost little). */
   recordResource(name: string, counts: Counts, t = this.now()): void {
-    let s = this.resources.get(name);
-    if (!s) {
-      s = { tiers: this.options.tiers.map((tier) => new TierSeries(tier)), live: true, last: counts };
-      this.resources.set(name, s);
-    }
-    s.live = true;
-    s.last = counts;
-    for (const tier of s.tiers) {
-      this.collect(name, tier, tier.roll(t, true));
-      tier.sample(t, counts);
-    }
+    this.resources.record(name, counts, t);
   }
 
   /** The resource is gone: its open buckets close and nothing is carried forward. */
   removeResource(name: string): void {
-    const s = this.resources.get(name);
-    if (s) s.live = false;
+    this.resources.remove(name);
   }
 
   /** Records a device's health; only changes are kept. */
   recordHealth(key: string, health: Health, reason: string | null, t = this.now()): void {
-    const d = this.devices.get(key);
-    if (d) d.removedAt = null;
-    if (d && d.health === health) return;
-    const transition: HealthTransition = { t, health, reason };
-    if (d) {
-      d.health = health;
-      d.transitions.push(transition);
-    } else {
-      const ring = new Ring<HealthTransition>(this.options.maxTransitionsPerDevice);
-      ring.push(transition);
-      this.devices.set(key, { transitions: ring, health, removedAt: null });
-    }
-    this.pendingTransitions.push({ device: key, ...transition });
+    this.devices.record(key, { t, health, reason });
+  }
+
+  /** The device is no longer advertised: its history stays until it ages out. */
+  removeDevice(key: string, t = this.now()): void {
+    this.devices.remove(key, t);
+  }
+
+  /** Records a DRA driver's counts (`dra.drivers[name].counts`). */
+  recordDraDriver(name: string, counts: DraDeviceCounts, t = this.now()): void {
+    this.draDrivers.record(name, counts, t);
+  }
+
+  /** The driver has no slices and no in-process instance any more. */
+  removeDraDriver(name: string): void {
+    this.draDrivers.remove(name);
+  }
+
+  /** Records a DRA device's health and strongest taint; only changes of either are kept. */
+  recordDraDevice(
+    key: string,
+    d: Pick<DraDeviceState, 'health' | 'reason' | 'taints'>,
+    t = this.now(),
+  ): void {
+    this.draDevices.record(key, { t, health: d.health, reason: d.reason, taint: strongestTaint(d.taints) });
+  }
+
+  /** The DRA device left this node's slices: its history stays until it ages out. */
+  removeDraDevice(key: string, t = this.now()): void {
+    this.draDevices.remove(key, t);
   }
 
   /**
-   * Follows a model change: samples resources whose counts may have changed and records device
-   * health changes. Looks only at what the patch touched, so a quiet node costs nothing.
+   * Follows a model change: samples resources and DRA drivers whose counts may have changed and
+   * records device health (and DRA taint) changes. Looks only at what the patch touched, so a quiet
+   * node costs nothing.
    */
   observe(snapshot: NodeSnapshot, ops: readonly JsonPatchOp[], t = this.now()): void {
-    const resources = new Set<string>();
-    const devices = new Set<string>();
+    const touched = {
+      resources: new Set<string>(),
+      devices: new Set<string>(),
+      draDrivers: new Set<string>(),
+      draDevices: new Set<string>(),
+    };
     let all = false;
+    let allDra = false;
     for (const op of ops) {
-      const [, top, key] = op.path.split('/', 3);
+      const [, top, second, third] = op.path.split('/', 4);
       if (top === '' || top === undefined) all = true;
-      else if (top !== 'resources' && top !== 'devices') continue;
-      else if (key === undefined) all = true;
-      else (top === 'resources' ? resources : devices).add(unescape(key));
+      else if (top === 'resources' || top === 'devices') {
+        if (second === undefined) all = true;
+        else touched[top].add(unescape(second));
+      } else if (top === 'dra') {
+        if (second === undefined) allDra = true;
+        else if (second !== 'drivers' && second !== 'devices') continue;
+        else if (third === undefined) allDra = true;
+        else touched[second === 'drivers' ? 'draDrivers' : 'draDevices'].add(unescape(third));
+      }
     }
-    if (all) this.observeAll(snapshot, t);
-    for (const name of resources) {
+    if (all) {
+      this.observeAll(snapshot, t);
+      return;
+    }
+    if (allDra) this.observeDra(snapshot, t);
+    for (const name of touched.resources) {
       const r = snapshot.resources[name];
       if (r) this.recordResource(name, r.kubelet, t);
       else this.removeResource(name);
     }
-    for (const key of devices) {
+    for (const key of touched.devices) {
       const d = snapshot.devices[key];
       if (d) this.recordHealth(key, d.health, d.reason, t);
       else this.removeDevice(key, t);
+    }
+    if (allDra) return;
+    for (const name of touched.draDrivers) {
+      const d = snapshot.dra?.drivers[name];
+      if (d) this.recordDraDriver(name, d.counts, t);
+      else this.removeDraDriver(name);
+    }
+    for (const key of touched.draDevices) {
+      const d = snapshot.dra?.devices[key];
+      if (d) this.recordDraDevice(key, d, t);
+      else this.removeDraDevice(key, t);
     }
   }
 
   /** Records every resource and device of a snapshot (the first one, or after a root replace). */
   observeAll(snapshot: NodeSnapshot, t = this.now()): void {
     for (const [name, r] of Object.entries(snapshot.resources)) this.recordResource(name, r.kubelet, t);
-    for (const name of this.resources.keys()) if (!snapshot.resources[name]) this.removeResource(name);
+    for (const name of this.resources.names()) if (!snapshot.resources[name]) this.removeResource(name);
     for (const [key, d] of Object.entries(snapshot.devices)) this.recordHealth(key, d.health, d.reason, t);
     for (const key of this.devices.keys()) if (!snapshot.devices[key]) this.removeDevice(key, t);
+    this.observeDra(snapshot, t);
   }
 
-  /** The device is no longer advertised: its history stays until it ages out. */
-  removeDevice(key: string, t = this.now()): void {
-    const d = this.devices.get(key);
-    if (d) d.removedAt ??= t;
+  /** Records every DRA driver and device of a snapshot. */
+  private observeDra(snapshot: NodeSnapshot, t: number): void {
+    const drivers = snapshot.dra?.drivers ?? {};
+    const devices = snapshot.dra?.devices ?? {};
+    for (const [name, d] of Object.entries(drivers)) this.recordDraDriver(name, d.counts, t);
+    for (const name of this.draDrivers.names()) if (!drivers[name]) this.removeDraDriver(name);
+    for (const [key, d] of Object.entries(devices)) this.recordDraDevice(key, d, t);
+    for (const key of this.draDevices.keys()) if (!devices[key]) this.removeDraDevice(key, t);
   }
 
   /**
    * Closes buckets whose time is up. Returns what the stream should send — the finest tier's new
    * points and the transitions since the last call — or null when there is nothing.
    */
-  tick(t = this.now()): Omit<HistoryMessage, 'seq' | 'type'> | null {
-    for (const [name, s] of this.resources) {
-      for (const tier of s.tiers) this.collect(name, tier, tier.roll(t, s.live));
-    }
+  tick(t = this.now()): HistoryDelta | null {
+    this.resources.roll(t);
+    this.draDrivers.roll(t);
     this.forgetAgedOut(t);
-    if (this.pendingPoints.length === 0 && this.pendingTransitions.length === 0) return null;
-    const out = { points: this.pendingPoints, transitions: this.pendingTransitions };
-    this.pendingPoints = [];
-    this.pendingTransitions = [];
-    return out;
+    const out: HistoryDelta = {
+      points: this.resources.drain().map(([resource, p]) => ({ resource, ...p })),
+      transitions: this.devices.drain().map(([device, tr]) => ({ device, ...tr })),
+      draPoints: this.draDrivers.drain().map(([driver, p]) => ({ driver, ...p })),
+      draTransitions: this.draDevices.drain().map(([device, tr]) => ({ device, ...tr })),
+    };
+    const empty =
+      out.points.length + out.transitions.length + out.draPoints.length + out.draTransitions.length === 0;
+    return empty ? null : out;
   }
 
   query(q: HistoryQuery = {}): NodeHistory {
     const now = this.now();
     const longest = this.options.tiers.at(-1)!.retentionMs;
     const since = Math.max(q.since ?? 0, now - longest);
-    const resources: NodeHistory['resources'] = {};
-    for (const [name, s] of this.resources) {
-      if (q.resource !== undefined && name !== q.resource) continue;
-      resources[name] = mergeTiers(s.tiers, since);
-    }
-    const devices: NodeHistory['devices'] = {};
+    // A device's key starts with its resource or DRA driver name and a slash.
     const prefix = q.resource === undefined ? null : `${q.resource}/`;
-    for (const [key, d] of this.devices) {
-      if (prefix && !key.startsWith(prefix)) continue;
-      const ring = d.transitions;
-      const recent = ring.since(since, (e) => e.t);
-      // The state in force at `since` leads, so a strip can be drawn from its left edge.
-      const before = ring.length - recent.length - 1;
-      devices[key] = before >= 0 ? [ring.at(before), ...recent] : recent;
-    }
     return {
       schema: 1,
       nodeName: this.options.nodeName,
       now,
       since,
       tiers: [...this.options.tiers],
-      resources,
-      devices,
+      resources: this.resources.query(since, q.resource),
+      devices: this.devices.query(since, prefix),
+      draDrivers: this.draDrivers.query(since, q.resource),
+      draDevices: this.draDevices.query(since, prefix),
     };
   }
 
-  /** Drops resources and devices that went away longer than the longest retention ago. */
+  /** Drops series and devices that went away longer than the longest retention ago. */
   private forgetAgedOut(t: number): void {
     const horizon = t - this.options.tiers.at(-1)!.retentionMs;
-    for (const [name, s] of this.resources) {
-      if (s.live || s.tiers.some((tier) => tier.open)) continue;
-      const newest = Math.max(
-        ...s.tiers.map((tier) => (tier.points.length ? tier.points.at(tier.points.length - 1).t : -Infinity)),
-      );
-      if (newest < horizon) this.resources.delete(name);
-    }
-    for (const [key, d] of this.devices) {
-      if (d.removedAt !== null && d.removedAt < horizon) this.devices.delete(key);
-    }
+    this.resources.forget(horizon);
+    this.draDrivers.forget(horizon);
+    this.devices.forget(horizon);
+    this.draDevices.forget(horizon);
   }
 
   /** Whether the store holds (or held) this resource. */
@@ -346,16 +585,18 @@ export class NodeHistoryStore {
     return this.resources.has(name);
   }
 
-  private collect(name: string, tier: TierSeries, closed: ResourcePoint[]): void {
-    // Only the finest tier streams: coarser tiers are the same data, downsampled.
-    if (tier.tier !== this.options.tiers[0]) return;
-    for (const p of closed) this.pendingPoints.push({ resource: name, ...p });
+  /** Whether the store holds (or held) this DRA driver. */
+  hasDraDriver(name: string): boolean {
+    return this.draDrivers.has(name);
   }
 }
 
 /** Coarse tiers for the past the finer ones no longer reach, then the finer ones. */
-function mergeTiers(tiers: readonly TierSeries[], since: number): ResourcePoint[] {
-  const parts: ResourcePoint[][] = [];
+function mergeTiers<P extends Bucketed>(
+  tiers: readonly TierSeries<unknown, unknown, P>[],
+  since: number,
+): P[] {
+  const parts: P[][] = [];
   let end = Infinity;
   for (const tier of tiers) {
     const pts = tier.points.since(since, (p) => p.t).filter((p) => p.t + p.step <= end);

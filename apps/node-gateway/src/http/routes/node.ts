@@ -34,8 +34,22 @@ export function nodeRoutes(ctx: Pick<HttpContext, 'model' | 'history'>): Route[]
           const query = parseHistoryQuery(
             url.searchParams,
             history.clock(),
-            (name) => history.hasResource(name) || Object.hasOwn(model.snapshot().resources, name),
-            () => Object.keys(model.snapshot().resources),
+            (name) => {
+              const snapshot = model.snapshot();
+              return (
+                history.hasResource(name) ||
+                history.hasDraDriver(name) ||
+                Object.hasOwn(snapshot.resources, name) ||
+                Object.hasOwn(snapshot.dra?.drivers ?? {}, name)
+              );
+            },
+            () => {
+              const snapshot = model.snapshot();
+              return [
+                ...Object.keys(snapshot.resources),
+                ...Object.keys(snapshot.dra?.drivers ?? {}).map((d) => `${d} (DRA driver)`),
+              ];
+            },
           );
           sendJson(res, 200, history.query(query));
         },
