@@ -2,8 +2,9 @@
 // kubelet, its plugin watcher and the control plane's DRA parts) over real Unix sockets and the
 // real API slice: snapshot.dra (the driver, its pool and devices, claims and their pods), a fault
 // through REST travelling the DRA path (health stream → allocatedResourcesStatus; with a NoExecute
-// taint → eviction), the stream's patches, a claim nothing fits, a scenario on the driver, the
-// DRA metrics and a DeviceTaintRule.
+// taint → eviction), the pod's blast-radius flag and the device's history (health and taint
+// transitions), the stream's patches, a claim nothing fits, a scenario on the driver, the DRA
+// metrics and a DeviceTaintRule.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,14 @@ import fastJsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
 import { KubeConfig, KubernetesObjectApi, ResourceV1Api } from '@kubernetes/client-node';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
-import type { DraDeviceCounts, DraDeviceState, FaultState, NodeSnapshot, NodeSummary } from '@plugboard/api';
+import type {
+  DraDeviceCounts,
+  DraDeviceState,
+  FaultState,
+  NodeHistory,
+  NodeSnapshot,
+  NodeSummary,
+} from '@plugboard/api';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
 import { connectStream, waitFor, type StreamClient } from './helpers.js';
 
@@ -57,6 +65,12 @@ async function del(path: string): Promise<number> {
   await res.arrayBuffer();
   return res.status;
 }
+
+const history = async (query: string): Promise<NodeHistory> => {
+  const res = await fetch(`${gw.url}/api/v1/history${query}`);
+  assert.equal(res.status, 200);
+  return (await res.json()) as NodeHistory;
+};
 
 /** Waits for a snapshot satisfying `pred` and answers it. */
 const until = (what: string, pred: (s: NodeSnapshot) => unknown, timeoutMs?: number): Promise<NodeSnapshot> =>
@@ -278,6 +292,15 @@ test('a REST fault on the claimed device: Unhealthy to the kubelet, fault active
   assert.equal(s.dra!.drivers[DRIVER]!.counts.usable, 3);
   assert.equal(s.faults[id]!.taint, undefined);
   assert.ok(s.events.some((e) => e.kind === 'health' && e.resource === DRIVER && e.deviceIds[0] === device));
+  assert.equal(s.pods['default/infer']!.affectedByUnhealthyDevice, true, 'the blast radius: its claim');
+  // The history recorded the transition (transitions are kept as they happen, not per bucket).
+  const h = await history(`?resource=${DRIVER}`);
+  assert.deepEqual(h.draDevices?.[claimDevice]?.map((tr) => [tr.health, tr.reason, tr.taint]).at(-1), [
+    'Unhealthy',
+    'simulated: ECC errors',
+    null,
+  ]);
+  assert.deepEqual([h.resources, h.devices], [{}, {}], 'resource= a driver: its history only');
 
   // The stream carried it: the patched document has what the REST snapshot has.
   await stream.next(
@@ -289,13 +312,15 @@ test('a REST fault on the claimed device: Unhealthy to the kubelet, fault active
   await waitFor('the streamed document caught up', () => applyStream().faults[id]?.state === 'active');
 
   assert.equal(await del(`/api/v1/faults/${id}`), 204);
-  await until(
+  const healed = await until(
     'healed: Healthy to the kubelet and in the pod status',
     (s) =>
       s.dra?.devices[claimDevice]?.kubeletHealth === 'Healthy' &&
       s.dra.devices[claimDevice]?.fault === null &&
       s.dra.claims[claimKey]?.health === 'Healthy',
   );
+  assert.equal(healed.pods['default/infer']!.affectedByUnhealthyDevice, false);
+  assert.equal((await history('')).draDevices?.[claimDevice]?.at(-1)?.health, 'Healthy');
 });
 
 test('a fault with taint NoExecute: the taint shows on the device, the pod is evicted and its claim released; clearing heals', async () => {
@@ -328,6 +353,11 @@ test('a fault with taint NoExecute: the taint shows on the device, the pod is ev
     ],
   );
   assert.deepEqual(s.dra!.devices[claimDevice]!.allocations, []);
+  assert.deepEqual(
+    (await history('')).draDevices?.[claimDevice]?.map((tr) => [tr.health, tr.taint]).at(-1),
+    ['Unhealthy', 'NoExecute'],
+    'the taint is in the device history',
+  );
   assert.equal(s.faults[id]!.taint, 'NoExecute');
   assert.equal(s.faults[id]!.state, 'active');
   assert.equal(s.dra!.drivers[DRIVER]!.counts.tainted, 1);

@@ -1,9 +1,10 @@
-// Shared helpers of the gateway's tests: waiting on conditions with a deadline and a WebSocket
-// client that records what it receives.
+// Shared helpers of the gateway's tests: waiting on conditions with a deadline, a WebSocket
+// client that records what it receives, and API objects the model tests share.
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { WebSocket } from 'ws';
+import type { V1ContainerStatus } from '@kubernetes/client-node';
 import type { NodeSnapshot, StreamMessage } from '@plugboard/api';
 
 /** What the gateway sends (it never sends `error` frames; it closes with a code instead). */
@@ -140,5 +141,24 @@ export function chartGatewayEnv(): { NODE_OPTIONS: string; MALLOC_ARENA_MAX?: st
   return {
     NODE_OPTIONS: nodeOptions,
     ...(mallocArenaMax > 0 ? { MALLOC_ARENA_MAX: String(mallocArenaMax) } : {}),
+  };
+}
+
+/**
+ * A ready container's status whose `allocatedResourcesStatus` (ResourceHealthStatus) reports the
+ * health of a pod claim's devices, as the kubelet writes it (`claim:<pod claim>`, by resource ID).
+ */
+export function claimHealthStatus(
+  container: string,
+  podClaim: string,
+  devices: readonly { resourceID: string; health: string }[],
+): V1ContainerStatus {
+  return {
+    name: container,
+    image: 'x',
+    imageID: '',
+    ready: true,
+    restartCount: 0,
+    allocatedResourcesStatus: devices.length ? [{ name: `claim:${podClaim}`, resources: [...devices] }] : [],
   };
 }

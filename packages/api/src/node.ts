@@ -172,7 +172,11 @@ export interface PodState {
   /** The container-level reason that matters most (e.g. "CrashLoopBackOff"), else null. */
   reason: string | null;
   containers: ContainerState[];
-  /** True when any device the pod holds is unhealthy: the blast radius of a fault. */
+  /**
+   * True when any device the pod holds is unhealthy: the blast radius of a fault. Device-plugin
+   * devices by the plugin's health; DRA devices of the pod's claims by the driver's health
+   * (`dra.devices[key].health`) or the kubelet's `allocatedResourcesStatus` for a claim.
+   */
   affectedByUnhealthyDevice: boolean;
   /** Whether all NUMA-bound resources of the pod sit on one NUMA node. */
   numaAlignment: NumaAlignment;
@@ -348,8 +352,14 @@ export interface PodTopology {
 }
 
 export interface AlignmentPart {
-  kind: 'devices' | 'cpus' | 'memory';
-  /** Resource name (devices), "cpu", or the memory type. */
+  /**
+   * `dra-devices`: the DRA devices of the container's prepared claims (PodResources
+   * `dynamic_resources`), per driver, on the NUMA node their ResourceSlice publishes
+   * (`resource.kubernetes.io/numaNode`). The scheduler placed them (a claim's `matchAttribute`), not
+   * the Topology Manager, which has no DRA hint provider.
+   */
+  kind: 'devices' | 'dra-devices' | 'cpus' | 'memory';
+  /** Resource name (devices), DRA driver name (dra-devices), "cpu", or the memory type. */
   name: string;
   container: string;
   /** Devices or CPUs held, or bytes of memory. */

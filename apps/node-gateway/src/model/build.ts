@@ -22,7 +22,7 @@ import type {
   ResourceState,
   SourcesState,
 } from '@plugboard/api';
-import { buildDra, DraBuildCache, podClaimRefs, type DraDriverInput } from './dra.js';
+import { buildDra, DraBuildCache, podClaimRefs, podDra, podHeldDra, type DraDriverInput } from './dra.js';
 import type { DraKubeInput } from './dra-objects.js';
 import {
   alignmentOf,
@@ -105,6 +105,20 @@ export class BuildCache {
   podDevices: object = {};
   /** The DRA section's devices and claims of the last build. */
   readonly dra = new DraBuildCache();
+  private podDraToken: object = {};
+  private podDraSig: readonly unknown[] = [];
+
+  /**
+   * The pods section's DRA input: replaced whenever a claim, or a DRA device a claim or PodResources
+   * names, is a different object than last time. A fault on a free DRA device leaves the pods alone.
+   */
+  podDra(held: readonly unknown[]): object {
+    const prev = this.podDraSig;
+    if (held === prev) return this.podDraToken;
+    if (held.length !== prev.length || held.some((x, i) => x !== prev[i])) this.podDraToken = {};
+    this.podDraSig = held;
+    return this.podDraToken;
+  }
   private readonly sections = new Map<string, { deps: readonly unknown[]; value: unknown }>();
 
   /** `compute()`'s last value while every dependency is the same object/value as last time. */
@@ -507,9 +521,18 @@ function indexPods(inputs: ModelInputs): PodIndex {
   return { prPods, kubePods, keys: [...new Set([...prPods.keys(), ...kubePods.keys()])].sort() };
 }
 
+/** A claim of the pod whose devices the kubelet reports Unhealthy in `allocatedResourcesStatus`. */
+const claimReportedUnhealthy = (containers: readonly ContainerState[]): boolean =>
+  containers.some((c) =>
+    c.allocatedResourcesStatus.some(
+      (r) => r.resource.startsWith('claim:') && r.devices.some((d) => d.health === 'Unhealthy'),
+    ),
+  );
+
 function buildPods(
   inputs: ModelInputs,
   devices: Record<string, DeviceState>,
+  dra: DraState,
   cache: BuildCache | null,
 ): Record<string, PodState> {
   const make = () => indexPods(inputs);
@@ -529,9 +552,14 @@ function buildPods(
     // The pod's devices as DeviceState objects: reused objects mean unchanged health and NUMA nodes.
     const hit = cache?.pods.get(key);
     const topo = inputs.topology ?? null;
+    // Its claims and DRA devices: reused objects mean unchanged allocations, health and NUMA nodes.
+    const draHeld = podDra(kp, pr, dra);
+    const draDevices = draHeld.deviceKeys.map((k) => dra.devices[k]);
     const signature = cache
       ? [
           ...podDeviceStates(pr, devices),
+          ...draHeld.claims,
+          ...draDevices,
           topo?.host,
           topo?.kubelet?.topologyManagerPolicy,
           // Not the preferred-allocation records: a pod's own arrive before its devices show in
@@ -620,6 +648,10 @@ function buildPods(
         ?.stateReason ??
       kp?.status?.reason ??
       null;
+    // DRA: a device of its claims the driver says is Unhealthy (for a driver not run here, the
+    // health the kubelet reports), or a claim the kubelet reports Unhealthy in the pod's status.
+    if (!affected)
+      affected = draDevices.some((d) => d?.health === 'Unhealthy') || claimReportedUnhealthy(containers);
     pods[key] = {
       key,
       namespace,
@@ -629,9 +661,11 @@ function buildPods(
       containers,
       affectedByUnhealthyDevice: affected,
       numaAlignment: alignmentOf(
-        alignmentParts(containers, (k) => devices[k]?.numaNodes ?? reportedNuma.get(k) ?? []).map((p) =>
-          p.kind === 'cpus' ? { ...p, numaNodes: p.numaNodes.filter((n) => n >= 0) } : p,
-        ),
+        alignmentParts(
+          containers,
+          (k) => devices[k]?.numaNodes ?? reportedNuma.get(k) ?? [],
+          (k) => dra.devices[k]?.numaNodes ?? [],
+        ).map((p) => (p.kind === 'cpus' ? { ...p, numaNodes: p.numaNodes.filter((n) => n >= 0) } : p)),
         topo?.admissions.get(key) ?? null,
         !topo?.host && containers.some((c) => c.cpuIds.length > 0),
       ),
@@ -696,8 +730,14 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     ),
     pods: m(
       'pods',
-      [cache?.podDevices ?? devices, prPods, inputs.topology, ...(inputs.kube?.pods ?? [])],
-      () => buildPods(inputs, devices, cache),
+      [
+        cache?.podDevices ?? devices,
+        cache ? cache.podDra(m('pod-held-dra', [dra, prPods], () => podHeldDra(dra, prPods))) : dra,
+        prPods,
+        inputs.topology,
+        ...(inputs.kube?.pods ?? []),
+      ],
+      () => buildPods(inputs, devices, dra, cache),
     ),
     faults,
     events: inputs.events as NodeEvent[],

@@ -15,6 +15,7 @@ import {
   type DraSourceDevice,
 } from './dra.js';
 import type { WireResourceClaim, WireResourceSlice } from './dra-objects.js';
+import { claimHealthStatus } from '../../test/helpers.js';
 
 const NODE = 'node-a';
 const NIC = 'nic.example.com';
@@ -76,19 +77,9 @@ const pod = (
 test('devices of a driver seen only in slices, a DeviceTaintRule, claims in every phase, health by CDI ID', () => {
   const ready = pod('ready', [{ name: 'net', claim: 'prepared' }], {
     containerStatuses: [
-      {
-        name: 'c',
-        image: 'x',
-        imageID: '',
-        ready: true,
-        restartCount: 0,
-        allocatedResourcesStatus: [
-          {
-            name: 'claim:net',
-            resources: [{ resourceID: 'k8s.nic.example.com/nic=uid-prepared-vf-1', health: 'Unhealthy' }],
-          },
-        ],
-      },
+      claimHealthStatus('c', 'net', [
+        { resourceID: 'k8s.nic.example.com/nic=uid-prepared-vf-1', health: 'Unhealthy' },
+      ]),
     ],
   });
   const waiting: V1Pod = {

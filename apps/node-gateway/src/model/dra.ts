@@ -568,6 +568,45 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
   return { drivers, devices, claims };
 }
 
+/** Device keys PodResources lists as prepared for a pod's containers (`dynamic_resources`). */
+function preparedDeviceKeys(pr: podresources.PodResources | undefined): string[] {
+  const out: string[] = [];
+  for (const c of pr?.containers ?? [])
+    for (const dr of c.dynamicResources ?? [])
+      for (const cr of dr.claimResources) out.push(draDeviceKey(cr.driverName, cr.poolName, cr.deviceName));
+  return out;
+}
+
+/**
+ * The DRA side of one pod: its claims (as `dra.claims` has them) and the devices it holds — those
+ * allocated to its claims, and those PodResources lists as prepared for it — in a stable order.
+ */
+export function podDra(
+  pod: V1Pod | undefined,
+  pr: podresources.PodResources | undefined,
+  dra: DraState,
+): { claims: (DraClaimState | undefined)[]; deviceKeys: string[] } {
+  const claims = pod ? podClaimRefs(pod).map((ref) => (ref.claim ? dra.claims[ref.claim] : undefined)) : [];
+  const keys = new Set<string>();
+  for (const c of claims) for (const d of c?.devices ?? []) keys.add(d.deviceKey);
+  for (const k of preparedDeviceKeys(pr)) keys.add(k);
+  return { claims, deviceKeys: [...keys] };
+}
+
+/**
+ * What the pods section reads of `dra` for every pod at once: every claim and every device a claim
+ * or PodResources names. A fault on a free device changes none of these objects.
+ */
+export function podHeldDra(
+  dra: DraState,
+  prPods: readonly podresources.PodResources[] | undefined,
+): unknown[] {
+  const keys = new Set<string>();
+  for (const c of Object.values(dra.claims)) for (const d of c.devices) keys.add(d.deviceKey);
+  for (const pr of prPods ?? []) for (const k of preparedDeviceKeys(pr)) keys.add(k);
+  return [...Object.values(dra.claims), ...[...keys].map((k) => dra.devices[k])];
+}
+
 /** summary.dra: counts per driver, per DeviceClass, and the pending claims. */
 export function summarizeDra(dra: DraState): DraSummary {
   const drivers: DraSummary['drivers'] = {};

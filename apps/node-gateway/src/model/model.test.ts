@@ -1,11 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fastJsonPatch from 'fast-json-patch';
+import type { podresources } from '@plugboard/proto';
 import { BuildCache, buildSnapshot, type ModelInputs, type ResourceInput } from './build.js';
+import type { DraDriverInput } from './dra.js';
+import { claimHealthStatus } from '../../test/helpers.js';
 import { diffDocuments, diffEventRing } from './diff.js';
 import { NodeModel } from './node-model.js';
 import { summarize } from './summary.js';
-import type { NodeEvent } from '@plugboard/api';
+import type { NodeEvent, NodeSnapshot } from '@plugboard/api';
 
 const { applyPatch } = fastJsonPatch;
 const T0 = '2026-01-01T00:00:00.000Z';
@@ -545,4 +548,148 @@ test('the pods section is reused as is when only free devices change, rebuilt wh
   assert.equal(heldFault.pods['ns/a']!.affectedByUnhealthyDevice, true);
   const healed = build([3]);
   assert.equal(healed.pods['ns/a']!.affectedByUnhealthyDevice, false);
+});
+
+test('DRA claims in the pods: affected by an unhealthy claim device, cleared on heal; a free DRA device leaves the pods alone; DRA parts in the alignment', () => {
+  const DRIVER = 'gpu.example.com';
+  const dkey = (i: number) => `${DRIVER}/n1/dgpu-${i}`;
+  // As the driver does: a changed device is a new object, the others stay the same objects.
+  const healthy = [0, 1, 2, 3].map((i) => ({
+    id: `dgpu-${i}`,
+    health: 'Healthy' as const,
+    reason: null,
+    since: T0,
+    numaNodes: [i < 2 ? 0 : 1],
+  }));
+  const sliceDevices = healthy.map((d) => ({
+    name: d.id,
+    attributes: { 'resource.kubernetes.io/numaNode': { int: d.numaNodes[0]! } },
+  }));
+  const driver = (unhealthy: number[] = []): DraDriverInput => {
+    const devices = healthy.map((d, i) =>
+      unhealthy.includes(i) ? { ...d, health: 'Unhealthy' as const, reason: 'xid 79' } : d,
+    );
+    return {
+      name: DRIVER,
+      poolName: 'n1',
+      devices,
+      sliceDevices,
+      reported: devices,
+      registration: { phase: 'registered', registeredAt: T0, error: null },
+      healthStreams: 1,
+      publication: { generation: 1, slices: [], lastPublishedAt: T0, error: null },
+    };
+  };
+  const claim = (name: string, device: number, pod: string) => ({
+    metadata: { name, namespace: 'ns', uid: `uid-${name}` },
+    spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: DRIVER } }] } },
+    status: {
+      allocation: {
+        devices: { results: [{ request: 'gpu', driver: DRIVER, pool: 'n1', device: `dgpu-${device}` }] },
+      },
+      reservedFor: [{ resource: 'pods', name: pod, uid: `uid-${pod}` }],
+    },
+  });
+  // Pod a: a device-plugin GPU on NUMA 0 and, prepared by the kubelet, claim ca's dgpu-3 on NUMA 1.
+  // Pod b: claim cb's dgpu-2, allocated and reserved but not prepared (no PodResources entry).
+  const kubePod = (name: string, claimName: string, claimHealth?: string) => ({
+    metadata: { name, namespace: 'ns' },
+    spec: { containers: [{ name: 'c' }], resourceClaims: [{ name: 'gpu', resourceClaimName: claimName }] },
+    status: {
+      phase: 'Running',
+      containerStatuses: [
+        claimHealthStatus('c', 'gpu', claimHealth ? [{ resourceID: 'cdi-ca', health: claimHealth }] : []),
+      ],
+    },
+  });
+  const podResources: ModelInputs['podResources'] = {
+    pods: [
+      {
+        name: 'a',
+        namespace: 'ns',
+        containers: [
+          {
+            name: 'c',
+            devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0'], topology: undefined }],
+            cpuIds: [],
+            memory: [],
+            dynamicResources: [
+              {
+                claimName: 'ca',
+                claimNamespace: 'ns',
+                claimResources: [
+                  {
+                    driverName: DRIVER,
+                    poolName: 'n1',
+                    deviceName: 'dgpu-3',
+                    cdiDevices: [{ name: 'cdi-ca' }],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    ] as unknown as podresources.PodResources[],
+    allocatable: { devices: [], cpuIds: [], memory: [] },
+  };
+  const dra = {
+    slices: [],
+    claims: [claim('ca', 3, 'a'), claim('cb', 2, 'b')],
+    taintRules: [],
+    notServed: {},
+  };
+  const resources = [gpu(4)];
+  // The API server's pods as the informer keeps them: the same objects until they change.
+  const podB = kubePod('b', 'cb');
+  const podsA = new Map<string | undefined, ReturnType<typeof kubePod>>();
+  const podA = (claimHealth?: string) => {
+    if (!podsA.has(claimHealth)) podsA.set(claimHealth, kubePod('a', 'ca', claimHealth));
+    return podsA.get(claimHealth)!;
+  };
+  const inputs = (unhealthy: number[], claimHealth?: string): ModelInputs => ({
+    ...base,
+    resources,
+    podResources,
+    draDrivers: [driver(unhealthy)],
+    kube: { node: null, pods: [podA(claimHealth), podB], dra },
+  });
+  const cache = new BuildCache();
+  const build = (unhealthy: number[], claimHealth?: string) => {
+    const s = buildSnapshot(inputs(unhealthy, claimHealth), cache);
+    assert.deepEqual(s, buildSnapshot(inputs(unhealthy, claimHealth)), 'the cached build equals a fresh one');
+    cache.adopt(s);
+    return s;
+  };
+  const affected = (s: NodeSnapshot) =>
+    Object.fromEntries(Object.values(s.pods).map((p) => [p.name, p.affectedByUnhealthyDevice]));
+
+  const first = build([]);
+  assert.deepEqual(affected(first), { a: false, b: false });
+  const a = first.pods['ns/a']!.numaAlignment;
+  assert.deepEqual(
+    a.parts?.map((p) => [p.kind, p.name, p.count, p.numaNodes]),
+    [
+      ['devices', 'plugboard.example/gpu', 1, [0]],
+      ['dra-devices', DRIVER, 1, [1]],
+    ],
+  );
+  assert.deepEqual([a.verdict, a.numaNodes], ['spread', [0, 1]]);
+  assert.match(a.reason, /gpu\.example\.com ×1 \(DRA\) on 1/);
+  assert.match(a.reason, /DRA devices are placed by the scheduler .*not the Topology Manager/);
+  assert.equal(first.pods['ns/b']!.numaAlignment.verdict, 'no-preference', 'not prepared: no DRA part');
+
+  const freeFault = build([0]);
+  assert.equal(freeFault.dra!.devices[dkey(0)]!.health, 'Unhealthy');
+  assert.equal(freeFault.pods, first.pods, 'same object: a free DRA device does not rebuild the pods');
+
+  const heldFault = build([0, 3]);
+  assert.deepEqual(affected(heldFault), { a: true, b: false });
+  assert.equal(heldFault.pods['ns/b'], first.pods['ns/b'], 'pod b reused');
+  assert.deepEqual(affected(build([0, 2])), { a: false, b: true }, 'by its claim alone, not prepared');
+  assert.deepEqual(affected(build([])), { a: false, b: false }, 'healed');
+
+  // What the kubelet reports for the claim counts too (e.g. it has not seen the driver heal yet).
+  assert.deepEqual(affected(build([], 'Unhealthy')), { a: true, b: false });
+  assert.deepEqual(affected(build([], 'Healthy')), { a: false, b: false });
 });

@@ -118,24 +118,42 @@ export function formatBytes(bytes: number): string {
 
 const list = (ids: readonly number[]): string => ids.join(', ');
 
-/** What a pod's containers hold, per resource kind, with the NUMA nodes they sit on. */
+function devicePart(
+  kind: 'devices' | 'dra-devices',
+  name: string,
+  container: string,
+  keys: readonly string[],
+  numa: (key: string) => readonly number[],
+): AlignmentPart {
+  const nodes = new Set<number>();
+  for (const k of keys) for (const n of numa(k)) nodes.add(n);
+  return { kind, name, container, count: keys.length, numaNodes: [...nodes].sort((a, b) => a - b) };
+}
+
+/**
+ * What a pod's containers hold, per resource kind, with the NUMA nodes they sit on. DRA devices
+ * (the claims PodResources lists for a container) are one part per driver, on the NUMA nodes
+ * `draDeviceNuma` gives for their `driver/pool/device` key.
+ */
 export function alignmentParts(
   containers: readonly ContainerState[],
-  deviceNuma: (key: string) => number[],
+  deviceNuma: (key: string) => readonly number[],
+  draDeviceNuma: (key: string) => readonly number[] = () => [],
 ): AlignmentPart[] {
   const parts: AlignmentPart[] = [];
   for (const c of containers) {
-    for (const [resource, keys] of Object.entries(c.devices)) {
-      const nodes = new Set<number>();
-      for (const k of keys) for (const n of deviceNuma(k)) nodes.add(n);
-      parts.push({
-        kind: 'devices',
-        name: resource,
-        container: c.name,
-        count: keys.length,
-        numaNodes: [...nodes].sort((a, b) => a - b),
-      });
+    for (const [resource, keys] of Object.entries(c.devices))
+      parts.push(devicePart('devices', resource, c.name, keys, deviceNuma));
+    const byDriver = new Map<string, Set<string>>();
+    for (const dr of c.dynamicResources) {
+      for (const d of dr.devices) {
+        let keys = byDriver.get(d.driver);
+        if (!keys) byDriver.set(d.driver, (keys = new Set()));
+        keys.add(`${d.driver}/${d.pool}/${d.device}`);
+      }
     }
+    for (const [driver, keys] of byDriver)
+      parts.push(devicePart('dra-devices', driver, c.name, [...keys], draDeviceNuma));
     if (c.cpuIds.length) {
       parts.push({
         kind: 'cpus',
@@ -160,6 +178,7 @@ export function alignmentParts(
 
 function describePart(p: AlignmentPart): string {
   if (p.kind === 'devices') return `${p.name} ×${p.count}`;
+  if (p.kind === 'dra-devices') return `${p.name} ×${p.count} (DRA)`;
   if (p.kind === 'cpus') return `${p.count} exclusive CPU${p.count === 1 ? '' : 's'}`;
   return `${p.name} ${formatBytes(p.count)}`;
 }
@@ -167,7 +186,9 @@ function describePart(p: AlignmentPart): string {
 /**
  * The verdict: aligned when every NUMA-bound part sits on one node, spread over N nodes
  * otherwise, no preference when nothing has NUMA affinity. The reason names what sits where and,
- * when the kubelet-sim told, what the Topology Manager decided.
+ * when the kubelet-sim told, what the Topology Manager decided. DRA devices count where they are:
+ * the verdict says where the pod's devices really sit, and a spread that involves them says the
+ * scheduler placed them, since the Topology Manager has no DRA hint provider to align them.
  */
 export function alignmentOf(
   parts: readonly AlignmentPart[],
@@ -182,6 +203,9 @@ export function alignmentOf(
     admission && admission.result === 'admitted' && merged && !merged.preferred
       ? `; Topology Manager ${admission.policy} admitted a hint that was not preferred`
       : '';
+  const draNote = bound.some((p) => p.kind === 'dra-devices')
+    ? '; DRA devices are placed by the scheduler (matchAttribute on resource.kubernetes.io/numaNode), not the Topology Manager'
+    : '';
   if (all.length === 0) {
     return {
       verdict: 'no-preference',
@@ -203,7 +227,7 @@ export function alignmentOf(
     numaNodes: all,
     reason: `spread over ${all.length} NUMA nodes (${list(all)}): ${bound
       .map((p) => `${describePart(p)} on ${list(p.numaNodes)}`)
-      .join('; ')}${policyNote}${unmapped}`,
+      .join('; ')}${policyNote}${draNote}${unmapped}`,
     parts: [...parts],
   };
 }
