@@ -1,8 +1,13 @@
 // Shapes the gateway's history (GET /api/v1/history, the stream's `history` messages) for the
 // charts and their text equivalents: a bounded client-side window that live messages extend,
-// uPlot's column data, change-only table rows and device health segments. Pure functions, tested
-// in history.test.ts.
+// uPlot's column data, change-only table rows and device health segments — for device-plugin
+// resources and devices, and for DRA drivers (their own counts: published, usable, allocated,
+// unhealthy, tainted) and DRA devices (health and taint). Pure functions, tested in history.test.ts.
 import type {
+  DraDeviceCounts,
+  DraDriverPoint,
+  DraHealth,
+  DraHealthTransition,
   HealthTransition,
   HistoryMessage,
   NodeHistory,
@@ -17,6 +22,10 @@ export interface HistoryView {
   stepMs: number;
   resources: Record<string, ResourcePoint[]>;
   devices: Record<string, HealthTransition[]>;
+  draDrivers: Record<string, DraDriverPoint[]>;
+  draDevices: Record<string, DraHealthTransition[]>;
+  /** Whether the gateway records DRA history at all (an older one sends no DRA fields). */
+  draRecorded: boolean;
 }
 
 /** Transitions kept per device on the client (the gateway bounds its own). */
@@ -35,7 +44,53 @@ export function fromResponse(h: NodeHistory, windowMs: number): HistoryView {
     stepMs: h.tiers[0]?.resolutionMs ?? 10_000,
     resources: h.resources,
     devices: h.devices,
+    draDrivers: h.draDrivers ?? {},
+    draDevices: h.draDevices ?? {},
+    draRecorded: h.draDevices !== undefined,
   };
+}
+
+/** A closed bucket: resource and DRA driver points alike. */
+interface Bucketed {
+  t: number;
+  step: number;
+}
+
+/** Appends streamed points per series; `gap`: a bucket of the same step went missing. */
+function appendPoints<P extends Bucketed>(
+  held: Record<string, P[]>,
+  incoming: readonly (readonly [string, P])[],
+  floor: number,
+): { series: Record<string, P[]>; gap: boolean } {
+  if (incoming.length === 0) return { series: held, gap: false };
+  let gap = false;
+  const series = { ...held };
+  for (const [name, p] of incoming) {
+    const prev = series[name] ?? [];
+    const last = prev.at(-1);
+    if (last && p.t <= last.t) continue;
+    if (last && last.step === p.step && p.t > last.t + last.step) gap = true;
+    let start = 0;
+    while (start < prev.length && prev[start]!.t < floor) start++;
+    series[name] = [...prev.slice(start), p];
+  }
+  return { series, gap };
+}
+
+/** Appends streamed transitions per device, in order, dropping duplicates and older ones. */
+function appendTransitions<T extends { t: number; health: string }>(
+  held: Record<string, T[]>,
+  incoming: readonly (readonly [string, T])[],
+): Record<string, T[]> {
+  if (incoming.length === 0) return held;
+  const devices = { ...held };
+  for (const [device, tr] of incoming) {
+    const prev = devices[device] ?? [];
+    const last = prev.at(-1);
+    if (last && (tr.t < last.t || (tr.t === last.t && tr.health === last.health))) continue;
+    devices[device] = [...prev, tr].slice(-MAX_TRANSITIONS);
+  }
+  return devices;
 }
 
 /**
@@ -45,147 +100,189 @@ export function fromResponse(h: NodeHistory, windowMs: number): HistoryView {
  */
 export function appendHistory(
   view: HistoryView,
-  msg: Pick<HistoryMessage, 'points' | 'transitions'>,
+  msg: Pick<HistoryMessage, 'points' | 'transitions' | 'draPoints' | 'draTransitions'>,
   now: number,
 ): { view: HistoryView; gap: boolean } {
-  let gap = false;
   const floor = now - view.windowMs;
-  const resources = { ...view.resources };
-  for (const p of msg.points) {
-    const prev = resources[p.resource] ?? [];
-    const last = prev.at(-1);
-    if (last && p.t <= last.t) continue;
-    if (last && last.step === p.step && p.t > last.t + last.step) gap = true;
-    const { resource, ...point } = p;
-    let start = 0;
-    while (start < prev.length && prev[start]!.t < floor) start++;
-    resources[resource] = [...prev.slice(start), point];
+  const resources = appendPoints(
+    view.resources,
+    msg.points.map(({ resource, ...p }) => [resource, p] as const),
+    floor,
+  );
+  const drivers = appendPoints(
+    view.draDrivers,
+    (msg.draPoints ?? []).map(({ driver, ...p }) => [driver, p] as const),
+    floor,
+  );
+  return {
+    view: {
+      ...view,
+      resources: resources.series,
+      devices: appendTransitions(
+        view.devices,
+        msg.transitions.map(({ device, ...tr }) => [device, tr] as const),
+      ),
+      draDrivers: drivers.series,
+      draDevices: appendTransitions(
+        view.draDevices,
+        (msg.draTransitions ?? []).map(({ device, ...tr }) => [device, tr] as const),
+      ),
+      draRecorded: view.draRecorded || msg.draPoints !== undefined,
+    },
+    gap: resources.gap || drivers.gap,
+  };
+}
+
+/**
+ * uPlot's AlignedData (x in seconds): one column per series `value`. When the live values are
+ * given the series ends now with them, so the chart reaches the present.
+ */
+function chartData<P extends Bucketed>(
+  points: readonly P[],
+  columns: readonly ((p: P) => number)[],
+  live: readonly number[] | null,
+  now: number,
+): number[][] {
+  const out: number[][] = [[], ...columns.map(() => [])];
+  for (const p of points) {
+    out[0]!.push(p.t / 1000);
+    columns.forEach((value, i) => out[i + 1]!.push(value(p)));
   }
-  let devices = view.devices;
-  if (msg.transitions.length) {
-    devices = { ...view.devices };
-    for (const { device, ...tr } of msg.transitions) {
-      const prev = devices[device] ?? [];
-      const last = prev.at(-1);
-      if (last && (tr.t < last.t || (tr.t === last.t && tr.health === last.health))) continue;
-      devices[device] = [...prev, tr].slice(-MAX_TRANSITIONS);
-    }
+  if (live && (points.length === 0 || now / 1000 > out[0]!.at(-1)!)) {
+    out[0]!.push(now / 1000);
+    live.forEach((v, i) => out[i + 1]!.push(v));
   }
-  return { view: { ...view, resources, devices }, gap };
+  return out;
 }
 
 type Counts = Pick<ResourceCounts, 'capacity' | 'allocatable' | 'allocated'>;
 
-/**
- * uPlot's AlignedData (x in seconds): one column each for capacity, allocatable, allocated. When
- * the live counts are given the series ends now with them, so the chart reaches the present.
- */
+/** Capacity, allocatable (the bucket's dip, not its end: a short fault stays visible), allocated. */
 export function toChartData(
   points: readonly ResourcePoint[],
   live: Counts | null,
   now: number,
 ): [number[], number[], number[], number[]] {
-  const x: number[] = [];
-  const capacity: number[] = [];
-  const allocatable: number[] = [];
-  const allocated: number[] = [];
-  for (const p of points) {
-    x.push(p.t / 1000);
-    capacity.push(p.capacity);
-    // The dip, not the end state: a fault shorter than a bucket must stay visible.
-    allocatable.push(p.minAllocatable);
-    allocated.push(p.allocated);
-  }
-  if (live && (x.length === 0 || now / 1000 > x.at(-1)!)) {
-    x.push(now / 1000);
-    capacity.push(live.capacity);
-    allocatable.push(live.allocatable);
-    allocated.push(live.allocated);
-  }
-  return [x, capacity, allocatable, allocated];
+  return chartData(
+    points,
+    [(p) => p.capacity, (p) => p.minAllocatable, (p) => p.allocated],
+    live && [live.capacity, live.allocatable, live.allocated],
+    now,
+  ) as [number[], number[], number[], number[]];
 }
 
-/** One row of a chart's text equivalent: consecutive buckets with the same counts, merged. */
-export interface HistoryRow {
-  from: number;
-  to: number;
-  capacity: number;
-  allocatable: number;
-  minAllocatable: number;
-  allocated: number;
-  unhealthy: number;
+/** A DRA driver: published, usable (the bucket's fewest), allocated, unhealthy (the bucket's most). */
+export function toDraChartData(
+  points: readonly DraDriverPoint[],
+  live: DraDeviceCounts | null,
+  now: number,
+): [number[], number[], number[], number[], number[]] {
+  return chartData(
+    points,
+    [(p) => p.published, (p) => p.minUsable, (p) => p.allocated, (p) => p.maxUnhealthy],
+    live && [live.published, live.usable, live.allocated, live.unhealthy],
+    now,
+  ) as [number[], number[], number[], number[], number[]];
 }
+
+/** One row of a chart's text equivalent: consecutive buckets with the same values, merged. */
+export type HistoryRow<P extends Bucketed> = P & { from: number; to: number };
 
 /** Change-only rows, newest first, at most `max` (a screen reader should not read 360 equal rows). */
-export function historyRows(points: readonly ResourcePoint[], max = 30): HistoryRow[] {
-  const rows: HistoryRow[] = [];
+function changeRows<P extends Bucketed>(
+  points: readonly P[],
+  fields: readonly (keyof P)[],
+  max: number,
+): HistoryRow<P>[] {
+  const rows: HistoryRow<P>[] = [];
   for (const p of points) {
     const last = rows.at(-1);
-    if (
-      last &&
-      last.capacity === p.capacity &&
-      last.allocatable === p.allocatable &&
-      last.minAllocatable === p.minAllocatable &&
-      last.allocated === p.allocated &&
-      last.unhealthy === p.unhealthy &&
-      last.to === p.t
-    ) {
+    if (last && last.to === p.t && fields.every((f) => last[f] === p[f])) {
       last.to = p.t + p.step;
       continue;
     }
-    rows.push({
-      from: p.t,
-      to: p.t + p.step,
-      capacity: p.capacity,
-      allocatable: p.allocatable,
-      minAllocatable: p.minAllocatable,
-      allocated: p.allocated,
-      unhealthy: p.unhealthy,
-    });
+    rows.push({ ...p, from: p.t, to: p.t + p.step });
   }
   return rows.reverse().slice(0, max);
 }
 
+export const historyRows = (points: readonly ResourcePoint[], max = 30): HistoryRow<ResourcePoint>[] =>
+  changeRows(points, ['capacity', 'allocatable', 'minAllocatable', 'allocated', 'unhealthy'], max);
+
+export const draHistoryRows = (points: readonly DraDriverPoint[], max = 30): HistoryRow<DraDriverPoint>[] =>
+  changeRows(
+    points,
+    ['published', 'usable', 'minUsable', 'allocated', 'unhealthy', 'maxUnhealthy', 'tainted', 'maxTainted'],
+    max,
+  );
+
+/** "stayed at n" or "ranged from the lowest `low` to the highest `high`" over the points. */
+function rangeText<P>(points: readonly P[], low: (p: P) => number, high: (p: P) => number): string {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const p of points) {
+    min = Math.min(min, low(p));
+    max = Math.max(max, high(p));
+  }
+  return min === max ? `stayed at ${min}` : `ranged from ${min} to ${max}`;
+}
+
+const peak = <P>(points: readonly P[], value: (p: P) => number): number =>
+  points.reduce((m, p) => Math.max(m, value(p)), 0);
+
 /** One sentence for the chart's caption (and its accessible name). */
 export function historySummary(points: readonly ResourcePoint[], windowLabel: string): string {
   if (points.length === 0) return `${windowLabel}: no history recorded yet.`;
-  let min = Infinity;
-  let max = -Infinity;
-  let peakAllocated = 0;
-  for (const p of points) {
-    min = Math.min(min, p.minAllocatable);
-    max = Math.max(max, p.allocatable);
-    peakAllocated = Math.max(peakAllocated, p.allocated);
-  }
-  const last = points.at(-1)!;
-  const range = min === max ? `stayed at ${min}` : `ranged from ${min} to ${max}`;
-  return `${windowLabel}: allocatable ${range} of capacity ${last.capacity}; at most ${peakAllocated} allocated.`;
+  const range = rangeText(
+    points,
+    (p) => p.minAllocatable,
+    (p) => p.allocatable,
+  );
+  return `${windowLabel}: allocatable ${range} of capacity ${points.at(-1)!.capacity}; at most ${peak(points, (p) => p.allocated)} allocated.`;
+}
+
+/** The DRA driver's sentence: usable against published, and the peaks of allocated and unhealthy. */
+export function draHistorySummary(points: readonly DraDriverPoint[], windowLabel: string): string {
+  if (points.length === 0) return `${windowLabel}: no history recorded yet.`;
+  const range = rangeText(
+    points,
+    (p) => p.minUsable,
+    (p) => p.usable,
+  );
+  const tainted = peak(points, (p) => p.maxTainted);
+  return `${windowLabel}: usable ${range} of ${points.at(-1)!.published} published; at most ${peak(points, (p) => p.allocated)} allocated, at most ${peak(points, (p) => p.maxUnhealthy)} unhealthy${tainted ? `, at most ${tainted} tainted` : ''}.`;
 }
 
 export interface HealthSegment {
   from: number;
   to: number;
-  health: HealthTransition['health'];
+  health: DraHealth;
   reason: string | null;
+  /** A DRA device's strongest scheduling taint over the span (null: none, or a device plugin). */
+  taint: DraHealthTransition['taint'];
 }
 
-/** The device's health over [from, to] as segments (before its first transition: unknown, omitted). */
+/**
+ * The device's health over [from, to] as segments (before its first transition: unknown, omitted).
+ * Device-plugin and DRA transitions alike; a DRA device's taint starts a segment of its own.
+ */
 export function healthSegments(
-  transitions: readonly HealthTransition[],
+  transitions: readonly (HealthTransition | DraHealthTransition)[],
   from: number,
   to: number,
 ): HealthSegment[] {
   const out: HealthSegment[] = [];
   for (let i = 0; i < transitions.length; i++) {
     const tr = transitions[i]!;
+    const taint = 'taint' in tr ? tr.taint : null;
     const start = Math.max(tr.t, from);
     const end = Math.min(transitions[i + 1]?.t ?? to, to);
     if (end <= start) continue;
     const last = out.at(-1);
-    if (last && last.health === tr.health && last.to === start) {
+    if (last && last.health === tr.health && last.taint === taint && last.to === start) {
       last.to = end;
       last.reason = tr.reason ?? last.reason;
-    } else out.push({ from: start, to: end, health: tr.health, reason: tr.reason });
+    } else out.push({ from: start, to: end, health: tr.health, reason: tr.reason, taint });
   }
   return out;
 }

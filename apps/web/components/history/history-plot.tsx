@@ -1,19 +1,52 @@
 'use client';
-// The uPlot canvas of a resource's capacity / allocatable / allocated over time. uPlot (~50 KB,
-// canvas, built for streaming time series) is loaded on first use so pages without charts do not
-// pay for it; the chart is created once and only its data is replaced as the stream extends it.
-// The canvas is hidden from assistive technology: the figure around it carries the summary and a
-// table with the same data (resource-history.tsx).
+// The uPlot canvas of a series of counts over time: a resource's capacity / allocatable /
+// allocated, or a DRA driver's published / usable / allocated / unhealthy. uPlot (~50 KB, canvas,
+// built for streaming time series) is loaded on first use so pages without charts do not pay for
+// it; the chart is created once and only its data is replaced as the stream extends it. The canvas
+// is hidden from assistive technology: the figure around it carries the summary and a table with
+// the same data (history-figure.tsx).
 import { useEffect, useRef } from 'react';
 import type uPlot from 'uplot';
 
-export type ChartData = [number[], number[], number[], number[]];
+/** x (seconds), then one column per series. */
+export type ChartData = number[][];
 
-function cssVar(el: Element, name: string, fallback: string): string {
+/** One line of a chart; colours are CSS custom properties (with a fallback) so themes apply. */
+export interface PlotSeries {
+  label: string;
+  stroke: readonly [cssVar: string, fallback: string];
+  fill?: readonly [cssVar: string, fallback: string];
+  dash?: number[];
+  width: number;
+}
+
+export const RESOURCE_SERIES: readonly PlotSeries[] = [
+  { label: 'capacity', stroke: ['--muted', '#4a505c'], dash: [6, 4], width: 1.5 },
+  { label: 'allocatable', stroke: ['--accent', '#0b57d0'], width: 2 },
+  { label: 'allocated', stroke: ['--ok-fg', '#0a5c2b'], fill: ['--ok-bg', '#e3f4e8'], width: 1.5 },
+];
+
+/** A DRA driver's own series: no capacity or allocatable, the counts snapshot.dra defines. */
+export const DRA_SERIES: readonly PlotSeries[] = [
+  { label: 'published', stroke: ['--muted', '#4a505c'], dash: [6, 4], width: 1.5 },
+  { label: 'usable', stroke: ['--accent', '#0b57d0'], width: 2 },
+  { label: 'allocated', stroke: ['--ok-fg', '#0a5c2b'], fill: ['--ok-bg', '#e3f4e8'], width: 1.5 },
+  { label: 'unhealthy', stroke: ['--bar-bad', '#c2273a'], dash: [2, 2], width: 2 },
+];
+
+function cssVar(el: Element, [name, fallback]: readonly [string, string]): string {
   return getComputedStyle(el).getPropertyValue(name).trim() || fallback;
 }
 
-export function HistoryPlot({ data, height = 160 }: { data: ChartData; height?: number }) {
+export function HistoryPlot({
+  data,
+  series,
+  height = 160,
+}: {
+  data: ChartData;
+  series: readonly PlotSeries[];
+  height?: number;
+}) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const latest = useRef(data);
@@ -26,8 +59,8 @@ export function HistoryPlot({ data, height = 160 }: { data: ChartData; height?: 
     let resize: ResizeObserver | null = null;
     void import('uplot').then(({ default: UPlot }) => {
       if (cancelled) return;
-      const text = cssVar(el, '--muted', '#4a505c');
-      const grid = cssVar(el, '--border', '#c9ced6');
+      const text = cssVar(el, ['--muted', '#4a505c']);
+      const grid = cssVar(el, ['--border', '#c9ced6']);
       const stepped = UPlot.paths.stepped?.({ align: 1 });
       // Buckets are dense and stepped: points would only add noise.
       const points = { show: false };
@@ -42,32 +75,18 @@ export function HistoryPlot({ data, height = 160 }: { data: ChartData; height?: 
           axes: [axis, { ...axis, size: 40 }],
           series: [
             {},
-            {
-              label: 'capacity',
-              stroke: cssVar(el, '--muted', '#4a505c'),
-              dash: [6, 4],
-              width: 1.5,
+            ...series.map((s) => ({
+              label: s.label,
+              stroke: cssVar(el, s.stroke),
+              ...(s.fill ? { fill: cssVar(el, s.fill) } : {}),
+              ...(s.dash ? { dash: s.dash } : {}),
+              width: s.width,
               paths: stepped,
               points,
-            },
-            {
-              label: 'allocatable',
-              stroke: cssVar(el, '--accent', '#0b57d0'),
-              width: 2,
-              paths: stepped,
-              points,
-            },
-            {
-              label: 'allocated',
-              stroke: cssVar(el, '--ok-fg', '#0a5c2b'),
-              fill: cssVar(el, '--ok-bg', '#e3f4e8'),
-              width: 1.5,
-              paths: stepped,
-              points,
-            },
+            })),
           ],
         },
-        latest.current,
+        latest.current as uPlot.AlignedData,
         el,
       );
       resize = new ResizeObserver(() => {
@@ -81,10 +100,10 @@ export function HistoryPlot({ data, height = 160 }: { data: ChartData; height?: 
       plot.current?.destroy();
       plot.current = null;
     };
-  }, [height]);
+  }, [height, series]);
 
   useEffect(() => {
-    plot.current?.setData(data);
+    plot.current?.setData(data as uPlot.AlignedData);
   }, [data]);
 
   return <div ref={box} className="history-plot" aria-hidden="true" style={{ minHeight: height }} />;

@@ -1,13 +1,15 @@
 'use client';
-// History on the node page and in the device drawer. REST fills the chosen window; the node
-// stream's `history` messages (opted in with ?history=true) extend every cached window of the node,
-// and a gap (reconnect, lost message) refetches. Charts end at the live snapshot's counts.
+// History on the node page and in the device drawers: device-plugin resources and DRA drivers, each
+// device's health strip. REST fills the chosen window; the node stream's `history` messages (opted
+// in with ?history=true) extend every cached window of the node, and a gap (reconnect, lost
+// message) refetches. Charts end at the live snapshot's counts.
 import { useCallback, useEffect, useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { HistoryMessage, NodeSnapshot } from '@plugboard/api';
+import type { DraHealthTransition, HealthTransition, HistoryMessage, NodeSnapshot } from '@plugboard/api';
 import { appendHistory, HISTORY_WINDOWS, type HistoryView } from '../../lib/history';
 import { historyQuery, queryKeys } from '../../lib/queries';
 import type { ExtraMessage } from '../../lib/use-live-query';
+import { DraDriverHistory } from './dra-driver-history';
 import { HealthStrip } from './health-strip';
 import { ResourceHistory } from './resource-history';
 
@@ -47,6 +49,7 @@ export function NodeHistoryPanel({ node }: { node: NodeSnapshot }) {
   const q = useQuery(historyQuery(node.nodeName, win));
   const now = useNow(10_000);
   const resources = Object.values(node.resources).sort((a, b) => a.name.localeCompare(b.name));
+  const draDrivers = Object.values(node.dra?.drivers ?? {}).sort((a, b) => a.name.localeCompare(b.name));
   return (
     <div>
       <p className="row">
@@ -78,37 +81,59 @@ export function NodeHistoryPanel({ node }: { node: NodeSnapshot }) {
               now={now}
             />
           ))}
+          {q.data.draRecorded &&
+            draDrivers.map((d) => (
+              <DraDriverHistory
+                key={`dra:${d.name}`}
+                driver={d.name}
+                points={q.data.draDrivers[d.name] ?? []}
+                live={d.counts}
+                windowLabel={win.label}
+                now={now}
+              />
+            ))}
         </div>
+      )}
+      {q.data && !q.data.draRecorded && draDrivers.length > 0 && (
+        <p className="muted">
+          This gateway&apos;s history does not record DRA drivers (it predates DRA history).
+        </p>
       )}
     </div>
   );
 }
 
 /**
- * Health strips of a tile's devices (replicas included) over the last hour, for the drawer.
- * `unrecorded`: what to say when the history holds none of the keys (the gateway records every
- * device it knows at least once, so none means it does not record them, e.g. DRA devices).
+ * Health strips of a tile's devices (replicas included) over the last hour, for the drawers: a
+ * device plugin's devices, or a DRA device (`api: 'dra'`; its strip also shows its taints).
  */
 export function DeviceHealthHistory({
   nodeName,
   deviceKeys,
-  unrecorded,
+  api = 'device-plugin',
 }: {
   nodeName: string;
   deviceKeys: string[];
-  unrecorded?: string;
+  api?: 'device-plugin' | 'dra';
 }) {
   const win = HISTORY_WINDOWS[1];
   const q = useQuery(historyQuery(nodeName, win));
   const now = useNow(10_000);
   if (q.isError) return <p className="muted">History unavailable.</p>;
   if (!q.data) return <p className="muted">Loading history…</p>;
-  if (unrecorded !== undefined && deviceKeys.every((k) => !(k in q.data.devices))) {
-    return <p className="muted">{unrecorded}</p>;
+  if (api === 'dra' && !q.data.draRecorded) {
+    return (
+      <p className="muted">
+        This gateway&apos;s history does not record DRA devices (it predates DRA history): see the
+        device&apos;s events below.
+      </p>
+    );
   }
+  const history: Record<string, readonly (HealthTransition | DraHealthTransition)[]> =
+    api === 'dra' ? q.data.draDevices : q.data.devices;
   // A young gateway knows less than the window: start the strips where its history starts, so a
   // fault a minute ago is not a sliver at the right edge of an empty hour.
-  const known = deviceKeys.flatMap((k) => q.data.devices[k] ?? []);
+  const known = deviceKeys.flatMap((k) => history[k] ?? []);
   const first = known.reduce((m, tr) => Math.min(m, tr.t), Infinity);
   const last = known.reduce((m, tr) => Math.max(m, tr.t), -Infinity);
   const to = Math.max(now, last + 1);
@@ -119,7 +144,7 @@ export function DeviceHealthHistory({
         <HealthStrip
           key={key}
           device={key.slice(key.lastIndexOf('/') + 1)}
-          transitions={q.data.devices[key] ?? []}
+          transitions={history[key] ?? []}
           from={from}
           to={to}
         />

@@ -1,17 +1,25 @@
-// A compact allocatable-vs-capacity sparkline for the overview's node cards (inline SVG: a
-// hundred cards must not create a hundred canvases). Its text equivalent is a visually hidden
-// sentence with the same numbers.
+// A compact sparkline for the overview's node cards (inline SVG: a hundred cards must not create a
+// hundred canvases): a line (allocatable, or a DRA driver's usable) under its ceiling (capacity, or
+// published). Its text equivalent is a visually hidden sentence with the same numbers.
 import { memo } from 'react';
-import type { ResourcePoint } from '@plugboard/api';
-import { historySummary } from '../../lib/history';
 
 const W = 120;
 const H = 24;
 
+/** One bucket as the sparkline draws it. */
+export interface SparkPoint {
+  t: number;
+  step: number;
+  /** The ceiling, drawn dashed. */
+  top: number;
+  /** The value, drawn solid (the bucket's dip, so a short fault shows). */
+  line: number;
+}
+
 /** SVG path of a stepped series scaled to the sparkline's box. */
-export function sparkPath(
-  points: readonly ResourcePoint[],
-  value: (p: ResourcePoint) => number,
+export function sparkPath<P extends { t: number; step: number }>(
+  points: readonly P[],
+  value: (p: P) => number,
   max: number,
 ): string {
   if (points.length === 0) return '';
@@ -28,24 +36,21 @@ export function sparkPath(
 }
 
 export const Sparkline = memo(function Sparkline({
-  resource,
   points,
-  windowLabel,
+  text,
 }: {
-  resource: string;
-  points: readonly ResourcePoint[];
-  windowLabel: string;
+  points: readonly SparkPoint[];
+  /** The text equivalent: what it is of and the sentence with its numbers. */
+  text: string;
 }) {
-  const max = points.reduce((m, p) => Math.max(m, p.capacity), 0);
+  const max = points.reduce((m, p) => Math.max(m, p.top), 0);
   return (
     <span className="sparkline">
       <svg width={W} height={H} viewBox={`0 0 ${W} ${H}`} aria-hidden="true" focusable="false">
-        <path d={sparkPath(points, (p) => p.capacity, max)} className="spark-capacity" />
-        <path d={sparkPath(points, (p) => p.minAllocatable, max)} className="spark-allocatable" />
+        <path d={sparkPath(points, (p) => p.top, max)} className="spark-capacity" />
+        <path d={sparkPath(points, (p) => p.line, max)} className="spark-allocatable" />
       </svg>
-      <span className="sr-only">
-        {resource} {historySummary(points, windowLabel)}
-      </span>
+      <span className="sr-only">{text}</span>
     </span>
   );
 });

@@ -2,7 +2,7 @@
 // One DRA device's page-in-a-drawer: where it is published (driver, pool, name), what the driver
 // says about its health and what the kubelet was told, its taints with where they come from, the
 // simulated fault's phase, the claims allocated it and their pods, its attributes and capacity,
-// and its events.
+// its health and taints over the last hour from the gateway's history, and its events.
 import { useMemo } from 'react';
 import type { DraAttributeValue, DraDeviceState, NodeSnapshot } from '@plugboard/api';
 import { draDeviceHistory, draFaultsForDevice, kubeletDisagrees } from '../../lib/dra-view';
@@ -227,11 +227,7 @@ export function DraDeviceDrawer({
           <h3>Active simulated faults</h3>
           <FaultList faults={faults} />
           <h3>Health over the last hour</h3>
-          <DeviceHealthHistory
-            nodeName={node.nodeName}
-            deviceKeys={[d.key]}
-            unrecorded="The gateway's history does not record this DRA device (yet): see its events below."
-          />
+          <DeviceHealthHistory nodeName={node.nodeName} deviceKeys={[d.key]} api="dra" />
           <h3>History</h3>
           <EventList events={history} label={`History of ${d.name}, newest first`} />
         </>

@@ -2,14 +2,12 @@ import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ReactNode } from 'react';
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import type { DraDeviceState, NodeSnapshot } from '@plugboard/api';
 import { makeSnapshot } from '../../test/make-snapshot';
 import { DRA_CLASS, DRA_DRIVER, withDra } from '../../test/make-dra';
 import { draTileKey } from '../../lib/dra-view';
 import type { HistoryView } from '../../lib/history';
-import { queryKeys } from '../../lib/queries';
-import { HISTORY_WINDOWS } from '../../lib/history';
+import { withHistory } from '../../test/with-history';
 import { ClaimsTable } from './claims-table';
 import { DraDeviceDrawer } from './dra-device-drawer';
 import { DraDrivers } from './dra-drivers';
@@ -32,19 +30,12 @@ function withDevice(n: NodeSnapshot, key: string, change: Partial<DraDeviceState
   return { ...n, dra: { ...dra, devices: { ...dra.devices, [key]: { ...dra.devices[key]!, ...change } } } };
 }
 
-/** A QueryClient whose last-hour history is already known (no fetch in a component test). */
-function withHistory(children: ReactNode, devices: HistoryView['devices'] = {}) {
-  // gcTime Infinity: no garbage-collection timer keeps the test process alive after cleanup.
-  const client = new QueryClient({ defaultOptions: { queries: { gcTime: Infinity } } });
-  const win = HISTORY_WINDOWS[1];
-  client.setQueryData<HistoryView>(queryKeys.history('node-a', win.ms), {
-    windowMs: win.ms,
-    stepMs: 1000,
-    resources: {},
-    devices,
-  });
-  return <QueryClientProvider client={client}>{children}</QueryClientProvider>;
-}
+/** The drawer with the gateway's history of node-a's DRA devices already known. */
+const withDraHistory = (
+  children: ReactNode,
+  draDevices: HistoryView['draDevices'] = {},
+  draRecorded = true,
+) => withHistory(children, 'node-a', { draDevices, draRecorded });
 
 describe('ClaimsTable', () => {
   it('lists claims with requests, devices, pods, phase and health; a pending claim first, with why', () => {
@@ -178,7 +169,19 @@ describe('DraDeviceDrawer', () => {
         },
       ],
     });
-    render(withHistory(<DraDeviceDrawer node={n} deviceKey={KEY1} onClose={() => {}} />));
+    const now = Date.now();
+    render(
+      withDraHistory(<DraDeviceDrawer node={n} deviceKey={KEY1} onClose={() => {}} />, {
+        [KEY1]: [
+          { t: now - 600_000, health: 'Healthy', reason: null, taint: null },
+          { t: now - 300_000, health: 'Unhealthy', reason: 'simulated: ECC errors', taint: null },
+          { t: now - 120_000, health: 'Unhealthy', reason: 'simulated: ECC errors', taint: 'NoExecute' },
+        ],
+        [`${DRA_DRIVER}/node-a/gpu-2`]: [
+          { t: now - 600_000, health: 'Unhealthy', reason: 'other', taint: null },
+        ],
+      }),
+    );
     const drawer = screen.getByRole('dialog', { name: 'DRA device gpu-1' });
     const text = drawer.textContent ?? '';
     assert.match(text, /DRA \(resource\.k8s\.io ResourceSlice\), not a device plugin/);
@@ -205,16 +208,35 @@ describe('DraDeviceDrawer', () => {
     assert.match(attrs, /resource\.kubernetes\.io\/numaNode\s*0/);
     assert.match(attrs, /driverVersion\s*version 1\.0\.0/);
     assert.match(attrs, /capacity memory\s*80Gi/);
-    assert.match(text, /does not record this DRA device \(yet\)/);
+    // Its health strip from the gateway's history: this device's transitions only, taint included.
+    const strip = within(drawer).getByRole('list', { name: 'Health history of gpu-1' });
+    const spans = within(strip)
+      .getAllByRole('listitem')
+      .map((li) => li.textContent ?? '');
+    assert.equal(spans.length, 3);
+    assert.match(spans[0]!, /^Healthy from .+ to [^n]/);
+    assert.match(spans[1]!, /^Unhealthy from .+ \(simulated: ECC errors\)$/);
+    assert.match(spans[2]!, /^Unhealthy, tainted NoExecute from .+ to now \(simulated: ECC errors\)$/);
+    assert.match(text, /gpu-1: unhealthy 1 time, tainted 1 time/);
+    assert.doesNotMatch(text, /does not record/);
+  });
+
+  it('the health strip of a gateway that predates DRA history says it is not recorded', () => {
+    render(withDraHistory(<DraDeviceDrawer node={node()} deviceKey={KEY1} onClose={() => {}} />, {}, false));
+    assert.match(
+      document.body.textContent ?? '',
+      /history does not record DRA devices \(it predates DRA history\)/,
+    );
+    assert.equal(screen.queryByRole('list', { name: 'Health history of gpu-1' }), null);
   });
 
   it('a device without a health stream: the kubelet was told nothing; a gone device says so', () => {
     const n = withDevice(node(), KEY1, { kubeletHealth: null });
-    render(withHistory(<DraDeviceDrawer node={n} deviceKey={KEY1} onClose={() => {}} />));
+    render(withDraHistory(<DraDeviceDrawer node={n} deviceKey={KEY1} onClose={() => {}} />));
     assert.match(document.body.textContent ?? '', /nothing: no health stream \(NodeWatchResources\) is open/);
     cleanup();
     render(
-      withHistory(<DraDeviceDrawer node={n} deviceKey={`${DRA_DRIVER}/node-a/gone`} onClose={() => {}} />),
+      withDraHistory(<DraDeviceDrawer node={n} deviceKey={`${DRA_DRIVER}/node-a/gone`} onClose={() => {}} />),
     );
     assert.match(document.body.textContent ?? '', /no longer in the driver's ResourceSlices/);
   });

@@ -123,8 +123,12 @@ export const NodeCard = memo(function NodeCard({
       {draDrivers.map(([name, c]) => (
         <DraCountsSummary key={`dra:${name}`} name={name} counts={c} />
       ))}
-      {showHistory && s && resources.length > 0 && (
-        <NodeSparklines nodeName={node.name} resources={resources.map(([name]) => name)} />
+      {showHistory && s && (resources.length > 0 || draDrivers.length > 0) && (
+        <NodeSparklines
+          nodeName={node.name}
+          resources={resources.map(([name]) => name)}
+          draDrivers={draDrivers.map(([name]) => name)}
+        />
       )}
     </article>
   );
