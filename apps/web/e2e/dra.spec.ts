@@ -1,8 +1,9 @@
 // DRA beside device plugins against a real gateway running a DRA driver on kubelet-sim (its plugin
 // watcher, the scheduler's DRA allocator, the device taint eviction controller): both APIs' devices
 // on one NUMA map, the claims table with the scheduler's reason for a pending claim, the DRA device
-// drawer, and a fault on a DRA device travelling the real DRA path — health to the pod's status,
-// then a NoExecute taint (its pod named before confirm) evicting the pod — and clearing it.
+// drawer, and a fault on a DRA device travelling the real DRA path — health to the pod's status and
+// its affected flag, then a NoExecute taint (its pod named before confirm) evicting the pod, the
+// drawer's health strip and the driver's history chart — and clearing it.
 import { expect, test, type Page } from '@playwright/test';
 import type { NodeSnapshot } from '@plugboard/api';
 import { DRA_DRIVER, NIC } from './fixture-spec';
@@ -126,6 +127,9 @@ test("a fault on a DRA device: health reaches the pod's status; a NoExecute tain
   await expect
     .poll(async () => (await gatewaySnapshot(NODE)).dra?.claims[claimKey]?.health, DRA_PATH)
     .toBe('Unhealthy');
+  // The pod holding it is in the fault's blast radius, as on a device-plugin device.
+  const evicteeRow = page.locator('tr[data-pod="ml/dra-evictee"]').first();
+  await expect(evicteeRow).toContainText('affected: uses an unhealthy device');
 
   await sw.click();
   await page
@@ -134,6 +138,7 @@ test("a fault on a DRA device: health reaches the pod's status; a NoExecute tain
     .click();
   await expect(sw).toHaveAttribute('aria-checked', 'false');
   await expect(claimRow.getByText('Healthy', { exact: true })).toBeVisible(DRA_PATH);
+  await expect(evicteeRow).not.toContainText('affected', DRA_PATH);
 
   // 2. NoExecute: the dialog names the pod it evicts before anything is sent.
   await sw.click();
@@ -151,11 +156,26 @@ test("a fault on a DRA device: health reaches the pod's status; a NoExecute tain
   await expect(
     page.locator('tr[data-pod="ml/dra-evictee"]').filter({ hasNotText: /Failed|Evicted/ }),
   ).toHaveCount(0, DRA_PATH);
+  const evictedTile = tile.getByRole('button', {
+    name: new RegExp(`^${target.name}\\s*,\\s*Unhealthy.*taint NoExecute.*free`),
+  });
+  await expect(evictedTile).toBeVisible(DRA_PATH);
+  // Its drawer's health strip, from the gateway's history (1 s buckets here): now unhealthy with
+  // the NoExecute taint.
+  await evictedTile.click();
+  const drawer = page.getByRole('dialog', { name: `DRA device ${target.name}` });
+  const strip = drawer.getByRole('list', { name: `Health history of ${target.name}` });
+  await expect(strip.getByRole('listitem').last()).toContainText(
+    /^Unhealthy, tainted NoExecute from .* to now/,
+    DRA_PATH,
+  );
+  await expect(drawer).toContainText(new RegExp(`${target.name}: unhealthy \\d+ times?, tainted 1 time`));
+  await expectNoSeriousA11yViolations(page, 'DRA device drawer with its health strip');
+  await drawer.getByRole('button', { name: 'Close' }).click();
+  // The driver's chart beside the device plugins', marked DRA.
   await expect(
-    tile.getByRole('button', {
-      name: new RegExp(`^${target.name}\\s*,\\s*Unhealthy.*taint NoExecute.*free`),
-    }),
-  ).toBeVisible(DRA_PATH);
+    page.getByRole('figure', { name: new RegExp(`^${escape(DRA_DRIVER)} DRA driver — Last hour: usable`) }),
+  ).toBeVisible();
   await expect(page.getByRole('region', { name: /Active simulated faults/ })).toContainText(
     'taint NoExecute',
   );
