@@ -283,7 +283,7 @@ function fromTypedClaim(c: ResourceV1ResourceClaim): ResourceClaim {
 
 /** A DraKubeApi on @kubernetes/client-node 1.4 (ResourceV1Api, CoreV1Api). */
 export async function kubeApiFromKubeConfig(access: KubeAccess): Promise<DraKubeApi> {
-  const k8s = await import('@kubernetes/client-node');
+  const k8s = await import('./kube-client.js');
   let kc: KubeConfig;
   if ('kubeConfig' in access) kc = access.kubeConfig;
   else {
