@@ -68,6 +68,21 @@ describe('Admission without GetPreferredAllocation', () => {
     assert.deepEqual(devicesOf(f, 'one', GPU), ['a'], 'the lowest NUMA node that fits (node 1)');
   });
 
+  test("container IDs name the runtime the Node reports (containerRuntimeVersion's scheme)", async () => {
+    await f.sim.admitPod(pod('ids', { [GPU]: 1 }));
+    const node = (await (await fetch(`${f.sim.url}/api/v1/nodes/${f.sim.nodeName}`)).json()) as {
+      status: { nodeInfo: { containerRuntimeVersion: string } };
+    };
+    const runtime = node.status.nodeInfo.containerRuntimeVersion.split('://')[0];
+    const status = (await getPod(f, 'ids')).status as PodStatus & {
+      containerStatuses: (ContainerStatus & { containerID?: string })[];
+    };
+    const id = status.containerStatuses[0]?.containerID ?? '';
+    assert.match(id, /^[a-z0-9-]+:\/\/[0-9a-f]{64}$/);
+    assert.equal(id.split('://')[0], runtime, `${id} vs ${node.status.nodeInfo.containerRuntimeVersion}`);
+    await f.sim.deletePod('default', 'ids');
+  });
+
   test('whole-CPU Guaranteed containers get exclusive CPUs from one NUMA node', async () => {
     await f.sim.admitPod({
       metadata: { name: 'pinned', namespace: 'default' },

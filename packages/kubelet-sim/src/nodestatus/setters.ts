@@ -5,6 +5,7 @@
 
 import { release } from 'node:os';
 import { kubeTime } from '../util/kube-time.js';
+import { CONTAINER_RUNTIME_VERSION } from '../kuberuntime/runtime.js';
 import type { KubeObject } from '../apiserver/object-store.js';
 import { totalCpus, totalHugepages, totalMemoryBytes, type NodeShape } from '../machine/node-shape.js';
 
@@ -99,7 +100,7 @@ export function renderNode(n: NodeObjectInput): KubeObject {
         bootID: n.uid,
         kernelVersion: release(),
         osImage: 'Plugboard kubelet-sim',
-        containerRuntimeVersion: 'plugboard-sim://0.1.0',
+        containerRuntimeVersion: CONTAINER_RUNTIME_VERSION,
         kubeletVersion: SIMULATED_KUBELET_VERSION,
         kubeProxyVersion: '',
         operatingSystem: 'linux',

@@ -8,7 +8,7 @@
 // (kuberuntime_manager.go SyncPod: PrepareDynamicResources before createPodSandbox); a failure
 // stops the sync there and the pod is synced again later, as the pod workers resync it.
 
-import { randomBytes } from 'node:crypto';
+import { newContainerId } from '../kuberuntime/runtime.js';
 import type { Logger } from 'pino';
 import type { DeviceManager } from '../cm/devicemanager/manager.js';
 import type { EventType } from '../apiserver/events.js';
@@ -132,7 +132,7 @@ export class PodWorkers {
     if (pod.gone || isTerminal(pod)) return;
     if (c.lastTerminated) c.restartCount++;
     if (c.containerId) c.log.rotate();
-    c.containerId = `containerd://${randomBytes(32).toString('hex')}`;
+    c.containerId = newContainerId();
     // What the kubelet records for a start (kuberuntime_container.go startContainer): the image is
     // "already present" (nothing is pulled), the container is created, then started.
     const image = typeof c.spec.raw['image'] === 'string' ? c.spec.raw['image'] : '';
