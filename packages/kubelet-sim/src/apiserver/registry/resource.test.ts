@@ -4,6 +4,7 @@
 // PUT without resourceVersion refused (AllowUnconditionalUpdate false for v1) while a patch is not,
 // and a delete answered with a Status. The ResourceSlice strategy: every device taint's timeAdded
 // defaulted on create, update and patch (SetDefaults_DeviceTaint), none taken from the stored slice.
+// Both store a given timeAdded as metav1.Time encodes it: UTC, whole seconds.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -204,5 +205,20 @@ describe('ResourceSlice strategy', () => {
     stampedSince(taintsOf(patched, 2)![0]!.timeAdded, since);
     assert.equal(taintsOf(updated, 2), undefined, 'the previous object is not mutated');
     assert.deepEqual(taintsOf(patched, 1), taintsOf(updated, 1));
+  });
+
+  it('a given timeAdded is stored as metav1.Time encodes it: UTC, the fraction dropped', () => {
+    const s = storage('resourceslices');
+    const created = s.create(
+      undefined,
+      slice({
+        'gpu-0': [{ key: 'example.com/ecc', effect: 'NoExecute', timeAdded: '2026-11-27T16:35:01.999Z' }],
+        'gpu-1': [{ key: 'example.com/ecc', effect: 'NoSchedule', timeAdded: '2026-11-27T18:35:01+02:00' }],
+      }),
+    );
+    assert.equal(taintsOf(created, 0)![0]!.timeAdded, '2026-11-27T16:35:01Z');
+    assert.equal(taintsOf(created, 1)![0]!.timeAdded, '2026-11-27T16:35:01Z');
+    const rule = storage().create(undefined, body('NoSchedule', { timeAdded: '2025-06-01T12:00:00.5Z' }));
+    assert.equal(taintOf(rule)['timeAdded'], '2025-06-01T12:00:00Z');
   });
 });

@@ -39,20 +39,30 @@ function withTaint(obj: KubeObject, taint: Obj): void {
   obj['spec'] = { ...asObj(obj['spec']), taint };
 }
 
-/** SetDefaults_DeviceTaint: a taint without timeAdded gets the current time, in whole seconds. */
-function defaultTimeAdded(obj: KubeObject, now: string): void {
-  const taint = asObj(asObj(obj['spec'])['taint']);
-  if (taint['timeAdded'] === undefined || taint['timeAdded'] === null)
-    withTaint(obj, { ...taint, timeAdded: now });
+/**
+ * A taint's timeAdded as the API server stores it: the current second when left out
+ * (SetDefaults_DeviceTaint), else the given time as metav1.Time encodes it — RFC 3339 in UTC, the
+ * fraction dropped (a client sending `…:01.234Z` reads back `…:01Z`). A time that does not parse is
+ * kept for validation to refuse. `undefined` when nothing changes.
+ */
+function storedTimeAdded(taint: unknown, now: string): string | undefined {
+  const t = asObj(taint)['timeAdded'];
+  if (t === undefined || t === null) return now;
+  if (typeof t !== 'string' || Number.isNaN(Date.parse(t))) return undefined;
+  const whole = kubeTime(new Date(Math.floor(Date.parse(t) / 1000) * 1000));
+  return whole === t ? undefined : whole;
 }
 
-const untimed = (taint: unknown) => {
-  const t = asObj(taint)['timeAdded'];
-  return t === undefined || t === null;
-};
+/** The rule's taint with its stored timeAdded. */
+function defaultTimeAdded(obj: KubeObject, now: string): void {
+  const taint = asObj(asObj(obj['spec'])['taint']);
+  const timeAdded = storedTimeAdded(taint, now);
+  if (timeAdded !== undefined) withTaint(obj, { ...taint, timeAdded });
+}
 
 /**
- * SetDefaults_DeviceTaint on every taint of the slice's devices. The spec, its device list and the
+ * storedTimeAdded on every taint of the slice's devices (SetDefaults_DeviceTaint, metav1.Time's
+ * encoding). The spec, its device list and the
  * devices may be shared with the stored object (a patch leaves what it does not touch in place):
  * only what changes is copied.
  */
@@ -63,11 +73,16 @@ function defaultSliceTaintTimes(obj: KubeObject, now: string): void {
   let changed = false;
   const next = devices.map((d: unknown) => {
     const taints = asObj(d)['taints'];
-    if (!Array.isArray(taints) || !taints.some(untimed)) return d;
+    if (!Array.isArray(taints)) return d;
+    const times = taints.map((t: unknown) => storedTimeAdded(t, now));
+    if (times.every((t) => t === undefined)) return d;
     changed = true;
     return {
       ...asObj(d),
-      taints: taints.map((t: unknown) => (untimed(t) ? { ...asObj(t), timeAdded: now } : t)),
+      taints: taints.map((t: unknown, i) => {
+        const timeAdded = times[i];
+        return timeAdded === undefined ? t : { ...asObj(t), timeAdded };
+      }),
     };
   });
   if (changed) obj['spec'] = { ...spec, devices: next };
