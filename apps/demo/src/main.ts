@@ -180,6 +180,12 @@ async function main(): Promise<void> {
     say(
       `     (one context per node: ${cluster.nodes.map((n) => n.name).join(', ')} — kubectl --context ${cluster.nodes.at(-1)!.name} get events)`,
     );
+    // kubectl plugboard finds gateways as pods through one context's API; each simulated node has its
+    // own API slice, so the demo names its gateways directly (the plugin's --gateway mode).
+    say(
+      `     or kubectl plugboard: export PATH=${join(repoRoot, 'node_modules/.bin')}:$PATH ` +
+        `PLUGBOARD_GATEWAYS=${cluster.nodes.map((n) => n.gateway.url).join(',')}; kubectl plugboard nodes`,
+    );
     const dra = draFaultHint(cluster, web.url);
     if (dra) say(`     or ${dra}`);
     say('     or replay a timeline: npm start -- --scenario examples/scenarios/numa-outage.yaml');

@@ -168,6 +168,17 @@ describe('npm start', { timeout: 600_000 }, () => {
     assert.match(claims, /^ml\s+inference-gpu\s+allocated,reserved\s/m, claims);
     assert.match(claims, /^ml\s+train-pair-gpus-\w+\s+allocated,reserved\s/m, claims);
     assert.match(claims, /^ml\s+train-wide-gpus-\w+\s+pending\s/m, claims);
+
+    // The plugin through kubectl, as printed: kubectl finds kubectl-plugboard on the PATH given, and
+    // PLUGBOARD_GATEWAYS names every node's gateway.
+    const p = /kubectl plugboard: export PATH=(\S+):\$PATH PLUGBOARD_GATEWAYS=(\S+);/.exec(output);
+    assert.ok(p, `the demo prints how to run kubectl plugboard:\n${output}`);
+    const withPlugin = { ...env, PATH: `${p[1]!}:${env.PATH ?? ''}`, PLUGBOARD_GATEWAYS: p[2]! };
+    const nodes = (
+      await promisify(execFile)(kubectl, ['plugboard', 'nodes'], { env: withPlugin, encoding: 'utf8' })
+    ).stdout;
+    for (const node of NODES) assert.match(nodes, new RegExp(`^${node}\\s`, 'm'), nodes);
+    assert.match(nodes, /^dra-node\s.*gpu\.plugboard\.example/m, nodes);
   });
 
   it('stops on SIGINT within 5 s: no process, no socket, the port is free', async () => {
