@@ -65,6 +65,19 @@ describe('RestartWatcher', () => {
     });
   }
 
+  it('files other than the sockets (a checkpoint written beside dra.sock) start no check', async () => {
+    const events = await setup(true, 60_000);
+    for (let i = 0; i < 20; i++) {
+      await writeFile(join(dir, `checkpoint.json.${i}.tmp`), '{}');
+      await rename(join(dir, `checkpoint.json.${i}.tmp`), join(dir, 'checkpoint.json'));
+    }
+    // inotify delivers in order: once the socket's deletion is signalled, every event before it was seen.
+    const signal = once(events, 'signal');
+    await unlink(join(dir, 'own.sock'));
+    assert.deepEqual(await signal, ['socket-deleted']);
+    assert.ok(watcher!.checksRequested <= 2, `${watcher!.checksRequested} checks for one socket event`);
+  });
+
   it('notices kubelet.sock deleted and created again even when the inode number is reused', async () => {
     const events = await setup(false);
     const signal = once(events, 'signal');

@@ -1,10 +1,12 @@
 // Notices a kubelet restart from the filesystem: the kubelet deletes every socket in the
 // device-plugin directory when it starts, then creates a new kubelet.sock. Also notices kubelet.sock
 // going away (a kubelet stopping). fs.watch gives a fast signal; a polling fallback covers hostPath
-// mounts where inotify misses events.
+// mounts where inotify misses events. Only events naming a watched socket (or naming nothing) start
+// a check: a DRA driver's checkpoint sits beside its dra.sock, and every prepare and unprepare
+// writes it (a temporary file, then a rename).
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 
 export type RestartSignal =
   'socket-deleted' | 'kubelet-sock-recreated' | 'kubelet-sock-appeared' | 'kubelet-sock-removed';
@@ -43,6 +45,7 @@ export class RestartWatcher {
   #checking = false;
   #recheck = false;
   #paused = 0;
+  #requested = 0;
 
   constructor(options: RestartWatcherOptions) {
     this.#options = options;
@@ -58,9 +61,16 @@ export class RestartWatcher {
         ...(this.#options.kubeletSocket ? [this.#options.kubeletSocket] : []),
       ].map((p) => dirname(p)),
     );
+    const watched = (name: string | null): boolean =>
+      name === null ||
+      [...this.#options.ownSockets(), this.#options.kubeletSocket].some(
+        (p) => p !== null && basename(p) === name,
+      );
     for (const dir of this.#options.fsWatch === false ? [] : dirs) {
       try {
-        const watcher = watch(dir, { persistent: false }, () => void this.check());
+        const watcher = watch(dir, { persistent: false }, (_event, name) => {
+          if (watched(name)) void this.check();
+        });
         watcher.on('error', () => watcher.close());
         this.#watchers.push(watcher);
       } catch {
@@ -99,7 +109,13 @@ export class RestartWatcher {
     this.#paused = Math.max(0, this.#paused - 1);
   }
 
+  /** How many checks were asked for (by events, polls and callers), coalesced or not. */
+  get checksRequested(): number {
+    return this.#requested;
+  }
+
   async check(): Promise<void> {
+    this.#requested++;
     if (this.#checking) {
       this.#recheck = true;
       return;
