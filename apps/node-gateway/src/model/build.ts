@@ -32,6 +32,7 @@ import {
   podTopology,
   type TopologyInput,
 } from './topology.js';
+import { sameItems } from '../same-items.js';
 
 /** A device as the plugin advertises it (structurally @plugboard/plugin's PluginDevice). */
 export interface DeviceInput {
@@ -105,27 +106,12 @@ export class BuildCache {
   podDevices: object = {};
   /** The DRA section's devices and claims of the last build. */
   readonly dra = new DraBuildCache();
-  private podDraToken: object = {};
-  private podDraSig: readonly unknown[] = [];
-
-  /**
-   * The pods section's DRA input: replaced whenever a claim, or a DRA device a claim or PodResources
-   * names, is a different object than last time. A fault on a free DRA device leaves the pods alone.
-   */
-  podDra(held: readonly unknown[]): object {
-    const prev = this.podDraSig;
-    if (held === prev) return this.podDraToken;
-    if (held.length !== prev.length || held.some((x, i) => x !== prev[i])) this.podDraToken = {};
-    this.podDraSig = held;
-    return this.podDraToken;
-  }
   private readonly sections = new Map<string, { deps: readonly unknown[]; value: unknown }>();
 
   /** `compute()`'s last value while every dependency is the same object/value as last time. */
   memo<T>(name: string, deps: readonly unknown[], compute: () => T): T {
     const hit = this.sections.get(name);
-    if (hit && hit.deps.length === deps.length && hit.deps.every((d, i) => d === deps[i]))
-      return hit.value as T;
+    if (hit && sameItems(hit.deps, deps)) return hit.value as T;
     const value = compute();
     this.sections.set(name, { deps, value });
     return value;
@@ -220,9 +206,6 @@ function indexAllocatable(
   }
   return out;
 }
-
-const sameNumbers = (a: readonly number[], b: readonly number[]): boolean =>
-  a.length === b.length && a.every((v, i) => v === b[i]);
 
 const sameAllocation = (a: DeviceAllocation | null, b: DeviceAllocation | null): boolean =>
   a === b ||
@@ -339,13 +322,13 @@ function buildDevices(
         cached.replicaOf === d.replicaOf &&
         cached.kubeletHealth === kubeletHealth &&
         cached.fault === fault &&
-        sameNumbers(cached.numaNodes, d.numaNodes) &&
+        sameItems(cached.numaNodes, d.numaNodes) &&
         sameAllocation(cached.allocation, allocation)
       ) {
         devices[key] = cached;
         continue;
       }
-      if (!cached || !sameNumbers(cached.numaNodes, d.numaNodes)) layoutChanged = true;
+      if (!cached || !sameItems(cached.numaNodes, d.numaNodes)) layoutChanged = true;
       if (allocation || cached?.allocation) podDevicesChanged = true;
       const state: DeviceState = {
         key,
@@ -567,13 +550,7 @@ function buildPods(
           topo?.admissions.get(key),
         ]
       : [];
-    if (
-      hit &&
-      hit.pr === pr &&
-      hit.kp === kp &&
-      hit.signature.length === signature.length &&
-      hit.signature.every((x, i) => x === signature[i])
-    ) {
+    if (hit && hit.pr === pr && hit.kp === kp && sameItems(hit.signature, signature)) {
       pods[key] = hit.state;
       nextCache.set(key, hit);
       continue;
@@ -732,7 +709,13 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
       'pods',
       [
         cache?.podDevices ?? devices,
-        cache ? cache.podDra(m('pod-held-dra', [dra, prPods], () => podHeldDra(dra, prPods))) : dra,
+        // The pods section's DRA input: a new token only when a claim, or a DRA device a claim or
+        // PodResources names, is another object. A fault on a free DRA device leaves the pods alone.
+        m(
+          'pod-dra',
+          m('pod-held-dra', [dra, prPods], () => podHeldDra(dra, prPods)),
+          () => ({}),
+        ),
         prPods,
         inputs.topology,
         ...(inputs.kube?.pods ?? []),

@@ -32,6 +32,7 @@ import {
   type WireResourceSlice,
   type WireSliceDevice,
 } from './dra-objects.js';
+import { sameItems } from '../same-items.js';
 
 /** The standard NUMA node attribute (KEP-6072) the drivers publish. */
 export const NUMA_NODE_ATTRIBUTE = 'resource.kubernetes.io/numaNode';
@@ -332,9 +333,6 @@ export class DraBuildCache {
   }
 }
 
-const sameSig = (a: readonly unknown[], b: readonly unknown[]): boolean =>
-  a.length === b.length && a.every((x, i) => x === b[i]);
-
 /** `compute()` unless the cache holds a state built from the same signature. */
 function reuse<T>(
   cache: Map<string, { sig: readonly unknown[]; state: T }> | null,
@@ -344,7 +342,7 @@ function reuse<T>(
   compute: () => T,
 ): T {
   const hit = cache?.get(key);
-  const state = hit && sameSig(hit.sig, sig) ? hit.state : compute();
+  const state = hit && sameItems(hit.sig, sig) ? hit.state : compute();
   next.set(key, { sig, state });
   return state;
 }

@@ -19,6 +19,7 @@ import type { DraDriverInput } from '../model/dra.js';
 import type { NodeModel } from '../model/node-model.js';
 import type { FaultActuator } from '../faults/fault-store.js';
 import { GatewayError } from '../errors.js';
+import { sameItems } from '../same-items.js';
 
 export interface DraDriverHooks {
   health?: (driver: string, event: DraDriverEvents['health'][0]) => void;
@@ -56,23 +57,20 @@ export function draDriverInput(driver: DraDriver): DraDriverInput {
   };
 }
 
-const sameList = <T>(a: readonly T[], b: readonly T[]): boolean =>
-  a.length === b.length && a.every((x, i) => x === b[i]);
-
 /** The driver keeps unchanged devices and slice entries as the same objects: compare by reference. */
 function sameDriverInput(a: DraDriverInput, b: DraDriverInput): boolean {
   return (
     a.devices === b.devices &&
     a.reported === b.reported &&
     a.healthStreams === b.healthStreams &&
-    sameList(a.sliceDevices, b.sliceDevices) &&
+    sameItems(a.sliceDevices, b.sliceDevices) &&
     a.registration.phase === b.registration.phase &&
     a.registration.registeredAt === b.registration.registeredAt &&
     a.registration.error === b.registration.error &&
     a.publication.generation === b.publication.generation &&
     a.publication.lastPublishedAt === b.publication.lastPublishedAt &&
     a.publication.error === b.publication.error &&
-    sameList(a.publication.slices, b.publication.slices)
+    sameItems(a.publication.slices, b.publication.slices)
   );
 }
 

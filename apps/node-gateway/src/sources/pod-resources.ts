@@ -15,6 +15,7 @@ import { podresources } from '@plugboard/proto';
 import type { PodResourcesInput } from '../model/build.js';
 import type { SourceState } from '@plugboard/api';
 import { sameSourceState } from '../model/source-state.js';
+import { sameItems } from '../same-items.js';
 
 export interface PodResourcesPollerOptions {
   socket: string;
@@ -161,8 +162,7 @@ export class PodResourcesPoller {
       return prev ?? value;
     };
     const nextPods = pods.map(reuse);
-    const samePods =
-      nextPods.length === this.lastPods.length && nextPods.every((p, i) => p === this.lastPods[i]);
+    const samePods = sameItems(nextPods, this.lastPods);
     const allocatableJson = `allocatable:${JSON.stringify(allocatable)}`;
     const prevAllocatable = this.lastParts.get(allocatableJson) as
       podresources.AllocatableResourcesResponse | undefined;
