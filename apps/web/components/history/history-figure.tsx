@@ -6,7 +6,7 @@
 // dra-driver-history.tsx).
 import { useId, type ReactNode } from 'react';
 import type { HistoryRow } from '../../lib/history';
-import { HistoryPlot, type ChartData, type PlotSeries } from './history-plot';
+import { HistoryPlot, PLOT_HEIGHT, type ChartData, type PlotSeries } from './history-plot';
 
 const clock = (ms: number) =>
   new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
@@ -105,7 +105,12 @@ export function HistoryFigure({
       <figcaption id={`${id}-cap`}>
         {title} — {summary}
       </figcaption>
-      <HistoryPlot data={data} series={series} />
+      {/* One time alone (no bucket closed yet) is nothing to draw, and uPlot would pad it to years. */}
+      {(data[0]?.length ?? 0) >= 2 ? (
+        <HistoryPlot data={data} series={series} />
+      ) : (
+        <div className="history-plot" aria-hidden="true" style={{ minHeight: PLOT_HEIGHT }} />
+      )}
       <p className="history-legend" aria-hidden="true">
         {series.map((s, i) => (
           <span key={s.label}>

@@ -11,6 +11,9 @@ import type uPlot from 'uplot';
 /** x (seconds), then one column per series. */
 export type ChartData = number[][];
 
+/** The chart's height in CSS pixels, also kept while there is nothing to draw. */
+export const PLOT_HEIGHT = 160;
+
 /** One line of a chart; colours are CSS custom properties (with a fallback) so themes apply. */
 export interface PlotSeries {
   label: string;
@@ -41,7 +44,7 @@ function cssVar(el: Element, [name, fallback]: readonly [string, string]): strin
 export function HistoryPlot({
   data,
   series,
-  height = 160,
+  height = PLOT_HEIGHT,
 }: {
   data: ChartData;
   series: readonly PlotSeries[];
@@ -72,7 +75,8 @@ export function HistoryPlot({
           legend: { show: false },
           cursor: { show: false },
           scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-          axes: [axis, { ...axis, size: 40 }],
+          // The y axis leaves room for half the first x tick's date label ("11/27/26 5:07pm"), centred on it.
+          axes: [axis, { ...axis, size: 56 }],
           series: [
             {},
             ...series.map((s) => ({
