@@ -9,6 +9,7 @@ const order = [
   '@plugboard/proto',
   '@plugboard/api',
   '@plugboard/topology',
+  '@plugboard/local-cluster',
   '@plugboard/plugin',
   '@plugboard/kubelet-sim',
   '@plugboard/node-gateway',

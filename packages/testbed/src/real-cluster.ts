@@ -1,0 +1,199 @@
+// A node on the real local cluster, for a test. `npm test` starts one control plane for the whole
+// run (scripts/test.mjs: `plugboard-cluster up --nodes 0`) and names its directory in
+// PLUGBOARD_REAL_CLUSTER_DIR; each test file adds kubelets of its own (each in its own mount
+// namespace, so its device-plugin directory is its own) and removes them when it ends. Node names
+// are unique per test file, so files run side by side on one control plane.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { waitFor } from './wait.js';
+import {
+  addNode,
+  cachedBinaries,
+  readState,
+  removeNode,
+  restartKubelet,
+  startKubelet,
+  stopKubelet,
+  type Binaries,
+  type ClusterState,
+  type NodeState,
+  type TopologyManagerPolicy,
+} from '@plugboard/local-cluster';
+
+const run = promisify(execFile);
+
+export const REAL_CLUSTER_ENV = 'PLUGBOARD_REAL_CLUSTER_DIR';
+
+export interface KubectlResult {
+  stdout: string;
+  stderr: string;
+}
+
+export interface RealCluster {
+  dir: string;
+  /** The cluster admin's kubeconfig. */
+  kubeconfig: string;
+  server: string;
+  binaries: Binaries;
+  /** The real kubectl (v1.37, built with the cluster) as the cluster admin. */
+  kubectl(args: readonly string[], opts?: { input?: string }): Promise<KubectlResult>;
+  /** `kubectl … -o json`, parsed. */
+  kubectlJson<T = unknown>(args: readonly string[]): Promise<T>;
+  /**
+   * A new real kubelet on this cluster, named `<prefix>-<random>`. It reports node status every
+   * second (upstream's default is 10 s) so that tests see capacity changes without long waits.
+   */
+  addNode(
+    prefix: string,
+    opts?: { topologyManagerPolicy?: TopologyManagerPolicy; nodeStatusUpdateFrequency?: string },
+  ): Promise<RealNode>;
+  /** A new namespace named `<prefix>-<random>`; deleted (without waiting) by the returned function. */
+  namespace(prefix: string): Promise<{ name: string; remove(): Promise<void> }>;
+}
+
+export interface RealNode {
+  name: string;
+  /** Where this kubelet's device-plugin directory is (a plugin may serve there directly). */
+  devicePluginDir: string;
+  pluginsRegistryDir: string;
+  pluginsDir: string;
+  podResourcesSocket: string;
+  /** The node's own kubeconfig (system:node:<name>). */
+  kubeconfig: string;
+  /** argv prefix running a process in the node's mount namespace (third-party plugins with fixed paths). */
+  exec: string[];
+  /** Every CreateContainer request the node's fake runtime received, oldest first. */
+  containers(): CreateContainerRecord[];
+  /** Stops the kubelet and starts it again, as a kubelet restart; resolves when the Node is Ready. */
+  restartKubelet(): Promise<void>;
+  /** Stops the kubelet (plugins and the runtime stay), as a kubelet going down. */
+  stopKubelet(): Promise<void>;
+  /** Starts the stopped kubelet again; resolves when the Node is Ready. */
+  startKubelet(): Promise<void>;
+  /** Stops the node's processes and deletes its Node object. */
+  remove(): Promise<void>;
+}
+
+/** What the fake runtime recorded of one CreateContainer request (CRI v1, JSON field names). */
+export interface CreateContainerRecord {
+  containerId?: string;
+  request: {
+    podSandboxId: string;
+    config: {
+      metadata: { name: string; attempt?: number };
+      /** Decoded (the record holds CRI's bytes in base64). */
+      envs?: { key: string; value: string }[];
+      devices?: { containerPath: string; hostPath: string; permissions: string }[];
+      mounts?: { containerPath: string; hostPath: string; readonly?: boolean }[];
+      annotations?: Record<string, string>;
+      CDIDevices?: { name: string }[];
+      cdiDevices?: { name: string }[];
+      labels?: Record<string, string>;
+    };
+    sandboxConfig: { metadata: { name: string; namespace: string; uid: string } };
+  };
+}
+
+export function realClusterDir(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = env[REAL_CLUSTER_ENV];
+  if (!dir) {
+    throw new Error(
+      `${REAL_CLUSTER_ENV} is not set: this test runs on the real local cluster that \`npm test\` starts ` +
+        '(it needs root and Go; see docs/LOCAL-CLUSTER.md). To run it alone: ' +
+        'sudo npx plugboard-cluster up --nodes 0 --dir /tmp/pb-cluster --apiserver-port 0, then ' +
+        `${REAL_CLUSTER_ENV}=/tmp/pb-cluster node --test …`,
+    );
+  }
+  return dir;
+}
+
+function nodeHandle(cluster: RealCluster, bins: Binaries, state: ClusterState, node: NodeState): RealNode {
+  return {
+    name: node.name,
+    devicePluginDir: node.devicePluginDir,
+    pluginsRegistryDir: node.pluginsRegistryDir,
+    pluginsDir: node.pluginsDir,
+    podResourcesSocket: node.podResourcesSocket,
+    kubeconfig: node.kubeconfig,
+    exec: node.exec,
+    containers: () => {
+      let text = '';
+      try {
+        text = readFileSync(node.containersRecord, 'utf8');
+      } catch {
+        return [];
+      }
+      return text
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => {
+          const rec = JSON.parse(l) as CreateContainerRecord;
+          // CRI v1 (1.37) carries an env value as bytes, which protojson writes in base64.
+          for (const e of rec.request.config.envs ?? [])
+            e.value = Buffer.from(e.value, 'base64').toString('utf8');
+          return rec;
+        });
+    },
+    restartKubelet: async () => {
+      await restartKubelet(bins, state, node.name);
+    },
+    stopKubelet: () => stopKubelet(state, node.name),
+    startKubelet: async () => {
+      await startKubelet(bins, state, node.name);
+    },
+    remove: async () => {
+      await removeNode(state, node.name);
+      await cluster.kubectl(['delete', 'node', node.name, '--ignore-not-found', '--wait=false']);
+    },
+  };
+}
+
+/** The real cluster `npm test` started (PLUGBOARD_REAL_CLUSTER_DIR). */
+export function realCluster(env: NodeJS.ProcessEnv = process.env): RealCluster {
+  const dir = realClusterDir(env);
+  const bins = cachedBinaries(env);
+  if (!bins) throw new Error('the local cluster’s binaries are not built: run `npx plugboard-cluster build`');
+  const state = readState(dir);
+  const kubectl = async (args: readonly string[], opts: { input?: string } = {}): Promise<KubectlResult> => {
+    const child = run(bins.kubectl, ['--kubeconfig', state.kubeconfig, ...args], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    child.child.stdin?.end(opts.input ?? '');
+    try {
+      return await child;
+    } catch (err) {
+      const e = err as { stderr?: string; message: string };
+      throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, { cause: err });
+    }
+  };
+  const cluster: RealCluster = {
+    dir,
+    kubeconfig: state.kubeconfig,
+    server: state.server,
+    binaries: bins,
+    kubectl,
+    kubectlJson: async <T>(args: readonly string[]) =>
+      JSON.parse((await kubectl([...args, '-o', 'json'])).stdout) as T,
+    addNode: async (prefix, opts = {}) => {
+      const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+      const node = await addNode(bins, state, { name, nodeStatusUpdateFrequency: '1s', ...opts });
+      return nodeHandle(cluster, bins, state, node);
+    },
+    namespace: async (prefix) => {
+      const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+      await kubectl(['create', 'namespace', name]);
+      // The namespace's default ServiceAccount comes from the controller manager, shortly after.
+      await waitFor(`the default ServiceAccount of ${name}`, async () => {
+        await kubectl(['get', 'serviceaccount', 'default', '-n', name]);
+        return true;
+      });
+      return {
+        name,
+        remove: async () => void (await kubectl(['delete', 'namespace', name, '--wait=false'])),
+      };
+    },
+  };
+  return cluster;
+}
