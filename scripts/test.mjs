@@ -2,10 +2,16 @@
 // Root test runner: every workspace's tests, ending with node:test's own summary.
 //   npm test                      all tests (web browser tests first, then every *.test.ts)
 //   npm test -- packages/plugin   only test files under the given paths (no browser tests)
+// The real-cluster suites (*.real.test.ts) run on one real Kubernetes (packages/local-cluster)
+// started here for the run — a control plane whose nodes each suite adds and removes — and torn
+// down at the end, whatever happened. What the tests need on the machine is got first
+// (scripts/test-prereqs.mjs).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureDebianPackages, realClusterProblems } from './test-prereqs.mjs';
 
 const root = resolve(fileURLToPath(import.meta.url), '../..');
 const SKIP_DIRS = new Set([
@@ -35,11 +41,21 @@ function run(cmd, args, opts = {}) {
   return res.status ?? 1;
 }
 
+const webDir = join(root, 'apps', 'web');
+const runWeb = filters.length === 0;
+const problems = ensureDebianPackages([
+  ...(runWeb ? [['chromium', 'chromium']] : []),
+  ['prometheus', 'prometheus'],
+  ['promtool', 'prometheus'],
+]);
+if (problems.length > 0) {
+  for (const p of problems) console.error(`npm test: ${p}`);
+  process.exit(1);
+}
+
 let failed = 0;
 // Browser and component tests of the web app (their own runners) come first so that
 // node:test's summary is the last thing printed.
-const webDir = join(root, 'apps', 'web');
-const runWeb = filters.length === 0;
 if (runWeb) failed |= run('npm', ['run', 'test:web', '-w', '@plugboard/web']);
 
 const dirs = ['packages', 'apps', 'deploy', 'scripts'].map((d) => join(root, d)).filter(existsSync);
@@ -53,13 +69,64 @@ if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-const status = run(process.execPath, [
-  '--conditions=@plugboard/source',
-  '--import',
-  'tsx',
-  '--test',
-  '--test-reporter=spec',
-  `--test-concurrency=${process.env.PLUGBOARD_TEST_CONCURRENCY ?? 3}`,
-  ...files.map((f) => relative(root, f)),
-]);
+// One real cluster for every real-cluster suite of this run.
+const clusterBin = join(root, 'packages', 'local-cluster', 'bin', 'plugboard-cluster.js');
+let clusterDir = null;
+function stopCluster() {
+  if (!clusterDir) return;
+  const dir = clusterDir;
+  clusterDir = null;
+  const res = spawnSync(process.execPath, [clusterBin, 'down', '--dir', dir], {
+    stdio: 'inherit',
+    cwd: root,
+  });
+  if (res.status === 0) rmSync(dir, { recursive: true, force: true });
+  else
+    console.error(`npm test: the real cluster in ${dir} did not stop cleanly; its logs are in ${dir}/logs`);
+}
+const env = { ...process.env };
+if (files.some((f) => f.endsWith('.real.test.ts'))) {
+  const why = realClusterProblems();
+  if (why.length > 0) {
+    for (const p of why) console.error(`npm test: ${p}`);
+    process.exit(1);
+  }
+  // Builds the binaries the first time (a progress line as it goes), then starts the control plane.
+  if (run(process.execPath, [clusterBin, 'build'], { stdio: ['ignore', 'ignore', 'inherit'] }) !== 0)
+    process.exit(1);
+  clusterDir = mkdtempSync(join(tmpdir(), 'pb-real-cluster-'));
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.on(sig, () => {
+      stopCluster();
+      process.exit(130);
+    });
+  }
+  const up = spawnSync(
+    process.execPath,
+    [clusterBin, 'up', '--nodes', '0', '--dir', clusterDir, '--apiserver-port', '0'],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      cwd: root,
+    },
+  );
+  if (up.status !== 0) {
+    stopCluster();
+    process.exit(1);
+  }
+  env.PLUGBOARD_REAL_CLUSTER_DIR = clusterDir;
+}
+const status = run(
+  process.execPath,
+  [
+    '--conditions=@plugboard/source',
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    `--test-concurrency=${process.env.PLUGBOARD_TEST_CONCURRENCY ?? 3}`,
+    ...files.map((f) => relative(root, f)),
+  ],
+  { env },
+);
+stopCluster();
 process.exit(failed || status);
