@@ -185,6 +185,12 @@ export class ResourceSlicePublisher {
   #ownerUid: string | null = null;
   /** The node's slices as last listed or written; null: list before the next sync. */
   #known: ResourceSlice[] | null = null;
+  /**
+   * A resync asked for a fresh list. A flag, not `#known = null`: a resync timer firing while a sync
+   * awaits a write must not pull the list from under it (the write then failed on a null list after
+   * it had reached the server, and the sync never reported it as published).
+   */
+  #relist = false;
   #running: Promise<void> | null = null;
   #dirty = false;
   #scheduled = false;
@@ -241,7 +247,7 @@ export class ResourceSlicePublisher {
 
   /** Forget what is known and list again (someone else may have changed or deleted slices). */
   resync(): void {
-    this.#known = null;
+    this.#relist = true;
     this.update();
   }
 
@@ -288,7 +294,8 @@ export class ResourceSlicePublisher {
       requests.getNode++;
       this.#ownerUid = await o.kube.readNodeUid(o.nodeName);
     }
-    if (this.#known === null) {
+    if (this.#known === null || this.#relist) {
+      this.#relist = false;
       requests.list++;
       this.#known = await o.kube.listResourceSlices(this.#selector);
     }
