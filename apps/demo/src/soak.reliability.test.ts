@@ -60,7 +60,7 @@ function openFds(): number {
 
 test(
   `soak: demo cluster with a flapping scenario for ${DURATION_MS / 1000} s — RSS and handle slope, event ring bounded`,
-  { timeout: 2 * DURATION_MS + 120_000 },
+  { timeout: 4 * DURATION_MS + 120_000 },
   async (t) => {
     const stateDir = mkdtempSync(join(tmpdir(), 'pb-rel-soak-'));
     const cluster = await startDemoCluster({
@@ -127,12 +127,13 @@ test(
     let maxRing = 0;
     // The run lasts DURATION_MS and gathers at least MIN_SAMPLES after the warm-up: a sample takes a
     // second plus a round of REST faults, so on a busy machine the same duration holds fewer samples
-    // (5 of 10 seen in CI-like runs); the run then goes on until it has them, up to twice as long.
+    // (5 to 9 of 10 seen in CI-like runs at load 15); the run then goes on until it has them, up to four
+    // times as long.
     const MIN_SAMPLES = 10;
     const enough = (): boolean =>
       performance.now() - started >= DURATION_MS &&
       (samples.filter((x) => x.t >= WARMUP_MS).length >= MIN_SAMPLES ||
-        performance.now() - started >= 2 * DURATION_MS);
+        performance.now() - started >= 4 * DURATION_MS);
     while (!enough()) {
       // A REST fault every 2 s, cleared on the next round.
       if (samples.length % 2 === 0) {
