@@ -45,7 +45,7 @@ import { PluginWatcher } from './pluginmanager/plugin-watcher.js';
 import { PodManager } from './pods/pod-manager.js';
 import { DEFAULT_BACKOFF } from './pods/runtime.js';
 import type { KubeObject } from './apiserver/object-store.js';
-import type { DeviceManagerState, KubeletSim, KubeletSimOptions } from './types.js';
+import type { KubeletSim, KubeletSimOptions, KubeletState } from './types.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
@@ -277,7 +277,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
   deviceManager.on('disconnected', (e) => emitter.emit('disconnected', e));
   deviceManager.on('resource-removed', (e) => emitter.emit('resource-removed', e));
 
-  const state = (): DeviceManagerState => ({
+  const state = (): KubeletState => ({
     node: {
       name: nodeName,
       numaNodes: shape.numaNodes.map((n) => ({
