@@ -121,7 +121,6 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
 
   // Dynamic Resource Allocation: the kubelet's DRA manager and, around the node, the control
   // plane's parts (scheduler, ResourceClaim controller, device taint eviction).
-  const podsRef: { current: PodManager | null } = { current: null };
   const dra = new DraManager({
     nodeName,
     stateDir,
@@ -129,7 +128,6 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     slices: resourceSlices,
     ...(opts.draWipingDelayMs !== undefined ? { wipingDelayMs: opts.draWipingDelayMs } : {}),
     logger,
-    onPodsHealthChanged: (uids) => podsRef.current?.onDraHealth(uids),
   });
   const claimController = new ResourceClaimController({
     claims: resourceClaims,
@@ -193,7 +191,6 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     },
     logger,
   });
-  podsRef.current = pods;
   const evictions = new DeviceTaintEvictionController({
     claims: resourceClaims,
     slices: resourceSlices,
