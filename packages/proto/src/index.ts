@@ -12,4 +12,15 @@ export * as drav1beta1 from './gen/dra/v1beta1/api.pb.js';
 export * as drahealthv1 from './gen/dra-health/v1/api.pb.js';
 export * as drahealthv1alpha1 from './gen/dra-health/v1alpha1/api.pb.js';
 export * from './constants.js';
-export { bindUnixServer, closeUnixServer, type BindUnixServerOptions } from './unix-server.js';
+export {
+  bindUnixServer,
+  closeUnixServer,
+  connectionRoutes,
+  type BindUnixServerOptions,
+  type ConnectionRefusal,
+  type ConnectionRoute,
+  type ConnectionRouter,
+  type ConnectionRouterEvents,
+  type RoutedUnixConnection,
+  type UnixServerLogger,
+} from './unix-server.js';
