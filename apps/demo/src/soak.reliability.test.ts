@@ -60,7 +60,7 @@ function openFds(): number {
 
 test(
   `soak: demo cluster with a flapping scenario for ${DURATION_MS / 1000} s — RSS and handle slope, event ring bounded`,
-  { timeout: DURATION_MS + 120_000 },
+  { timeout: 2 * DURATION_MS + 120_000 },
   async (t) => {
     const stateDir = mkdtempSync(join(tmpdir(), 'pb-rel-soak-'));
     const cluster = await startDemoCluster({
@@ -125,7 +125,15 @@ test(
     const started = performance.now();
     let restCycles = 0;
     let maxRing = 0;
-    while (performance.now() - started < DURATION_MS) {
+    // The run lasts DURATION_MS and gathers at least MIN_SAMPLES after the warm-up: a sample takes a
+    // second plus a round of REST faults, so on a busy machine the same duration holds fewer samples
+    // (5 of 10 seen in CI-like runs); the run then goes on until it has them, up to twice as long.
+    const MIN_SAMPLES = 10;
+    const enough = (): boolean =>
+      performance.now() - started >= DURATION_MS &&
+      (samples.filter((x) => x.t >= WARMUP_MS).length >= MIN_SAMPLES ||
+        performance.now() - started >= 2 * DURATION_MS);
+    while (!enough()) {
       // A REST fault every 2 s, cleared on the next round.
       if (samples.length % 2 === 0) {
         for (const target of targets) {
@@ -159,7 +167,7 @@ test(
       await new Promise((r) => setTimeout(r, 1000));
     }
     const measured = samples.filter((s) => s.t >= WARMUP_MS);
-    assert.ok(measured.length >= 10, `${measured.length} samples after warm-up`);
+    assert.ok(measured.length >= MIN_SAMPLES, `${measured.length} samples after warm-up`);
     const first = measured[0]!;
     const last = measured.at(-1)!;
     const rssSlope = slopePerMinute(measured, 'rss');

@@ -85,7 +85,10 @@ test('?since=N resumes with the missing patches, or a fresh snapshot when histor
 });
 
 test('a client that stops reading is cut off with 4008 while a reading client keeps receiving', async () => {
-  const s = await serve({ maxQueueBytes: 256 << 10 });
+  // The close frame waits behind everything already queued for the slow client; a grace period the
+  // test cannot outrun on a busy machine keeps the server from terminating before the client, once
+  // it reads again, gets there (with 200 ms the close turned into 1006 under load).
+  const s = await serve({ maxQueueBytes: 256 << 10, closeGraceMs: 60_000 });
   after(s.stop);
   const slow = await connectStream(s.url);
   const fast = await connectStream(s.url);

@@ -527,26 +527,27 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   }
 
   async #serveRegistration(): Promise<void> {
-    const server = registrationServer(
-      {
-        type: DRA_PLUGIN_TYPE,
-        name: this.driverName,
-        endpoint: this.socketPath,
-        supportedVersions: [
-          DRA_PLUGIN_SERVICE_V1,
-          DRA_PLUGIN_SERVICE_V1BETA1,
-          DRA_RESOURCE_HEALTH_SERVICE_V1,
-          DRA_RESOURCE_HEALTH_SERVICE_V1ALPHA1,
-        ],
-      },
-      {
-        onInfo: () => {
-          this.#registration.infoCalls++;
-          if (this.#registration.phase !== 'stopped') this.#registration.phase = 'registering';
+    const newServer = (): Server =>
+      registrationServer(
+        {
+          type: DRA_PLUGIN_TYPE,
+          name: this.driverName,
+          endpoint: this.socketPath,
+          supportedVersions: [
+            DRA_PLUGIN_SERVICE_V1,
+            DRA_PLUGIN_SERVICE_V1BETA1,
+            DRA_RESOURCE_HEALTH_SERVICE_V1,
+            DRA_RESOURCE_HEALTH_SERVICE_V1ALPHA1,
+          ],
         },
-        onStatus: (status) => this.#onRegistrationStatus(status.pluginRegistered, status.error),
-      },
-    );
+        {
+          onInfo: () => {
+            this.#registration.infoCalls++;
+            if (this.#registration.phase !== 'stopped') this.#registration.phase = 'registering';
+          },
+          onStatus: (status) => this.#onRegistrationStatus(status.pluginRegistered, status.error),
+        },
+      );
     // Bound under a hidden name (the plugin watcher skips dot files), then renamed into place: the
     // socket appears to the kubelet already listening. A socket file exists from bind(), a moment
     // before listen(); a kubelet that sees it then gets ECONNREFUSED and retries a second later.
@@ -554,20 +555,33 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       dirname(this.registrationSocketPath),
       `.${basename(this.registrationSocketPath)}.binding`,
     );
-    await this.#bind(server, hidden);
-    try {
-      await rename(hidden, this.registrationSocketPath);
-    } catch (err) {
-      await closeUnixServer(server, hidden);
-      throw new PluginError(
-        'internal',
-        `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`,
-        {
-          cause: err,
-        },
-      );
+    // The hidden socket can vanish between bind and rename (seen once on a real node under load:
+    // ENOENT from the rename); bind it again rather than give up, a bounded number of times.
+    for (let attempt = 1; ; attempt++) {
+      const server = newServer();
+      await this.#bind(server, hidden);
+      try {
+        await rename(hidden, this.registrationSocketPath);
+        this.#registrationServer = server;
+        return;
+      } catch (err) {
+        await closeUnixServer(server, hidden);
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) {
+          this.#logger.warn(
+            { socket: hidden, attempt },
+            'registration socket vanished before it was renamed into place: binding it again',
+          );
+          continue;
+        }
+        throw new PluginError(
+          'internal',
+          `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`,
+          {
+            cause: err,
+          },
+        );
+      }
     }
-    this.#registrationServer = server;
   }
 
   async #bind(server: Server, path: string): Promise<void> {

@@ -209,7 +209,7 @@ describe('the DRA driver on the real kubelet', () => {
     // Each device's entry names its own CDI device. (The real kubelet 1.37.2 also repeats the CDI
     // devices of the driver's earlier devices in each later entry: GetDynamicResources in
     // pkg/kubelet/cm/container_manager_linux.go declares its cdiDevices slice outside the device
-    // loop. docs/KUBELET-SIM.md lists the difference.)
+    // loop; kubelet-sim does the same, docs/KUBELET-SIM.md.)
     for (const r of dynamic[0]?.claimResources ?? []) {
       assert.ok(
         r.cdiDevices.some((d) => d.name === `k8s.${DRIVER}/gpu=${claim.metadata.uid}-${r.deviceName}`),
