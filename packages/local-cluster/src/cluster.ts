@@ -220,6 +220,9 @@ async function startControlPlane(
         `--tls-cert-file=${join(pkiDir, 'apiserver.crt')}`,
         `--tls-private-key-file=${join(pkiDir, 'apiserver.key')}`,
         `--client-ca-file=${join(pkiDir, 'ca.crt')}`,
+        // Reach kubelets at their Node IP (this machine), never by resolving the node's name:
+        // the names resolve nowhere, and the lookup would leave the machine.
+        '--kubelet-preferred-address-types=InternalIP',
         `--kubelet-client-certificate=${join(pkiDir, 'apiserver-kubelet-client.crt')}`,
         `--kubelet-client-key=${join(pkiDir, 'apiserver-kubelet-client.key')}`,
         `--service-account-key-file=${join(pkiDir, 'sa.pub')}`,

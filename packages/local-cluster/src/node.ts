@@ -55,6 +55,9 @@ export function kubeletArgv(
     'nsenter',
     `--target=${node.namespace.pid}`,
     '--mount',
+    // Entering a mount namespace moves the working directory to its root; the kubelet's own
+    // directory is a safer place for anything it resolves relative to where it runs.
+    `--wd=${node.rootDir}`,
     '--',
     bins.kubelet,
     `--config=${node.kubeletConfig}`,

@@ -153,6 +153,10 @@ describe('device plugins on the real kubelet', () => {
       .map((d) => d.name)
       .sort();
     assert.deepEqual(cdi, fromPodResources.map((id) => `plugboard.example/gpu=${id}`).sort());
+    // The runtime keeps a log per container, as a real one does (an empty one here): without a log
+    // path the kubelet's log manager would glob "*" where it runs when the container goes.
+    const logs = await cluster.kubectl(['logs', '-n', ns.name, 'train']);
+    assert.equal(logs.stdout, '');
   });
 
   it('PodResources List, GetAllocatableResources and Get from the real kubelet agree with the plugin', async () => {

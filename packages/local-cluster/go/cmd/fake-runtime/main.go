@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -24,15 +25,61 @@ import (
 	"k8s.io/cri-client/pkg/fake"
 )
 
-// recordingRuntime is the fake runtime with CreateContainer recorded.
+// recordingRuntime is the fake runtime with CreateContainer recorded, and a log file per container.
 type recordingRuntime struct {
 	*fake.RemoteRuntime
 	mu     sync.Mutex
 	record *os.File
+	// logPaths: container ID → its log file. The fake reports no log path, and the kubelet's log
+	// manager then removes every match of the glob "*" in its working directory when a container
+	// goes (container_log_manager.go Clean: pattern LogPath + "*"): a real runtime always has one.
+	logPaths map[string]string
+}
+
+// logPath is where a runtime writes a container's log: the sandbox's log directory joined with the
+// container's log path (both set by the kubelet).
+func logPath(req *kubeapi.CreateContainerRequest) string {
+	dir := req.GetSandboxConfig().GetLogDirectory()
+	rel := req.GetConfig().GetLogPath()
+	if dir == "" || rel == "" {
+		return ""
+	}
+	return filepath.Join(dir, rel)
+}
+
+func (r *recordingRuntime) ContainerStatus(ctx context.Context, req *kubeapi.ContainerStatusRequest) (*kubeapi.ContainerStatusResponse, error) {
+	resp, err := r.RemoteRuntime.ContainerStatus(ctx, req)
+	if err == nil && resp.GetStatus() != nil && resp.Status.LogPath == "" {
+		r.mu.Lock()
+		resp.Status.LogPath = r.logPaths[req.ContainerId]
+		r.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (r *recordingRuntime) RemoveContainer(ctx context.Context, req *kubeapi.RemoveContainerRequest) (*kubeapi.RemoveContainerResponse, error) {
+	resp, err := r.RemoteRuntime.RemoveContainer(ctx, req)
+	if err == nil {
+		r.mu.Lock()
+		delete(r.logPaths, req.ContainerId)
+		r.mu.Unlock()
+	}
+	return resp, err
 }
 
 func (r *recordingRuntime) CreateContainer(ctx context.Context, req *kubeapi.CreateContainerRequest) (*kubeapi.CreateContainerResponse, error) {
 	resp, err := r.RemoteRuntime.CreateContainer(ctx, req)
+	if path := logPath(req); err == nil && path != "" {
+		// An empty log, as a container that printed nothing has: `kubectl logs` reads it.
+		if mkErr := os.MkdirAll(filepath.Dir(path), 0o755); mkErr == nil {
+			if f, createErr := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o640); createErr == nil {
+				_ = f.Close()
+			}
+		}
+		r.mu.Lock()
+		r.logPaths[resp.ContainerId] = path
+		r.mu.Unlock()
+	}
 	if r.record != nil {
 		body, merr := protojson.MarshalOptions{UseProtoNames: false}.Marshal(req)
 		if merr == nil {
@@ -68,7 +115,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "fake-runtime: listen %s: %v\n", *listen, err)
 		os.Exit(1)
 	}
-	rt := &recordingRuntime{RemoteRuntime: fake.NewFakeRemoteRuntime()}
+	rt := &recordingRuntime{RemoteRuntime: fake.NewFakeRemoteRuntime(), logPaths: map[string]string{}}
 	if *record != "" {
 		f, err := os.OpenFile(*record, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
