@@ -124,9 +124,9 @@ const status = run(
     '--test',
     '--test-reporter=spec',
     `--test-concurrency=${process.env.PLUGBOARD_TEST_CONCURRENCY ?? 3}`,
-  // A bound, not a pause: a test that waits on something that never comes fails after 10 minutes
-  // instead of holding the whole run until CI's limit.
-  '--test-timeout=600000',
+    // A bound, not a pause: a test that waits on something that never comes fails after 10 minutes
+    // instead of holding the whole run until CI's limit.
+    '--test-timeout=600000',
     ...files.map((f) => relative(root, f)),
   ],
   { env },
