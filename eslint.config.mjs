@@ -8,6 +8,7 @@ export default tseslint.config(
       '**/dist/**',
       '**/.next/**',
       'packages/proto/src/gen/**',
+      'packages/kubelet-sim/src/apiserver/openapi/generated/{openapiv2,google}/**',
       '**/*.mjs',
       '**/*.js',
       '**/*.cjs',

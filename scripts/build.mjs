@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(fileURLToPath(import.meta.url), '../..');
 const order = [
   '@plugboard/proto',
+  '@plugboard/grpc-authority',
   '@plugboard/api',
   '@plugboard/topology',
   '@plugboard/local-cluster',

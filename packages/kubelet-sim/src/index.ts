@@ -4,6 +4,7 @@ export type {
   KubeletSim,
   KubeletSimOptions,
   KubeletSimEvents,
+  KubeletState,
   DeviceManagerState,
   PodState,
 } from './types.js';

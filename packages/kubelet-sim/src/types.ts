@@ -92,7 +92,11 @@ export interface KubeletSimOptions extends NodeShapeOptions {
   logger?: Logger;
 }
 
-export interface DeviceManagerState {
+/**
+ * What `state()` and `GET /control/v1/state` hold: the node with its managers' accounting, the
+ * device manager's resources, every pod with its admission decision, and the DRA manager.
+ */
+export interface KubeletState {
   node: {
     name: string;
     numaNodes: {
@@ -121,6 +125,9 @@ export interface DeviceManagerState {
   /** The DRA manager: registered drivers and their plugins, and every claim it prepared. */
   dra: DraStateView;
 }
+
+/** The former name of KubeletState, which holds more than the device manager's state. */
+export type DeviceManagerState = KubeletState;
 
 export interface PodState {
   namespace: string;
@@ -180,7 +187,7 @@ export interface KubeletSim {
   dryRunPod(pod: PodSpecInput, override?: TopologyOverride): Promise<AdmissionDecision>;
   deletePod(namespace: string, name: string): Promise<void>;
   restart(): Promise<void>;
-  state(): DeviceManagerState;
+  state(): KubeletState;
   on<E extends keyof KubeletSimEvents>(
     event: E,
     listener: (...args: KubeletSimEvents[E]) => void,

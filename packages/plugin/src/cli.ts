@@ -51,6 +51,10 @@ Options:
       --node-name NAME           this node (DRA ResourceSlices, every log line) env PLUGBOARD_NODE_NAME
                                  (else NODE_NAME, else the host name)
       --log-level LEVEL          fatal|error|warn|info|debug|trace|silent        env PLUGBOARD_LOG_LEVEL (default info)
+      --accept-raw-path-authority
+                                 serve a kubelet < 1.26 that dials the plugins' and drivers' sockets
+                                 with the socket path as :authority (Node's HTTP/2 refuses it; off
+                                 by default)                  env PLUGBOARD_ACCEPT_RAW_PATH_AUTHORITY=true
   -h, --help                     show this help
 
 Fault options (fault/heal write or remove <fault dir>/<device>; a running driver applies it):
@@ -72,6 +76,8 @@ export interface DraCliOptions {
   cdiDir: string;
   /** Where the API server is; null when no flag, variable or in-cluster account says. */
   kube: KubeAccess | null;
+  /** As StartPluginsOptions.acceptRawPathAuthority, for the drivers' sockets. */
+  acceptRawPathAuthority: boolean;
 }
 
 export interface CliOptions {
@@ -104,6 +110,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
         kubeconfig: { type: 'string' },
         'log-level': { type: 'string' },
         'node-name': { type: 'string' },
+        'accept-raw-path-authority': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -121,6 +128,10 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
   const logLevel = values['log-level'] ?? env.PLUGBOARD_LOG_LEVEL ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const rawPathEnv = env.PLUGBOARD_ACCEPT_RAW_PATH_AUTHORITY ?? '';
+  if (!['', 'true', 'false'].includes(rawPathEnv))
+    throw new UsageError(`PLUGBOARD_ACCEPT_RAW_PATH_AUTHORITY must be true or false, got "${rawPathEnv}"`);
+  const acceptRawPathAuthority = values['accept-raw-path-authority'] ?? rawPathEnv === 'true';
   const pluginsRegistryDir = values['plugins-registry-dir'] ?? env.PLUGBOARD_PLUGINS_REGISTRY_DIR;
   const cdiDir = values['cdi-dir'] ?? env.PLUGBOARD_CDI_DIR;
   const start: StartPluginsOptions = {
@@ -130,6 +141,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
     ...(values['kubelet-socket'] ? { kubeletSocket: values['kubelet-socket'] } : {}),
     ...(pluginsRegistryDir ? { pluginsRegistryDir } : {}),
     ...(cdiDir ? { cdiDir } : {}),
+    ...(acceptRawPathAuthority ? { acceptRawPathAuthority } : {}),
   };
   // The kubelet's default node name is the host name, lower-cased.
   const nodeName =
@@ -144,6 +156,7 @@ export function parseCliArgs(argv: string[], env: NodeJS.ProcessEnv): CliOptions
       : env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT
         ? { inCluster: true }
         : null,
+    acceptRawPathAuthority,
   };
   return { configFile, nodeName, logLevel: logLevel as LogLevel, start, dra };
 }
@@ -329,6 +342,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
         pluginsDir: options.dra.pluginsDir,
         pluginsRegistryDir: options.dra.pluginsRegistryDir,
         cdiDir: options.dra.cdiDir,
+        acceptRawPathAuthority: options.dra.acceptRawPathAuthority,
         logger,
       });
     }

@@ -13,6 +13,7 @@ import {
   closeUnixServer,
   KUBELET_SOCKET_NAME,
   PLUGINS_REGISTRY_PATH,
+  type ConnectionRouter,
   type deviceplugin,
 } from '@plugboard/proto';
 import { DeviceState } from './device-state.js';
@@ -79,6 +80,12 @@ export interface ResourcePluginOptions {
   /** plugin-watcher mode: where the registration socket goes (default /var/lib/kubelet/plugins_registry). */
   pluginsRegistryDir?: string;
   logger?: Logger;
+  /**
+   * How bindUnixServer hands each connection of the plugin's sockets to grpc-js (natively unless
+   * given); @plugboard/grpc-authority's routeConnection serves a kubelet < 1.26 dialling with the
+   * socket path as `:authority`.
+   */
+  routeConnection?: ConnectionRouter;
   /** Polling fallback of the restart watch (default 1000 ms). */
   restartPollIntervalMs?: number;
   /** Register retry backoff (default 100 ms doubling up to 5000 ms). */
@@ -347,7 +354,10 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       logger: this.#logger,
     });
     try {
-      await bindUnixServer(server, this.socketPath, { log: this.#logger });
+      await bindUnixServer(server, this.socketPath, {
+        log: this.#logger,
+        routeConnection: this.#options.routeConnection,
+      });
     } catch (err) {
       server.forceShutdown();
       throw new PluginError('internal', `cannot serve on ${this.socketPath}: ${(err as Error).message}`, {
@@ -364,7 +374,10 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
         onStatus: (status) => this.#onWatcherStatus(status.pluginRegistered, status.error),
       });
       try {
-        await bindUnixServer(registrationServer, this.registrationSocketPath, { log: this.#logger });
+        await bindUnixServer(registrationServer, this.registrationSocketPath, {
+          log: this.#logger,
+          routeConnection: this.#options.routeConnection,
+        });
       } catch (err) {
         registrationServer.forceShutdown();
         throw new PluginError(

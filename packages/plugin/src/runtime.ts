@@ -3,6 +3,7 @@
 import { execFile } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
+import { routeConnection } from '@plugboard/grpc-authority';
 import type { PluginConfig, ResourceConfig } from './config.js';
 import { PluginError } from './errors.js';
 import { ResourcePlugin } from './resource-plugin.js';
@@ -22,6 +23,11 @@ export interface StartPluginsOptions {
   cdiDir?: string;
   restartPollIntervalMs?: number;
   registrationRetry?: { initialMs?: number; maxMs?: number };
+  /**
+   * Serve a kubelet that dials with the raw socket path as `:authority` (kubelets < 1.26; Node's
+   * HTTP/2 layer refuses it): @plugboard/grpc-authority on the plugins' sockets. Default false.
+   */
+  acceptRawPathAuthority?: boolean;
 }
 
 export interface PluginRuntime {
@@ -128,6 +134,7 @@ export function resourcePluginFromConfig(
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.restartPollIntervalMs ? { restartPollIntervalMs: options.restartPollIntervalMs } : {}),
     ...(options.registrationRetry ? { registrationRetry: options.registrationRetry } : {}),
+    ...(options.acceptRawPathAuthority ? { routeConnection } : {}),
   });
 }
 

@@ -65,6 +65,8 @@ describe('plugboard-plugin CLI', () => {
       '--help',
       '--plugins-dir',
       '--kubeconfig',
+      '--accept-raw-path-authority',
+      'PLUGBOARD_ACCEPT_RAW_PATH_AUTHORITY',
       'PLUGBOARD_CONFIG',
       'PLUGBOARD_DEVICE_PLUGIN_DIR',
       'PLUGBOARD_PLUGINS_DIR',

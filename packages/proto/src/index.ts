@@ -1,9 +1,7 @@
 // @plugboard/proto: the kubelet's gRPC APIs (device plugin v1beta1, PodResources v1,
 // plugin registration) as generated types and @grpc/grpc-js stubs, plus the upstream constants and
-// the Unix-socket server helpers both sides of those APIs use; and gnostic's OpenAPI v2 `Document`
-// (openapi.v2), the protobuf kube-apiserver serves `/openapi/v2` as.
-// The three APIs reuse message names (TopologyInfo, NUMANode, CDIDevice), so each is a namespace,
-// and so is the OpenAPI document.
+// the Unix-socket server helpers both sides of those APIs use.
+// The three APIs reuse message names (TopologyInfo, NUMANode, CDIDevice), so each is a namespace.
 export * as deviceplugin from './gen/v1beta1/api.pb.js';
 export * as podresources from './gen/podresources/v1/api.pb.js';
 export * as pluginregistration from './gen/pluginregistration/v1/api.pb.js';
@@ -13,6 +11,16 @@ export * as drav1 from './gen/dra/v1/api.pb.js';
 export * as drav1beta1 from './gen/dra/v1beta1/api.pb.js';
 export * as drahealthv1 from './gen/dra-health/v1/api.pb.js';
 export * as drahealthv1alpha1 from './gen/dra-health/v1alpha1/api.pb.js';
-export * as openapiv2 from './gen/openapiv2/OpenAPIv2.pb.js';
 export * from './constants.js';
-export { bindUnixServer, closeUnixServer, type BindUnixServerOptions } from './unix-server.js';
+export {
+  bindUnixServer,
+  closeUnixServer,
+  connectionRoutes,
+  type BindUnixServerOptions,
+  type ConnectionRefusal,
+  type ConnectionRoute,
+  type ConnectionRouter,
+  type ConnectionRouterEvents,
+  type RoutedUnixConnection,
+  type UnixServerLogger,
+} from './unix-server.js';

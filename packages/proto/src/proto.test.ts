@@ -5,13 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  deviceplugin,
-  podresources,
-  pluginregistration,
-  openapiv2,
-  DEVICE_PLUGIN_API_VERSION,
-} from './index.js';
+import { deviceplugin, podresources, pluginregistration, DEVICE_PLUGIN_API_VERSION } from './index.js';
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -134,41 +128,4 @@ test('field numbers and wire types match upstream (golden bytes)', () => {
     shareId: 's',
   }).finish();
   assert.equal(Buffer.from(claim).toString('hex'), '120164' + '1a0170' + '22016e' + '2a0173');
-});
-
-test('openapiv2 (gnostic OpenAPI v2): the bytes gnostic-models writes for the same document', () => {
-  // Document{swagger=1, info=2{title=1,version=2}, paths=8 (empty), definitions=9{additional_properties=1
-  // NamedSchema{name=1, value=2 Schema{type=22 TypeItem{value=1}, properties=25, vendor_extension=31
-  // NamedAny{name=1, value=2 Any{yaml=2}}}}}}; golden from openapi_v2.ParseDocument + proto.Marshal of
-  // {"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{},"definitions":{"A":{"type":"object",
-  // "x-kubernetes-group-version-kind":[{"group":"","kind":"Pod","version":"v1"}],"properties":{"a":{"type":"string"}}}}}
-  const doc = openapiv2.Document.fromPartial({
-    swagger: '2.0',
-    info: { title: 'x', version: '1' },
-    paths: {},
-    definitions: {
-      additionalProperties: [
-        {
-          name: 'A',
-          value: {
-            type: { value: ['object'] },
-            properties: { additionalProperties: [{ name: 'a', value: { type: { value: ['string'] } } }] },
-            vendorExtension: [
-              {
-                name: 'x-kubernetes-group-version-kind',
-                value: { yaml: '- group: ""\n  kind: Pod\n  version: v1\n' },
-              },
-            ],
-          },
-        },
-      ],
-    },
-  });
-  const golden =
-    '0a03322e3012060a017812013142004a750a730a0141126eb201080a066f626a656374ca01120a100a0161120bb201080a06737472696e67' +
-    'fa014b0a1f782d6b756265726e657465732d67726f75702d76657273696f6e2d6b696e64122812262d2067726f75703a2022220a20206b' +
-    '696e643a20506f640a202076657273696f6e3a2076310a';
-  const bytes = openapiv2.Document.encode(doc).finish();
-  assert.equal(Buffer.from(bytes).toString('hex'), golden);
-  assert.deepEqual(openapiv2.Document.decode(bytes), doc);
 });

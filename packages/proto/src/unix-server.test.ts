@@ -1,7 +1,7 @@
 // bindUnixServer / closeUnixServer against real Unix sockets: a stale socket file is replaced,
 // missing directories are created with the requested mode, close removes the file, a server bound
 // at the same path right after a close keeps its socket and serves, and connections are counted by
-// how they were handed to grpc-js.
+// how they were handed to grpc-js (natively by default, or as an injected router decides).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, Server } from '@grpc/grpc-js';
 import { deviceplugin } from './index.js';
-import { bindUnixServer, closeUnixServer, connectionRoutes } from './unix-server.js';
+import { bindUnixServer, closeUnixServer, connectionRoutes, type ConnectionRouter } from './unix-server.js';
 
 function registrationServer(calls: string[]): Server {
   const server = new Server();
@@ -112,4 +112,45 @@ test('a server bound to two paths serves on both and closes both', async (t) => 
   assert.deepEqual(calls, ['example.com/a', 'example.com/b']);
   assert.equal(existsSync(a), false);
   assert.equal(existsSync(b), false, "the listener's close unlinks its path");
+});
+
+test('an injected router decides how each connection reaches the server; its refusals are logged', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'pb-unix-server-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const socketPath = join(root, 'kubelet.sock');
+  const calls: string[] = [];
+  const warnings: object[] = [];
+  const log = { warn: (fields: object) => warnings.push(fields), debug: () => undefined };
+  let seen = 0;
+  // Serves the first connection as it is and refuses every later one.
+  const routeConnection: ConnectionRouter = (socket, events, onRouted) => {
+    if (seen++ === 0) {
+      onRouted({ route: 'native', connection: socket });
+      return;
+    }
+    events.onRefused?.({ scope: 'connection', streamId: 0, code: 'REFUSED_STREAM', reason: 'test' });
+    socket.destroy();
+    onRouted({ route: 'refused' });
+  };
+  const server = registrationServer(calls);
+  await bindUnixServer(server, socketPath, { log, routeConnection });
+  t.after(() => closeUnixServer(server, socketPath));
+  await register(socketPath, 'example.com/first');
+  await assert.rejects(register(socketPath, 'example.com/second'));
+  assert.deepEqual(calls, ['example.com/first']);
+  // grpc-js may dial again before the failed call's client is closed: each attempt is refused.
+  const routes = connectionRoutes(server);
+  assert.equal(routes.native, 1);
+  assert.equal(routes.rewriting, 0);
+  assert.ok(routes.refused >= 1);
+  assert.equal(warnings.length, routes.refused);
+  for (const w of warnings) {
+    assert.deepEqual(w, {
+      socket: socketPath,
+      scope: 'connection',
+      streamId: 0,
+      code: 'REFUSED_STREAM',
+      reason: 'test',
+    });
+  }
 });

@@ -6,24 +6,21 @@
 // the old server's close.
 //
 // The listener is our own net.Server, which hands each connection to grpc-js through a connection
-// injector: Node's HTTP/2 layer refuses the raw socket path that grpc-go < 1.57, grpc-java, older
-// Python gRPC and kubelets < 1.26 send as `:authority` on a Unix socket, where a grpc-go server (a
-// real kubelet) accepts it. routeConnection (h2-authority-rewriter.ts) reads each connection up to
-// its first request: one whose `:authority` nghttp2 accepts is handed over as the socket itself
-// (native, as bindAsync would serve it); one that needs a rewrite goes through an
-// AuthorityRewritingSocket for its whole life. Refused connections and streams are logged with the
-// reason — on the native path only what Node reports: a connection its HTTP/2 layer closes with an
-// error (a stream nghttp2 resets there, or a GOAWAY it sends without a JS error, is not seen).
+// injector. By default a connection is handed over as the socket itself, as bindAsync serves it. A
+// caller may pass a ConnectionRouter that sits between the two: @plugboard/grpc-authority's
+// routeConnection serves the raw socket path that grpc-go < 1.57, grpc-java, older Python gRPC and
+// kubelets < 1.26 send as `:authority` on a Unix socket (Node's HTTP/2 layer refuses it; a grpc-go
+// server, a real kubelet, accepts it). It is injected rather than imported so that this package
+// stays the wire only: the HTTP/2 and HPACK code is loaded by the servers that opt in to it.
+// Refused connections and streams are logged with the reason — without a router, and on a
+// router's native path, only what Node reports: a connection its HTTP/2 layer closes with an error
+// (a stream nghttp2 resets there, or a GOAWAY it sends without a JS error, is not seen).
 
 import { mkdir, unlink } from 'node:fs/promises';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { ServerCredentials, type Server } from '@grpc/grpc-js';
-import {
-  routeConnection,
-  type ConnectionRoute,
-  type ConnectionRoutingOptions,
-} from './h2-authority-rewriter.js';
 
 /** The logger calls bindUnixServer makes; a pino logger fits. */
 export interface UnixServerLogger {
@@ -39,7 +36,58 @@ export interface BindUnixServerOptions {
    * `code` and `reason`), and a connection's first rewritten `:authority` (debug).
    */
   log?: UnixServerLogger;
+  /**
+   * How each connection reaches the server; the socket itself, at once, unless given.
+   * @plugboard/grpc-authority's routeConnection accepts a raw socket path as `:authority`.
+   */
+  routeConnection?: ConnectionRouter;
 }
+
+/** How a connection was handed to the server. */
+export type ConnectionRoute = 'native' | 'rewriting' | 'refused';
+
+/** A connection or stream refused before or by the server's HTTP/2 layer, with the reason. */
+export interface ConnectionRefusal {
+  scope: 'connection' | 'stream';
+  /** The stream refused; for a connection, the last stream the server acted on (0: not known). */
+  streamId: number;
+  /** The HTTP/2 error code sent, or the error Node's HTTP/2 layer closed the connection with. */
+  code: string;
+  reason: string;
+}
+
+/** What a ConnectionRouter tells bindUnixServer, which logs it. */
+export interface ConnectionRouterEvents {
+  onRefused?: (refusal: ConnectionRefusal) => void;
+  /** A connection's first rewritten `:authority` (null: the request had none). */
+  onRewritten?: (e: { streamId: number; authority: string | null }) => void;
+}
+
+export type RoutedUnixConnection =
+  | { route: 'native'; connection: Socket }
+  /** `reason`: why the connection needs the rewriting stream in its place. */
+  | { route: 'rewriting'; connection: Duplex; reason: string }
+  | { route: 'refused' };
+
+/**
+ * Hands a client's connection to the server, once: the socket itself, a stream standing in for it,
+ * or nothing (the router refused and closed it). `onRouted` may be called later than the call.
+ */
+export type ConnectionRouter = (
+  socket: Socket,
+  events: ConnectionRouterEvents,
+  onRouted: (routed: RoutedUnixConnection) => void,
+) => void;
+
+/** Without a router: the socket itself, as bindAsync serves it; an error Node's HTTP/2 layer closes it with is reported. */
+const serveNatively: ConnectionRouter = (socket, events, onRouted) => {
+  // Also keeps an error before the server's own listener is attached from being an uncaught one.
+  socket.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code?.startsWith('ERR_HTTP2') !== true) return;
+    events.onRefused?.({ scope: 'connection', streamId: 0, code: err.code, reason: err.message });
+  });
+  onRouted({ route: 'native', connection: socket });
+};
 
 interface Listener {
   server: NetServer;
@@ -76,7 +124,8 @@ export async function bindUnixServer(
   const log = opts.log;
   const sockets = new Set<Socket>();
   const routes: Record<ConnectionRoute, number> = { native: 0, rewriting: 0, refused: 0 };
-  const routing: ConnectionRoutingOptions = {
+  const routeConnection = opts.routeConnection ?? serveNatively;
+  const events: ConnectionRouterEvents = {
     onRefused: (refusal) =>
       log?.warn(
         { socket: socketPath, ...refusal },
@@ -91,7 +140,7 @@ export async function bindUnixServer(
   const listener = createServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    routeConnection(socket, routing, (routed) => {
+    routeConnection(socket, events, (routed) => {
       routes[routed.route]++;
       if (routed.route === 'refused') return;
       if (routed.route === 'rewriting' && routed.reason !== 'first-request') {
@@ -123,7 +172,7 @@ export async function bindUnixServer(
 
 /**
  * How `server`'s connections (on every path it is bound to) were handed to it so far: natively,
- * through the :authority rewriter, or refused before it saw them.
+ * through a router's rewriting stream, or refused before it saw them.
  */
 export function connectionRoutes(server: Server): Record<ConnectionRoute, number> {
   const total: Record<ConnectionRoute, number> = { native: 0, rewriting: 0, refused: 0 };

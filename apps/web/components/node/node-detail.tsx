@@ -1,24 +1,25 @@
 'use client';
 // The node page: resources with the why (device plugins and DRA drivers), NUMA map with device
 // tiles of both APIs, pod assignments, DRA claims, fault controls and the event timeline, all read
-// from one cached NodeSnapshot that the node's stream keeps current. Fault controls never flip state themselves: after the gateway accepts a request
-// the tile shows "waiting…" until the stream reports the device's new state.
+// from one cached NodeSnapshot that the node's stream keeps current. Fault requests and their
+// "waiting…" until the stream shows them are use-node-faults.ts; the held faults, active-faults.tsx.
 import { useCallback, useEffect, useMemo, useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import type { FaultState, NodeSnapshot } from '@plugboard/api';
-import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import type { NodeSnapshot } from '@plugboard/api';
+import { ApiError, nodeApiPath } from '../../lib/api';
 import { configQuery, nodeQuery, queryKeys } from '../../lib/queries';
 import { useLiveQuery } from '../../lib/use-live-query';
-import { podFootprint, tileFaultHeld } from '../../lib/node-view';
+import { podFootprint } from '../../lib/node-view';
 import { draDeviceKeyOf, hasDra } from '../../lib/dra-view';
 import { formatTime } from '../../lib/format';
 import { useToken } from '../../lib/token';
 import { markAfterPaint } from '../../lib/perf-marks';
 import { LiveIndicator } from '../live-indicator';
 import { ProblemNotice } from '../problem-notice';
-import { FaultDialog, type FaultRequest } from '../faults/fault-dialog';
+import { FaultDialog } from '../faults/fault-dialog';
 import { ScenarioPanel } from '../faults/scenario-panel';
 import { TokenForm } from '../faults/token-form';
+import { ActiveFaults } from './active-faults';
 import type { FaultControl } from './device-tile';
 import { DeviceDrawer } from './device-drawer';
 import { ClaimsTable } from './claims-table';
@@ -31,47 +32,8 @@ import { ResourcePanel } from './resource-panel';
 import { NodeHistoryPanel, useHistoryFeed } from '../history/node-history';
 import { SourceNotices } from './source-notices';
 import { TryPlace } from './try-place';
+import { useNodeFaults } from './use-node-faults';
 import { WhyHere } from './why-here';
-
-/** How long to wait for the stream to show an accepted fault change before saying so. */
-const AWAIT_STREAM_MS = 30_000;
-
-interface Awaiting {
-  expectFaulted: boolean;
-  at: number;
-}
-
-function errorText(err: unknown): string {
-  if (err instanceof ApiError) {
-    if (err.status === 401) return `${err.title}: ${err.detail} — enter a valid bearer token.`;
-    if (err.status === 403)
-      return `${err.title}: ${err.detail} — your token may not inject faults on this gateway.`;
-    return `${err.title}: ${err.detail}`;
-  }
-  return err instanceof Error ? err.message : String(err);
-}
-
-async function sendFaultRequest(nodeName: string, req: FaultRequest, token: string | null): Promise<void> {
-  if (req.kind === 'inject') {
-    await apiFetch(nodeApiPath(nodeName, 'faults'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        resource: req.resource,
-        deviceId: req.deviceId,
-        reason: req.reason,
-        ...(req.ttlSeconds !== null ? { ttlSeconds: req.ttlSeconds } : {}),
-        // DRA devices: the taint (null = health only) is always said, never left to a default.
-        ...(req.taint !== undefined ? { taint: req.taint } : {}),
-      }),
-      token,
-    });
-    return;
-  }
-  // One request clears every fault holding the device (its replicas included).
-  const q = new URLSearchParams({ resource: req.resource, deviceId: req.deviceId });
-  await apiFetch(nodeApiPath(nodeName, `faults?${q}`), { method: 'DELETE', token });
-}
 
 export function NodeDetail({ name }: { name: string }) {
   const client = useQueryClient();
@@ -86,10 +48,8 @@ export function NodeDetail({ name }: { name: string }) {
   const [token] = useToken();
   const node = query.data?.data;
 
-  const [dialogTile, setDialogTile] = useState<string | null>(null);
+  const faults = useNodeFaults(name, node, token);
   const [drawerTile, setDrawerTile] = useState<string | null>(null);
-  const [awaiting, setAwaiting] = useState<ReadonlyMap<string, Awaiting>>(new Map());
-  const [notice, setNotice] = useState<string | null>(null);
   const [selectedPod, setSelectedPod] = useState<string | null>(null);
   // Hovering a pod row previews its footprint; a selection sticks until cleared.
   const [hoveredPod, setHoveredPod] = useState<string | null>(null);
@@ -120,66 +80,10 @@ export function NodeDetail({ name }: { name: string }) {
     url.searchParams.delete('device');
     window.history.replaceState(null, '', url);
   }, []);
-  const openFaultDialog = useCallback((tileKey: string) => setDialogTile(tileKey), []);
-
-  const mutation = useMutation({
-    mutationFn: (req: FaultRequest) => sendFaultRequest(name, req, token),
-    onSuccess: (_data, req) => {
-      setAwaiting((m) =>
-        new Map(m).set(req.tileKey, { expectFaulted: req.kind === 'inject', at: Date.now() }),
-      );
-      setDialogTile(null);
-      setNotice(null);
-    },
-  });
-
-  // Resolve "waiting…" only from the stream: when the gateway shows the fault held (or released).
-  // The tile then says what the kubelet was told: "fault on", or "fault pending" while it is not.
-  useEffect(() => {
-    if (!node || awaiting.size === 0) return;
-    let changed = false;
-    const next = new Map(awaiting);
-    for (const [tileKey, a] of awaiting) {
-      const held = tileFaultHeld(node, tileKey);
-      if (held === a.expectFaulted) {
-        next.delete(tileKey);
-        changed = true;
-      }
-    }
-    if (changed) setAwaiting(next);
-  }, [node, awaiting]);
-  useEffect(() => {
-    if (awaiting.size === 0) return;
-    const oldest = Math.min(...[...awaiting.values()].map((a) => a.at));
-    const t = setTimeout(
-      () => {
-        const now = Date.now();
-        const expired = [...awaiting].filter(([, a]) => now - a.at >= AWAIT_STREAM_MS).map(([k]) => k);
-        if (expired.length === 0) return;
-        setNotice(
-          `The gateway accepted the request, but after ${AWAIT_STREAM_MS / 1000} s the stream still does not show the change for ${expired.join(', ')}.`,
-        );
-        setAwaiting((m) => {
-          const n = new Map(m);
-          for (const k of expired) n.delete(k);
-          return n;
-        });
-      },
-      Math.max(0, oldest + AWAIT_STREAM_MS - Date.now()),
-    );
-    return () => clearTimeout(t);
-  }, [awaiting]);
-
   const hasNode = node !== undefined;
   useEffect(() => {
     if (hasNode) markAfterPaint('plugboard:node-rendered');
   }, [hasNode]);
-
-  const pendingTiles = useMemo(() => {
-    const s = new Set(awaiting.keys());
-    if (mutation.isPending && mutation.variables) s.add(mutation.variables.tileKey);
-    return s;
-  }, [awaiting, mutation.isPending, mutation.variables]);
 
   const disabledReason: string | null = !node
     ? 'Waiting for data'
@@ -280,20 +184,20 @@ export function NodeDetail({ name }: { name: string }) {
           {faultControl.reason}
         </p>
       )}
-      {notice && (
+      {faults.notice && (
         <p className="notice warn" role="alert">
-          {notice}
+          {faults.notice}
         </p>
       )}
       <NumaMap
         node={node}
         faultControl={faultControl}
-        pendingTiles={pendingTiles}
+        pendingTiles={faults.pendingTiles}
         {...(footprint ? { highlightTiles: footprint } : {})}
         highlightPod={shownPod}
         onSelectPod={selectPod}
         onOpen={openDrawer}
-        onToggleFault={openFaultDialog}
+        onToggleFault={faults.openDialog}
       />
 
       {selectedPod && node.pods[selectedPod] && <WhyHere node={node} pod={node.pods[selectedPod]} />}
@@ -334,17 +238,14 @@ export function NodeDetail({ name }: { name: string }) {
       <h2>Events</h2>
       <EventTimeline events={node.events} />
 
-      {dialogTile && (
+      {faults.dialogTile && (
         <FaultDialog
           node={node}
-          tileKey={dialogTile}
-          pending={mutation.isPending}
-          error={mutation.error ? errorText(mutation.error) : null}
-          onSubmit={(req) => mutation.mutate(req)}
-          onCancel={() => {
-            mutation.reset();
-            setDialogTile(null);
-          }}
+          tileKey={faults.dialogTile}
+          pending={faults.sending}
+          error={faults.error}
+          onSubmit={faults.submit}
+          onCancel={faults.cancelDialog}
         />
       )}
       {drawerTile &&
@@ -354,42 +255,5 @@ export function NodeDetail({ name }: { name: string }) {
           <DeviceDrawer node={node} tileKey={drawerTile} onClose={closeDrawer} />
         ))}
     </>
-  );
-}
-
-/** What each fault's state means to the kubelet, in words. */
-const FAULT_STATE_TEXT: Record<FaultState['state'], string> = {
-  active: 'kubelet told Unhealthy',
-  pending: 'pending',
-  'device-absent': 'device absent',
-  failed: 'failed',
-};
-
-/** The faults the gateway holds, from the stream, each with where it stands against the kubelet. */
-function ActiveFaults({ node }: { node: NodeSnapshot }) {
-  const faults = Object.values(node.faults).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-  return (
-    <section aria-labelledby="active-faults" className="card" style={{ marginBottom: '0.75rem' }}>
-      <h3 id="active-faults">Active simulated faults ({faults.length})</h3>
-      {faults.length === 0 ? (
-        <p className="muted">None.</p>
-      ) : (
-        <ul>
-          {faults.map((f) => (
-            <li key={f.id} data-fault-state={f.state}>
-              <span className="badge warn">simulated</span> <span className="mono">{f.deviceId}</span> (
-              {f.resource}) — {f.reason}; since {formatTime(f.createdAt)}
-              {f.expiresAt ? `, expires ${formatTime(f.expiresAt)}` : ', until cleared'}
-              {f.scenarioId ? `, scenario ${f.scenarioId}` : ''}
-              {f.taint ? `, taint ${f.taint}` : ''}.{' '}
-              <span className={`badge${f.state === 'active' ? '' : ' warn'}`}>
-                {FAULT_STATE_TEXT[f.state]}
-              </span>
-              {f.stateReason ? ` ${f.stateReason}` : ''}
-            </li>
-          ))}
-        </ul>
-      )}
-    </section>
   );
 }

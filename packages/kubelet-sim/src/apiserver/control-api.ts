@@ -24,7 +24,8 @@ export interface ControlBackend {
 
 export class ControlApi {
   constructor(
-    private readonly backend: ControlBackend,
+    /** The connected kubelet (throws a 503 when there is none). */
+    private readonly backend: () => ControlBackend,
     /** Throws when the request lacks the bearer token. */
     private readonly authorize: (req: IncomingMessage) => void,
   ) {}
@@ -40,7 +41,7 @@ export class ControlApi {
     if (view !== 'full' && view !== 'admissions') {
       throw new HttpError(400, 'BadRequest', `view must be "full" or "admissions", got "${view}"`);
     }
-    const body = view === 'full' ? this.backend.state() : this.backend.admissions();
+    const body = view === 'full' ? this.backend().state() : this.backend().admissions();
     const data = JSON.stringify(body);
     const etag = `"${createHash('sha1').update(data).digest('base64url')}"`;
     if (req.headers['if-none-match'] === etag) {
@@ -69,23 +70,23 @@ export class ControlApi {
         (route.join('/') === 'pods' && url.searchParams.get('dryRun') === 'All'))
     ) {
       const override = topologyOverride(url.searchParams);
-      return json(res, 200, await this.backend.dryRunPod(await readJson(req), override));
+      return json(res, 200, await this.backend().dryRunPod(await readJson(req), override));
     }
     if (method === 'POST' && route.join('/') === 'pods') {
       this.authorize(req);
       const body = await readJson(req);
-      const pod = await this.backend.admitPod(body);
+      const pod = await this.backend().admitPod(body);
       return json(res, 201, pod);
     }
     if (method === 'DELETE' && route[0] === 'pods' && route.length === 3) {
       this.authorize(req);
-      await this.backend.deletePod(route[1]!, route[2]!);
+      await this.backend().deletePod(route[1]!, route[2]!);
       res.writeHead(204).end();
       return;
     }
     if (method === 'POST' && route.join('/') === 'restart') {
       this.authorize(req);
-      await this.backend.restart();
+      await this.backend().restart();
       return json(res, 200, { restartedAt: new Date().toISOString() });
     }
     throw new KubeletSimError('NotFound', `no control endpoint ${method} /control/${parts.join('/')}`);

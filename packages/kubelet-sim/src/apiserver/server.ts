@@ -15,12 +15,13 @@ import { KubeletSimError } from '../errors.js';
 import { kubeTime } from '../util/kube-time.js';
 import { SIMULATED_KUBELET_VERSION, SIMULATED_KUBERNETES_VERSION } from '../nodestatus/setters.js';
 import { selfSubjectAccessReview, selfSubjectRulesReview } from './authorization.js';
-import { ControlApi, type ControlBackend } from './control-api.js';
+import { ControlApi } from './control-api.js';
 import { discovery } from './discovery.js';
 import { openApi } from './openapi/index.js';
+import type { KubeletClient } from './kubelet-client.js';
 import { HttpError, json, notFound, PROBLEM_STATUS, problem, readJson, statusObject, text } from './http.js';
-import type { KubeObject, ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
-import { servePodLog, type PodContainers } from './pod-log.js';
+import type { ObjectFilter, ObjectStore, WatchEvent } from './object-store.js';
+import { servePodLog } from './pod-log.js';
 import { readObject } from './protobuf.js';
 import { PodProxy } from './pod-proxy.js';
 import { findResource, storeKey, type ResourceInfo, type Verb } from './resources.js';
@@ -28,16 +29,13 @@ import { PATCH_TYPES, RestStorage, unsupportedPatch, type RestStrategy } from '.
 import { parseFieldSelector, parseLabelSelector, SelectorError } from './selectors.js';
 import { tableRequest, toTable, watchTableTransform } from './tables.js';
 
-export interface ApiBackend extends ControlBackend {
+export interface ApiBackend {
   /** One store per served resource with objects, keyed `${group}/${resource}` (`/pods`, `coordination.k8s.io/leases`). */
   stores: ReadonlyMap<string, ObjectStore>;
   /** What the resources clients may write validate, default and answer, keyed like `stores`. */
   strategies?: ReadonlyMap<string, RestStrategy>;
-  /** A pod's containers with their logs (`pods/{name}/log`). */
-  containersOf: PodContainers;
-  admitPod(pod: unknown): Promise<KubeObject>;
-  /** The kubelet's `GET /configz` document (`{"kubeletconfig": {…}}`), served through `nodes/{name}/proxy/configz`. */
-  configz(): unknown;
+  /** The node's kubelet: pod logs, the node proxy's configz and the control API go to it. */
+  kubelet: KubeletClient;
 }
 
 export { storeKey };
@@ -145,7 +143,7 @@ export class ApiServer {
       targets: o.podProxyTargets,
       authorize,
     });
-    this.controlApi = new ControlApi(o.backend, authorize);
+    this.controlApi = new ControlApi(() => o.backend.kubelet.required(), authorize);
   }
 
   async start(): Promise<string> {
@@ -321,7 +319,7 @@ export class ApiServer {
       return servePodLog(
         req,
         res,
-        this.o.backend.containersOf,
+        (namespace, name) => this.o.backend.kubelet.current()?.containersOf(namespace, name),
         route.namespace!,
         route.name,
         url.searchParams,
@@ -339,7 +337,8 @@ export class ApiServer {
         name: route.name,
         kind: 'nodes',
       });
-    if (route.subpath.join('/') === 'configz') return json(res, 200, this.o.backend.configz());
+    if (route.subpath.join('/') === 'configz')
+      return json(res, 200, this.o.backend.kubelet.required().configz());
     return text(res, 404, '404 page not found\n');
   }
 

@@ -43,8 +43,11 @@ export class DraScheduler {
     this.log = o.logger.child({ component: DEFAULT_SCHEDULER });
   }
 
-  /** Calls `retry` (once per turn of the event loop) when a change may let a pending pod fit. */
-  watch(retry: () => void): void {
+  /**
+   * Calls `retry` (once per turn of the event loop) when a change may let a pending pod fit.
+   * Returns the cancel; stop() cancels every watch.
+   */
+  watch(retry: () => void): () => void {
     let queued = false;
     const onChange = (e: { object: unknown }) => {
       const rv = Number((e.object as KubeObject).metadata?.resourceVersion ?? 0);
@@ -55,11 +58,17 @@ export class DraScheduler {
         retry();
       });
     };
+    const cancels: (() => void)[] = [];
     for (const store of [this.o.slices, this.o.classes, this.o.claims, this.o.templates, this.o.taintRules]) {
       if (!store) continue;
       const w = store.watch(this.o.clock.current(), () => true, onChange);
-      if (w.ok) this.cancels.push(w.cancel);
+      if (w.ok) cancels.push(w.cancel);
     }
+    const cancel = () => {
+      for (const c of cancels.splice(0)) c();
+    };
+    this.cancels.push(cancel);
+    return cancel;
   }
 
   stop(): void {

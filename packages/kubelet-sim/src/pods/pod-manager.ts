@@ -89,6 +89,7 @@ export class PodManager {
   private nextIp = 0;
   private readonly log: Logger;
   private readonly workers: PodWorkers;
+  private readonly cancels: (() => void)[] = [];
 
   constructor(private readonly o: PodManagerOptions) {
     this.log = o.logger.child({ component: 'pods' });
@@ -106,7 +107,11 @@ export class PodManager {
     o.deviceManager.on('devices', ({ resource }) =>
       this.workers.onDeviceHealth(resource, this.pods.values()),
     );
-    o.dra?.scheduler.watch(() => void this.retryUnschedulable());
+    if (o.dra)
+      this.cancels.push(
+        o.dra.scheduler.watch(() => void this.retryUnschedulable()),
+        o.dra.manager.watchPodHealth((uids) => this.onDraHealth(uids)),
+      );
   }
 
   /** Pods the kubelet considers active (bound, not terminal): what PodResources lists. */
@@ -479,7 +484,7 @@ export class PodManager {
     }
     if (this.draReconcileTimer) clearTimeout(this.draReconcileTimer);
     this.draReconcileTimer = null;
-    this.o.dra?.scheduler.stop();
+    for (const cancel of this.cancels.splice(0)) cancel();
   }
 
   /** Frees allocations (e.g. restored from a checkpoint) of pods that are not active (UpdateAllocatedDevices). */

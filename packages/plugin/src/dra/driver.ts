@@ -26,6 +26,7 @@ import {
   drav1beta1,
   KUBELET_PLUGINS_PATH,
   PLUGINS_REGISTRY_PATH,
+  type ConnectionRouter,
 } from '@plugboard/proto';
 import { DEFAULT_CDI_SPEC_DIR, type CdiContainerEdits } from '../cdi.js';
 import { DeviceState } from '../device-state.js';
@@ -135,6 +136,11 @@ export interface DraDriverOptions {
   /** The device ID is a PCI address (the sysfs-PCI source): publish `resource.kubernetes.io/pciBusID`. */
   pciBusIdFromId?: boolean;
   logger?: Logger;
+  /**
+   * How bindUnixServer hands each connection of dra.sock and the registration socket to grpc-js
+   * (natively unless given); see ResourcePluginOptions.routeConnection.
+   */
+  routeConnection?: ConnectionRouter;
   /** Polling fallback of the socket watch (default 1000 ms). */
   restartPollIntervalMs?: number;
   /** Backoff of ResourceSlice publication after an API error (default 250 ms doubling up to 30 s). */
@@ -580,7 +586,10 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
 
   async #bind(server: Server, path: string): Promise<void> {
     try {
-      await bindUnixServer(server, path, { log: this.#logger });
+      await bindUnixServer(server, path, {
+        log: this.#logger,
+        routeConnection: this.#options.routeConnection,
+      });
     } catch (err) {
       server.forceShutdown();
       throw new PluginError('internal', `cannot serve on ${path}: ${(err as Error).message}`, { cause: err });

@@ -3,6 +3,7 @@
 // already started are stopped again.
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
+import { routeConnection } from '@plugboard/grpc-authority';
 import { KUBELET_PLUGINS_PATH } from '@plugboard/proto';
 import { compileTemplate } from '../allocation/template.js';
 import { DRA_ATTRIBUTE_VARIABLES, type DraDriverConfig, type PluginConfig } from '../config.js';
@@ -30,6 +31,11 @@ export interface StartDraDriversOptions {
   faultDirPollMs?: number;
   /** Let faults carry a taint of their own (DraDriverOptions.faultTaints; the gateway's fault API). */
   faultTaints?: boolean;
+  /**
+   * Serve a kubelet that dials with the raw socket path as `:authority` (kubelets < 1.26; Node's
+   * HTTP/2 layer refuses it): @plugboard/grpc-authority on the driver's sockets. Default false.
+   */
+  acceptRawPathAuthority?: boolean;
 }
 
 export interface DraRuntime {
@@ -102,6 +108,7 @@ export function draDriverFromConfig(
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.restartPollIntervalMs ? { restartPollIntervalMs: options.restartPollIntervalMs } : {}),
     ...(options.faultTaints ? { faultTaints: true } : {}),
+    ...(options.acceptRawPathAuthority ? { routeConnection } : {}),
   });
 }
 

@@ -9,6 +9,7 @@
 import { rmSync } from 'node:fs';
 import { Server, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import { routeConnection } from '@plugboard/grpc-authority';
 import { bindUnixServer, closeUnixServer, podresources } from '@plugboard/proto';
 import { NODE_WITHOUT_TOPOLOGY, type CpuManager, type MemoryManager } from '@plugboard/topology';
 import type { DeviceManager } from '../../cm/devicemanager/manager.js';
@@ -67,7 +68,8 @@ export class PodResourcesServer {
       }),
     };
     server.addService(podresources.PodResourcesListerService, impl);
-    await bindUnixServer(server, this.o.socketPath, { directoryMode: 0o750, log: this.log });
+    // Any gRPC stack's client, as with a grpc-go server: a raw socket path as :authority too.
+    await bindUnixServer(server, this.o.socketPath, { directoryMode: 0o750, log: this.log, routeConnection });
     this.server = server;
     this.log.info(
       { socket: this.o.socketPath, rateLimit: this.o.rateLimit },

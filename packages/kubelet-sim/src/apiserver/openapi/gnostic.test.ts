@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { openapiv2 } from '@plugboard/proto';
+import * as openapiv2 from './generated/openapiv2/OpenAPIv2.pb.js';
 import { swagger } from './generated/swagger.js';
 import { gnosticDocument } from './gnostic.js';
 import { marshalYaml } from './go-yaml.js';

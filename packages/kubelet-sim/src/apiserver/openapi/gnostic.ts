@@ -20,7 +20,7 @@
 // reads only definitions: `type` (TypeItem), `properties`, `items`, `additionalProperties`, `_ref`,
 // `required`, `description`, `default` and the vendor extensions (`x-kubernetes-group-version-kind`).
 
-import { openapiv2 } from '@plugboard/proto';
+import * as openapiv2 from './generated/openapiv2/OpenAPIv2.pb.js';
 import { marshalYaml } from './go-yaml.js';
 import type { JsonObject } from './types.js';
 

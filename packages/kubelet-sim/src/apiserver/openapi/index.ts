@@ -33,7 +33,7 @@
 // (upstream reuses it: the response varies by Accept). Difference: v3 stays JSON only, a
 // protobuf-only request for a v3 document is answered 406 with a Status (kubectl asks v3 for JSON).
 
-import { openapiv2 } from '@plugboard/proto';
+import * as openapiv2 from './generated/openapiv2/OpenAPIv2.pb.js';
 import {
   cacheDocument,
   documentResponse,

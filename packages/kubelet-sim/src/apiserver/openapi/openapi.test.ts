@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import { openapiv2 } from '@plugboard/proto';
+import * as openapiv2 from './generated/openapiv2/OpenAPIv2.pb.js';
 import type { DocumentResponse } from '../negotiation.js';
 import { RESOURCES } from '../resources.js';
 import { refsIn, servedPaths } from './documents.js';

@@ -34,8 +34,6 @@ export interface DraManagerOptions {
   wipingDelayMs?: number;
   healthStreamRetryMs?: number;
   logger: Logger;
-  /** Pods whose allocatedResourcesStatus may have changed (health reports, timeouts). */
-  onPodsHealthChanged: (podUids: string[]) => void;
   /** Registered drivers or their connections changed. */
   onDriversChanged?: () => void;
 }
@@ -93,6 +91,7 @@ export class DraManager {
   private readonly health: HealthInfoCache;
   private plugins: DRAPluginManager;
   private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
+  private readonly podHealthWatchers = new Set<(podUids: string[]) => void>();
   private readonly log: Logger;
 
   constructor(private readonly o: DraManagerOptions) {
@@ -579,7 +578,17 @@ export class DraManager {
       if (devices.some((d) => affects(d.poolName, d.deviceName)))
         for (const uid of info.podUids) pods.add(uid);
     }
-    if (pods.size > 0) this.o.onPodsHealthChanged([...pods]);
+    if (pods.size > 0) for (const watcher of this.podHealthWatchers) watcher([...pods]);
+  }
+
+  /**
+   * Calls `watcher` with the pods whose allocatedResourcesStatus may have changed (health reports,
+   * timeouts): the kubelet's sync loop hears of them as upstream's health channel tells it. Returns
+   * the cancel.
+   */
+  watchPodHealth(watcher: (podUids: string[]) => void): () => void {
+    this.podHealthWatchers.add(watcher);
+    return () => this.podHealthWatchers.delete(watcher);
   }
 
   // --- state -------------------------------------------------------------------------------------

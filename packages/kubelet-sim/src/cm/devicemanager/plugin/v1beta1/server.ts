@@ -8,6 +8,7 @@ import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Server, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import { routeConnection } from '@plugboard/grpc-authority';
 import {
   bindUnixServer,
   closeUnixServer,
@@ -52,7 +53,9 @@ export class RegistrationServer {
     server.addService(deviceplugin.RegistrationService, {
       register: this.register.bind(this),
     } satisfies deviceplugin.RegistrationServer);
-    await bindUnixServer(server, this.socketPath, { log: this.o.log });
+    // A grpc-go server accepts a plugin that dials with the raw socket path as :authority (grpc-go
+    // < 1.57, grpc-java, older Python gRPC); so does this one, through the rewriter.
+    await bindUnixServer(server, this.socketPath, { log: this.o.log, routeConnection });
     this.server = server;
     this.o.log.info({ socket: this.socketPath }, 'device plugin registration server listening');
   }

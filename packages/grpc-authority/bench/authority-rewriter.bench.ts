@@ -1,4 +1,4 @@
-// Benchmark (not a test): what serving Unix-socket gRPC through bindUnixServer costs, against
+// Benchmark (not a test): what serving Unix-socket gRPC through bindUnixServer with routeConnection costs, against
 // grpc-js bound directly. Unary Register calls over real Unix sockets, from a client in a child
 // process, against three servers up at once in this process:
 //   before   — grpc-js bound directly (server.bindAsync), the setup before the rewriter;
@@ -13,7 +13,7 @@
 // mode, with 1 and 16 calls in flight on one connection; then a new connection per call (channel
 // created, first call, closed: what routing a connection adds); then the rewriter alone on one
 // request header block.
-// Run: cd packages/proto && node --conditions=@plugboard/source --import tsx bench/authority-rewriter.bench.ts
+// Run: cd packages/grpc-authority && node --conditions=@plugboard/source --import tsx bench/authority-rewriter.bench.ts
 // (prints a Markdown table).
 
 import { fork } from 'node:child_process';
@@ -23,9 +23,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { credentials, Server, ServerCredentials } from '@grpc/grpc-js';
-import { deviceplugin } from '../src/index.js';
+import { bindUnixServer, closeUnixServer, deviceplugin } from '@plugboard/proto';
 import { RequestAuthorityRewriter } from '../src/h2-authority-rewriter.js';
-import { bindUnixServer, closeUnixServer } from '../src/unix-server.js';
+import { routeConnection } from '../src/index.js';
 import { F, frame, hpack, PREFACE, T } from '../test/h2-frames.js';
 
 const MODES = ['before', 'modern', 'raw-path'] as const;
@@ -165,8 +165,8 @@ async function main(): Promise<void> {
         err ? reject(err) : resolve(),
       ),
     );
-    await bindUnixServer(servers.modern, sockets.modern);
-    await bindUnixServer(servers['raw-path'], sockets['raw-path']);
+    await bindUnixServer(servers.modern, sockets.modern, { routeConnection });
+    await bindUnixServer(servers['raw-path'], sockets['raw-path'], { routeConnection });
 
     const totals = new Map<string, { calls: number; ms: number; cpuUs: number; latencies: number[] }>();
     const child = fork(fileURLToPath(import.meta.url), [JSON.stringify({ sockets } satisfies ClientJob)], {

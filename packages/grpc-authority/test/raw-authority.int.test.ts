@@ -1,4 +1,4 @@
-// bindUnixServer against clients that send a raw socket path as `:authority` — as grpc-go before
+// bindUnixServer with routeConnection against clients that send a raw socket path as `:authority` — as grpc-go before
 // 1.57, grpc-java, older Python gRPC and kubelets before 1.26 do on a Unix socket — written frame
 // by frame over a real Unix socket to a real grpc-js Registration service: literal and Huffman
 // coded, across CONTINUATION frames with padding and priority, split across writes, and again on
@@ -16,18 +16,15 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, Server, ServerCredentials } from '@grpc/grpc-js';
-import { deviceplugin } from '../src/index.js';
-import {
-  routeConnection,
-  type ConnectionRoute,
-  type RoutedConnection,
-} from '../src/h2-authority-rewriter.js';
 import {
   bindUnixServer,
   closeUnixServer,
   connectionRoutes,
+  deviceplugin,
+  type ConnectionRoute,
   type UnixServerLogger,
-} from '../src/unix-server.js';
+} from '@plugboard/proto';
+import { routeConnection, type RoutedConnection } from '../src/index.js';
 import { F, field, frame, grpcMessage, hpack, PREFACE, RawH2Client, T } from './h2-frames.js';
 
 interface LogEntry {
@@ -60,7 +57,7 @@ function registrationServer(): Server {
 let server: Server;
 before(async () => {
   server = registrationServer();
-  await bindUnixServer(server, socketPath, { log });
+  await bindUnixServer(server, socketPath, { log, routeConnection });
 });
 after(async () => {
   for (const c of clients) c.close();
@@ -143,6 +140,21 @@ test("control: Node's HTTP/2 server alone resets a raw-path :authority with PROT
   );
   assert.equal(await grpcStatus(client, 1), 'RST_STREAM 1');
   assert.ok(!registered.includes('example.com/plain'));
+});
+
+test('control: bindUnixServer without routeConnection (its default) resets it the same way', async (t) => {
+  const plainPath = join(root, 'unrouted.sock');
+  const plain = registrationServer();
+  await bindUnixServer(plain, plainPath);
+  t.after(() => closeUnixServer(plain, plainPath));
+  const client = await rawClient(plainPath);
+  client.send(
+    frame(T.HEADERS, F.END_HEADERS, 1, registerHeaders(plainPath)),
+    frame(T.DATA, F.END_STREAM, 1, registerBody('example.com/unrouted')),
+  );
+  assert.equal(await grpcStatus(client, 1), 'RST_STREAM 1');
+  assert.ok(!registered.includes('example.com/unrouted'));
+  assert.deepEqual(connectionRoutes(plain), { native: 1, rewriting: 0, refused: 0 });
 });
 
 test('a raw-path :authority (literal) is served; a second request through the dynamic table too', async () => {
