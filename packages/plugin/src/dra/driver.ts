@@ -8,6 +8,7 @@
 // watcher then registers the driver again), answers claims one by one (a claim that cannot be read
 // fails alone), and answers an already prepared claim from its checkpoint without asking the API
 // server again.
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { rename, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -527,61 +528,49 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   }
 
   async #serveRegistration(): Promise<void> {
-    const newServer = (): Server =>
-      registrationServer(
-        {
-          type: DRA_PLUGIN_TYPE,
-          name: this.driverName,
-          endpoint: this.socketPath,
-          supportedVersions: [
-            DRA_PLUGIN_SERVICE_V1,
-            DRA_PLUGIN_SERVICE_V1BETA1,
-            DRA_RESOURCE_HEALTH_SERVICE_V1,
-            DRA_RESOURCE_HEALTH_SERVICE_V1ALPHA1,
-          ],
+    const server = registrationServer(
+      {
+        type: DRA_PLUGIN_TYPE,
+        name: this.driverName,
+        endpoint: this.socketPath,
+        supportedVersions: [
+          DRA_PLUGIN_SERVICE_V1,
+          DRA_PLUGIN_SERVICE_V1BETA1,
+          DRA_RESOURCE_HEALTH_SERVICE_V1,
+          DRA_RESOURCE_HEALTH_SERVICE_V1ALPHA1,
+        ],
+      },
+      {
+        onInfo: () => {
+          this.#registration.infoCalls++;
+          if (this.#registration.phase !== 'stopped') this.#registration.phase = 'registering';
         },
-        {
-          onInfo: () => {
-            this.#registration.infoCalls++;
-            if (this.#registration.phase !== 'stopped') this.#registration.phase = 'registering';
-          },
-          onStatus: (status) => this.#onRegistrationStatus(status.pluginRegistered, status.error),
-        },
-      );
+        onStatus: (status) => this.#onRegistrationStatus(status.pluginRegistered, status.error),
+      },
+    );
     // Bound under a hidden name (the plugin watcher skips dot files), then renamed into place: the
     // socket appears to the kubelet already listening. A socket file exists from bind(), a moment
     // before listen(); a kubelet that sees it then gets ECONNREFUSED and retries a second later.
+    // Short: the hidden path must fit a Unix socket address (107 bytes) wherever the final one
+    // does; `.<socket name>.binding` did not under a 70-byte plugins_registry path.
     const hidden = join(
       dirname(this.registrationSocketPath),
-      `.${basename(this.registrationSocketPath)}.binding`,
+      `.${createHash('sha256').update(basename(this.registrationSocketPath)).digest('hex').slice(0, 8)}.binding`,
     );
-    // The hidden socket can vanish between bind and rename (seen once on a real node under load:
-    // ENOENT from the rename); bind it again rather than give up, a bounded number of times.
-    for (let attempt = 1; ; attempt++) {
-      const server = newServer();
-      await this.#bind(server, hidden);
-      try {
-        await rename(hidden, this.registrationSocketPath);
-        this.#registrationServer = server;
-        return;
-      } catch (err) {
-        await closeUnixServer(server, hidden);
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) {
-          this.#logger.warn(
-            { socket: hidden, attempt },
-            'registration socket vanished before it was renamed into place: binding it again',
-          );
-          continue;
-        }
-        throw new PluginError(
-          'internal',
-          `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`,
-          {
-            cause: err,
-          },
-        );
-      }
+    await this.#bind(server, hidden);
+    try {
+      await rename(hidden, this.registrationSocketPath);
+    } catch (err) {
+      await closeUnixServer(server, hidden);
+      throw new PluginError(
+        'internal',
+        `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
+    this.#registrationServer = server;
   }
 
   async #bind(server: Server, path: string): Promise<void> {
