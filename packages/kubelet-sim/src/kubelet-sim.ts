@@ -228,6 +228,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
         timeoutMs: opts.dialTimeoutMs ?? 10_000,
         logger,
         onRejected: (e) => emitter.emit('registration-rejected', e),
+        ...(opts.pluginsRegistryWatch ? { watch: opts.pluginsRegistryWatch } : {}),
       })
     : null;
 
@@ -382,6 +383,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     deletePod: (namespace, name) => pods.delete(namespace, name),
     restart,
     state,
+    pluginWatchMode: () => pluginWatcher?.watchMode ?? null,
     on(event, listener) {
       emitter.on(event, listener);
       return sim;
