@@ -49,6 +49,7 @@ export type {
   PluginDevice,
   PreferredAllocationDecision,
   RegistrationState,
+  FileWatchState,
   RegistrationPhase,
   RegistrationMode,
   ResourcePluginEvents,

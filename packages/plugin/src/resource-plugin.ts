@@ -15,6 +15,7 @@ import {
   PLUGINS_REGISTRY_PATH,
   type ConnectionRouter,
   type deviceplugin,
+  type WatchFactory,
 } from '@plugboard/proto';
 import { DeviceState } from './device-state.js';
 import { PluginError } from './errors.js';
@@ -25,7 +26,7 @@ import {
   registerRequest,
   socketExists,
 } from './registration.js';
-import { RestartWatcher, type RestartSignal } from './restart-watch.js';
+import { fileWatchOf, RestartWatcher, type RestartSignal } from './restart-watch.js';
 import { devicePluginServer, ListAndWatchStreams } from './server.js';
 import {
   allocateResponseBuilder,
@@ -88,6 +89,8 @@ export interface ResourcePluginOptions {
   routeConnection?: ConnectionRouter;
   /** Polling fallback of the restart watch (default 1000 ms). */
   restartPollIntervalMs?: number;
+  /** The socket directory's watch: fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
   /** Register retry backoff (default 100 ms doubling up to 5000 ms). */
   registrationRetry?: { initialMs?: number; maxMs?: number };
   /**
@@ -129,7 +132,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   #registrationServer: Server | null = null;
   /** kubelet mode: one Registration channel for the plugin's life (see KubeletRegistrationClient). */
   #kubeletClient: KubeletRegistrationClient | null = null;
-  #registration: RegistrationState = {
+  #registration: Omit<RegistrationState, 'fileWatch'> = {
     phase: 'starting',
     registeredAt: null,
     waitingSince: null,
@@ -224,6 +227,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       ],
       kubeletSocket: this.registrationSocketPath ? null : this.#kubeletSocket,
       pollIntervalMs: options.restartPollIntervalMs ?? 1000,
+      ...(options.watch ? { watch: options.watch } : {}),
+      logger: this.#logger,
       onSignal: (signal) => this.#onRestartSignal(signal),
     });
   }
@@ -263,7 +268,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   }
 
   registration(): RegistrationState {
-    return { ...this.#registration };
+    return { ...this.#registration, fileWatch: fileWatchOf(this.#watcher, this.#options.source) };
   }
 
   /** The options sent at registration and returned by GetDevicePluginOptions. */

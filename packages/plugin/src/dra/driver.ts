@@ -27,15 +27,16 @@ import {
   KUBELET_PLUGINS_PATH,
   PLUGINS_REGISTRY_PATH,
   type ConnectionRouter,
+  type WatchFactory,
 } from '@plugboard/proto';
 import { DEFAULT_CDI_SPEC_DIR, type CdiContainerEdits } from '../cdi.js';
 import { DeviceState } from '../device-state.js';
 import { PluginError } from '../errors.js';
 import { newServer } from '../grpc-status.js';
 import { registrationServer } from '../registration.js';
-import { RestartWatcher } from '../restart-watch.js';
+import { fileWatchOf, RestartWatcher } from '../restart-watch.js';
 import { ListAndWatchStreams } from '../server.js';
-import type { DeviceSource, PluginDevice } from '../types.js';
+import type { DeviceSource, FileWatchState, PluginDevice } from '../types.js';
 import {
   SLICE_MAX_DEVICES,
   SLICE_MAX_DEVICES_WITH_TAINTS,
@@ -143,6 +144,8 @@ export interface DraDriverOptions {
   routeConnection?: ConnectionRouter;
   /** Polling fallback of the socket watch (default 1000 ms). */
   restartPollIntervalMs?: number;
+  /** The socket directory's watch: fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
   /** Backoff of ResourceSlice publication after an API error (default 250 ms doubling up to 30 s). */
   publishRetry?: { initialMs?: number; maxMs?: number };
   /** List this node's ResourceSlices again and repair them at this interval (default 30 s). */
@@ -158,6 +161,8 @@ export interface DraRegistrationState {
   /** GetInfo calls answered: one per discovery of the registration socket by a kubelet. */
   infoCalls: number;
   error: string | null;
+  /** How the driver follows its socket directory (a kubelet cleaning it up). */
+  fileWatch: FileWatchState;
 }
 
 export interface DraClaimOutcome {
@@ -240,7 +245,12 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   #registrationServer: Server | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
   #reserving: Promise<void> = Promise.resolve();
-  #registration: DraRegistrationState = { phase: 'starting', registeredAt: null, infoCalls: 0, error: null };
+  #registration: Omit<DraRegistrationState, 'fileWatch'> = {
+    phase: 'starting',
+    registeredAt: null,
+    infoCalls: 0,
+    error: null,
+  };
   #started = false;
   #stopping = false;
 
@@ -331,6 +341,8 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       ownSockets: () => [this.socketPath, this.registrationSocketPath],
       kubeletSocket: null,
       pollIntervalMs: options.restartPollIntervalMs ?? 1000,
+      ...(options.watch ? { watch: options.watch } : {}),
+      logger: this.#logger,
       onSignal: () => this.#reserve(),
     });
   }
@@ -399,7 +411,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   }
 
   registration(): DraRegistrationState {
-    return { ...this.#registration };
+    return { ...this.#registration, fileWatch: fileWatchOf(this.#watcher, this.#options.source) };
   }
 
   /** Claims prepared on this node (from the checkpoint and since), by UID. */
