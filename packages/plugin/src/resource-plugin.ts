@@ -5,16 +5,8 @@
 // and dashboard consume.
 import { EventEmitter } from 'node:events';
 import { basename, join } from 'node:path';
-import { stat } from 'node:fs/promises';
-import type { Server } from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
-import {
-  bindUnixServer,
-  closeUnixServer,
-  KUBELET_SOCKET_NAME,
-  PLUGINS_REGISTRY_PATH,
-  type deviceplugin,
-} from '@plugboard/proto';
+import { KUBELET_SOCKET_NAME, PLUGINS_REGISTRY_PATH, type deviceplugin } from '@plugboard/proto';
 import { DeviceState } from './device-state.js';
 import { PluginError } from './errors.js';
 import {
@@ -24,8 +16,9 @@ import {
   registerRequest,
   socketExists,
 } from './registration.js';
-import { RestartWatcher, type RestartSignal } from './restart-watch.js';
+import type { RestartSignal } from './restart-watch.js';
 import { devicePluginServer, ListAndWatchStreams } from './server.js';
+import { SocketServers, UnixSocketServer } from './socket-server.js';
 import {
   allocateResponseBuilder,
   type AllocateResponseBuilder,
@@ -97,13 +90,6 @@ export function defaultSocketName(resourceName: string): string {
   return `${resourceName.replace(/[^A-Za-z0-9._-]/g, '-')}.sock`;
 }
 
-async function inodeOf(path: string): Promise<number | null> {
-  return stat(path).then(
-    (s) => s.ino,
-    () => null,
-  );
-}
-
 export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   readonly resourceName: string;
   readonly socketPath: string;
@@ -115,11 +101,9 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   readonly #logger: Logger;
   readonly #kubeletSocket: string;
   readonly #pluginOptions: deviceplugin.DevicePluginOptions;
-  readonly #watcher: RestartWatcher;
+  readonly #sockets: SocketServers;
   readonly #decisions: PreferredAllocationDecision[] = [];
   readonly #buildResponse: AllocateResponseBuilder;
-  #server: Server | null = null;
-  #registrationServer: Server | null = null;
   /** kubelet mode: one Registration channel for the plugin's life (see KubeletRegistrationClient). */
   #kubeletClient: KubeletRegistrationClient | null = null;
   #registration: RegistrationState = {
@@ -210,11 +194,20 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       );
       this.emit('health', event);
     });
-    this.#watcher = new RestartWatcher({
-      ownSockets: () => [
-        this.socketPath,
-        ...(this.registrationSocketPath ? [this.registrationSocketPath] : []),
-      ],
+    const sockets = [
+      new UnixSocketServer({ path: this.socketPath, build: () => this.#server(), logger: this.#logger }),
+    ];
+    if (this.registrationSocketPath !== null) {
+      sockets.push(
+        new UnixSocketServer({
+          path: this.registrationSocketPath,
+          build: () => this.#registrationServer(),
+          logger: this.#logger,
+        }),
+      );
+    }
+    this.#sockets = new SocketServers({
+      sockets,
       kubeletSocket: this.registrationSocketPath ? null : this.#kubeletSocket,
       pollIntervalMs: options.restartPollIntervalMs ?? 1000,
       onSignal: (signal) => this.#onRestartSignal(signal),
@@ -237,8 +230,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#state.attach();
     // The spec must exist before a kubelet can call Allocate and hand out its names.
     if (this.#options.allocate?.cdi?.enabled) await this.#syncCdi();
-    await this.#serve();
-    await this.#watcher.start();
+    await this.#sockets.serve();
+    await this.#sockets.watch();
     this.#logger.info(
       {
         socket: this.socketPath,
@@ -308,12 +301,12 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#loopId++;
     this.#wake?.();
     this.#clearStreamOpenTimer();
-    this.#watcher.stop();
+    await this.#sockets.unwatch();
     await this.#restartChain;
     this.#kubeletClient?.close();
     this.#kubeletClient = null;
     this.#streams.endAll();
-    await this.#closeServers();
+    await this.#sockets.close();
     this.#state.detach();
     await this.#options.source.stop();
     await this.#cdiWrite.catch(() => undefined);
@@ -323,8 +316,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
 
   // --- serving -------------------------------------------------------------------------------
 
-  async #serve(): Promise<void> {
-    const server = devicePluginServer({
+  #server(): ReturnType<typeof devicePluginServer> {
+    return devicePluginServer({
       resourceName: this.resourceName,
       options: this.#pluginOptions,
       state: this.#state,
@@ -346,43 +339,17 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       onAllocate: (event) => this.emit('allocate', event),
       logger: this.#logger,
     });
-    try {
-      await bindUnixServer(server, this.socketPath, { log: this.#logger });
-    } catch (err) {
-      server.forceShutdown();
-      throw new PluginError('internal', `cannot serve on ${this.socketPath}: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-    this.#server = server;
-    if (this.registrationSocketPath !== null) {
-      const registrationServer = pluginWatcherServer(this.resourceName, this.socketPath, {
-        onInfo: () => {
-          this.#generation++;
-          this.#registration.phase = 'registering';
-        },
-        onStatus: (status) => this.#onWatcherStatus(status.pluginRegistered, status.error),
-      });
-      try {
-        await bindUnixServer(registrationServer, this.registrationSocketPath, { log: this.#logger });
-      } catch (err) {
-        registrationServer.forceShutdown();
-        throw new PluginError(
-          'internal',
-          `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`,
-          { cause: err },
-        );
-      }
-      this.#registrationServer = registrationServer;
-    }
   }
 
-  async #closeServers(): Promise<void> {
-    if (this.#server) await closeUnixServer(this.#server, this.socketPath);
-    if (this.#registrationServer)
-      await closeUnixServer(this.#registrationServer, this.registrationSocketPath);
-    this.#server = null;
-    this.#registrationServer = null;
+  /** plugin-watcher mode: the pluginregistration server the kubelet's plugin watcher finds. */
+  #registrationServer(): ReturnType<typeof pluginWatcherServer> {
+    return pluginWatcherServer(this.resourceName, this.socketPath, {
+      onInfo: () => {
+        this.#generation++;
+        this.#registration.phase = 'registering';
+      },
+      onStatus: (status) => this.#onWatcherStatus(status.pluginRegistered, status.error),
+    });
   }
 
   // --- registration --------------------------------------------------------------------------
@@ -509,7 +476,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
         } else {
           this.#generation++;
           try {
-            await this.#watcher.rememberKubeletSocket();
+            await this.#sockets.watcher.rememberKubeletSocket();
             await client.register(request);
             if (!current()) return;
             this.#setRegistered(attempt);
@@ -580,7 +547,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     // its stale kubelet.sock is still there, Register fails and retries until the new kubelet
     // deletes our socket, which is then the same restart, not a second one.
     setTimeout(() => {
-      void this.#watcher.check().then(async () => {
+      void this.#sockets.watcher.check().then(async () => {
         if (!(await socketExists(this.#kubeletSocket))) return;
         if (this.#stopping || this.#restarting || this.#streams.size > 0) return;
         if (this.#registration.phase !== 'waiting-for-kubelet' || generation < this.#generation) return;
@@ -616,18 +583,9 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
           this.#registration = { ...this.#registration, phase: 'registering', waitingSince };
           this.#logger.info({ detectedBy }, 'further restart signal while recovering');
         }
-        const socketGone = (await inodeOf(this.socketPath)) === null;
-        const registrationGone =
-          this.registrationSocketPath !== null && (await inodeOf(this.registrationSocketPath)) === null;
-        if (detectedBy === 'socket-deleted' || socketGone || registrationGone) {
-          this.#watcher.pause();
-          try {
-            await this.#closeServers();
-            await this.#serve();
-            await this.#watcher.rememberOwnSockets();
-          } finally {
-            this.#watcher.resume();
-          }
+        const gone = await Promise.all(this.#sockets.sockets.map((socket) => socket.missing()));
+        if (detectedBy === 'socket-deleted' || gone.includes(true)) {
+          await this.#sockets.reserve('all');
           this.#logger.info({ socket: this.socketPath }, 're-serving');
         }
         if (this.registrationSocketPath === null) this.#registerLoop();
