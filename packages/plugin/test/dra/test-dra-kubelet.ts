@@ -12,7 +12,7 @@
 // dependency cycle; kubelet-sim gets its DRA side in part 2.)
 import { EventEmitter, once } from 'node:events';
 import { lstat, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { credentials, Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import {
   DRA_PLUGIN_SERVICE_V1,
@@ -91,6 +91,9 @@ export class TestDraKubelet extends EventEmitter<Events> {
   }
 
   async #check(socket: string): Promise<void> {
+    // The plugin watcher ignores files starting with '.' (pluginwatcher's handleCreateEvent): a
+    // driver binds its registration socket under such a name and renames it into place.
+    if (basename(socket).startsWith('.')) return;
     const isSocket = await lstat(socket).then(
       (s) => s.isSocket(),
       () => false,
