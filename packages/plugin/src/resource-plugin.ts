@@ -8,6 +8,7 @@ import { basename, join } from 'node:path';
 import { stat } from 'node:fs/promises';
 import type { Server } from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
+import { Backoff } from '@plugboard/apimachinery';
 import {
   bindUnixServer,
   closeUnixServer,
@@ -497,7 +498,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     const wasRegistered = this.#registration.registeredAt !== null;
     this.#registration.phase = 'registering';
     void (async () => {
-      let delay = initial;
+      const retry = new Backoff({ duration: initial, factor: 2, steps: Infinity, cap: max });
       for (let attempt = 1; current(); attempt++) {
         if (!(await socketExists(this.#kubeletSocket))) {
           if (!current()) return;
@@ -523,8 +524,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
             );
           }
         }
-        await this.#sleep(delay);
-        delay = Math.min(delay * 2, max);
+        await this.#sleep(retry.step());
       }
     })();
   }

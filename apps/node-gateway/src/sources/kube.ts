@@ -20,6 +20,7 @@ import {
 } from '@kubernetes/client-node';
 import http from 'node:http';
 import https from 'node:https';
+import { Backoff } from '@plugboard/apimachinery';
 import type { KubeInput } from '../model/build.js';
 import type {
   DraKubeInput,
@@ -158,6 +159,8 @@ export interface KubeSourceOptions {
 interface Informer<T extends KubernetesObject> {
   lw: ListWatch<T>;
   failures: number;
+  /** The restart backoff of the current run of failures (made at its first failure). */
+  retry: Backoff | null;
   /** Bumped on every error; a start() during which it moved did not succeed. */
   errors: number;
   timer: NodeJS.Timeout | null;
@@ -221,10 +224,18 @@ export function pacedList<T>(
   quietMs = 10_000,
 ): () => Promise<T> {
   let last = -Infinity;
-  let delay = 0;
+  let backoff: Backoff | null = null;
   return async () => {
     const since = performance.now() - last;
-    delay = since > quietMs ? 0 : Math.min(maxBackoffMs, Math.max(250, delay * 2));
+    if (since > quietMs) backoff = null;
+    else
+      backoff ??= new Backoff({
+        duration: Math.min(250, maxBackoffMs),
+        factor: 2,
+        steps: Infinity,
+        cap: maxBackoffMs,
+      });
+    const delay = backoff === null ? 0 : backoff.step();
     if (delay > since) {
       await new Promise((resolve) => setTimeout(resolve, delay - since).unref());
     }
@@ -357,6 +368,7 @@ export class KubeSource {
     const inf: Informer<T> = {
       lw,
       failures: 0,
+      retry: null,
       errors: 0,
       timer: null,
       synced: false,
@@ -410,7 +422,11 @@ export class KubeSource {
             ? this.state.reason
             : `${operation} failed: ${message}; retrying with backoff`,
       });
-      const delay = Math.min(this.options.maxBackoffMs, 250 * 2 ** Math.min(inf.failures, 16));
+      const cap = this.options.maxBackoffMs;
+      if (inf.failures === 1 || !inf.retry) {
+        inf.retry = new Backoff({ duration: Math.min(500, cap), factor: 2, steps: Infinity, cap });
+      }
+      const delay = inf.retry.step();
       inf.timer = setTimeout(() => {
         inf.timer = null;
         if (!this.stopped) void this.startInformer(inf);
