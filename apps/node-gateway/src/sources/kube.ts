@@ -22,12 +22,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { Backoff } from '@plugboard/apimachinery';
 import type { KubeInput } from '../model/build.js';
-import type {
-  DraKubeInput,
-  WireDeviceTaintRule,
-  WireResourceClaim,
-  WireResourceSlice,
-} from '../model/dra-objects.js';
+import type { DeviceTaintRule, ResourceClaim, ResourceSlice } from '@plugboard/k8s-api';
+import type { DraKubeInput } from '../model/dra-objects.js';
 import type { ApiServerRequest } from './api-server-request.js';
 import type { SourceState } from '@plugboard/api';
 import type { KubeReviewer } from '../http/auth.js';
@@ -172,9 +168,9 @@ interface Informer<T extends KubernetesObject> {
 
 /** The DRA informers and the model input built from them (rebuilt only when one of them changed). */
 interface DraInformers {
-  slices: Informer<WireResourceSlice & KubernetesObject>;
-  claims: Informer<WireResourceClaim & KubernetesObject>;
-  taintRules: Informer<WireDeviceTaintRule & KubernetesObject>;
+  slices: Informer<ResourceSlice & KubernetesObject>;
+  claims: Informer<ResourceClaim & KubernetesObject>;
+  taintRules: Informer<DeviceTaintRule & KubernetesObject>;
   waitingPods: Informer<V1Pod>;
   input: DraKubeInput | null;
   waiting: readonly V1Pod[] | null;

@@ -53,7 +53,7 @@ export interface DeviceCapacity {
   requestPolicy?: CapacityRequestPolicy;
 }
 
-export type DeviceTaintEffect = 'None' | 'NoSchedule' | 'NoExecute' | (string & {});
+export type DeviceTaintEffect = 'None' | 'NoSchedule' | 'NoExecute';
 
 export interface DeviceTaint {
   key: string;
