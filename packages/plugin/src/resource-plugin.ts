@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { basename, join } from 'node:path';
 import { pino, type Logger } from 'pino';
+import { Backoff } from '@plugboard/apimachinery';
 import {
   KUBELET_SOCKET_NAME,
   PLUGINS_REGISTRY_PATH,
@@ -528,7 +529,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     const wasRegistered = this.#registration.registeredAt !== null;
     this.#signal('register-attempt');
     void (async () => {
-      let delay = initial;
+      const retry = new Backoff({ duration: initial, factor: 2, steps: Infinity, cap: max });
       for (let attempt = 1; current(); attempt++) {
         if (!(await socketExists(this.#kubeletSocket))) {
           if (!current()) return;
@@ -552,8 +553,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
             });
           }
         }
-        await this.#sleep(delay);
-        delay = Math.min(delay * 2, max);
+        await this.#sleep(retry.step());
       }
     })();
   }
