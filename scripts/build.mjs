@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(fileURLToPath(import.meta.url), '../..');
 const order = [
+  '@plugboard/apimachinery',
+  '@plugboard/k8s-api',
   '@plugboard/proto',
   '@plugboard/grpc-authority',
   '@plugboard/api',

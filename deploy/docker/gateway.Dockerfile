@@ -33,7 +33,7 @@ COPY --from=context /src ./
 # Type-checks and compiles proto → api → topology → plugin → node-gateway, then bundles the gateway
 # (apps/node-gateway/scripts/bundle.mjs): one tree-shaken, minified ESM entry plus chunks with every
 # dependency inside, so the runtime stage needs no node_modules at all.
-RUN npm run build -w @plugboard/proto -w @plugboard/grpc-authority -w @plugboard/api -w @plugboard/topology -w @plugboard/plugin -w @plugboard/node-gateway
+RUN npm run build -w @plugboard/apimachinery -w @plugboard/k8s-api -w @plugboard/proto -w @plugboard/grpc-authority -w @plugboard/api -w @plugboard/topology -w @plugboard/plugin -w @plugboard/node-gateway
 
 FROM ${RUNTIME_IMAGE}
 LABEL org.opencontainers.image.title="plugboard-gateway" \

@@ -1,7 +1,8 @@
 // The seq guard between a stream and the query cache. A live document is the last snapshot plus
-// every patch applied in order; a message is applied only when it is the next one, so a lost,
-// duplicated or reordered message can never corrupt the cached view — it asks for a resync instead.
-import { type JsonPatchOp, applyPatchImmutable, PatchError } from '@plugboard/api';
+// every patch applied in order; a message is applied only when it is the next one (the stream's one
+// sequence check, @plugboard/api's checkSequence), so a lost, duplicated or reordered message can
+// never corrupt the cached view — it asks for a resync instead.
+import { type JsonPatchOp, applyPatchImmutable, checkSequence, PatchError } from '@plugboard/api';
 
 export interface LiveDocument<T> {
   /** Sequence number of the last applied message; null when the data did not come from a stream. */
@@ -30,21 +31,20 @@ export function applyLiveMessage<T>(
   msg: LiveMessage<T>,
   now: number = Date.now(),
 ): ApplyResult<T> {
+  if (msg.type === 'error')
+    return { kind: 'error', status: msg.status, title: msg.title, detail: msg.detail };
+  const check = checkSequence(current?.seq ?? null, msg);
+  if (check.kind === 'skip') return { kind: 'ignored' };
+  if (check.kind === 'gap') return { kind: 'resync', reason: check.reason };
   switch (msg.type) {
     case 'snapshot':
       // A snapshot always wins unless it is older than what we already applied.
-      if (current?.seq != null && msg.seq < current.seq) return { kind: 'ignored' };
       return { kind: 'applied', doc: { seq: msg.seq, data: msg.node, receivedAt: now } };
     case 'patch': {
-      if (current == null || current.seq == null) return { kind: 'resync', reason: 'patch before snapshot' };
-      if (msg.seq <= current.seq) return { kind: 'ignored' };
-      if (msg.seq !== current.seq + 1) {
-        return { kind: 'resync', reason: `gap: expected seq ${current.seq + 1}, got ${msg.seq}` };
-      }
       try {
         return {
           kind: 'applied',
-          doc: { seq: msg.seq, data: applyPatchImmutable(current.data, msg.ops), receivedAt: now },
+          doc: { seq: msg.seq, data: applyPatchImmutable(current!.data, msg.ops), receivedAt: now },
         };
       } catch (err) {
         if (err instanceof PatchError)
@@ -53,12 +53,7 @@ export function applyLiveMessage<T>(
       }
     }
     case 'heartbeat':
-      if (current == null || current.seq == null) return { kind: 'ignored' };
-      // A heartbeat carrying a later seq means we missed a patch.
-      if (msg.seq > current.seq)
-        return { kind: 'resync', reason: `heartbeat at seq ${msg.seq}, have ${current.seq}` };
-      return { kind: 'applied', doc: { ...current, receivedAt: now } };
-    case 'error':
-      return { kind: 'error', status: msg.status, title: msg.title, detail: msg.detail };
+      // In step with us (a heartbeat ahead of us was a gap: a lost patch).
+      return { kind: 'applied', doc: { ...current!, receivedAt: now } };
   }
 }

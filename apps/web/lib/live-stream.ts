@@ -1,6 +1,7 @@
 // A browser WebSocket that keeps one live document current: reconnects with backoff, resumes with
 // `since`, falls back to a fresh snapshot when resume fails, watches heartbeats, and pauses while
 // the tab is hidden (a hidden dashboard should cost the gateways nothing).
+import { Backoff } from '@plugboard/apimachinery';
 import type { LiveMessage } from './live-document';
 
 export type LinkState = 'connecting' | 'live' | 'reconnecting' | 'paused' | 'failed';
@@ -27,12 +28,16 @@ export interface LiveStreamOptions<T> {
   doc?: Pick<Document, 'hidden' | 'addEventListener' | 'removeEventListener'>;
 }
 
-const MIN_BACKOFF = 500;
-const MAX_BACKOFF = 10_000;
+/**
+ * Reconnect delays: 500 ms doubling up to 10 s, each ±20 %. wait.Backoff's jitter only adds, so the
+ * base is 0.8 × that and the jitter 0.5: 400–600 ms, 800–1200 ms, … 8–12 s.
+ */
+const reconnectBackoff = (): Backoff =>
+  new Backoff({ duration: 400, factor: 2, jitter: 0.5, steps: Infinity, cap: 8000 });
 
 export class LiveStream<T> {
   private ws: WebSocket | null = null;
-  private backoff = MIN_BACKOFF;
+  private backoff = reconnectBackoff();
   private retry: ReturnType<typeof setTimeout> | undefined;
   private silence: ReturnType<typeof setTimeout> | undefined;
   private stopped = true;
@@ -66,7 +71,7 @@ export class LiveStream<T> {
       this.closeSocket();
       this.setStatus('paused', null);
     } else if (!this.ws) {
-      this.backoff = MIN_BACKOFF;
+      this.backoff = reconnectBackoff();
       this.open();
     }
   };
@@ -133,7 +138,7 @@ export class LiveStream<T> {
       if (msg.type === 'snapshot' || msg.type === 'patch') {
         this.resumeAllowed = true;
         this.resyncStreak = 0;
-        this.backoff = MIN_BACKOFF;
+        this.backoff = reconnectBackoff();
       }
       this.setStatus('live', null);
     };
@@ -158,8 +163,7 @@ export class LiveStream<T> {
     this.closeSocket();
     if (this.stopped || this.retry) return;
     this.setStatus(this.status.state === 'failed' ? 'failed' : 'reconnecting', reason);
-    const delay = this.backoff * (0.8 + Math.random() * 0.4);
-    this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF);
+    const delay = this.backoff.step();
     this.retry = setTimeout(() => {
       this.retry = undefined;
       if (!this.stopped && !this.opts.doc?.hidden) this.open();

@@ -2,12 +2,14 @@
 // Compiles server.ts (and server/, lib/ it uses) into one ESM file, dist/server.js, so a built
 // dashboard runs as `node apps/web/dist/server.js` without tsx (the image ships it as server.mjs).
 // npm packages stay external: they are resolved from node_modules at run time like any Node
-// program's. The workspace's wire contract (@plugboard/api) is compiled in from its source, so the
-// server needs no workspace package at run time.
+// program's. The workspace packages it uses (@plugboard/api, the wire contract, and
+// @plugboard/apimachinery, the backoff) are compiled in from their source, so the server needs no
+// workspace package at run time.
 import { build } from 'esbuild';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+const COMPILED_IN = new Set(['@plugboard/api', '@plugboard/apimachinery']);
 const web = resolve(fileURLToPath(import.meta.url), '../..');
 await build({
   entryPoints: [resolve(web, 'server.ts')],
@@ -22,7 +24,7 @@ await build({
       name: 'external-npm-packages',
       setup(b) {
         b.onResolve({ filter: /^[^./]/ }, (args) =>
-          args.path === '@plugboard/api' ? undefined : { path: args.path, external: true },
+          COMPILED_IN.has(args.path) ? undefined : { path: args.path, external: true },
         );
       },
     },

@@ -4,10 +4,12 @@
 // are coalesced into one patch per tick and each patch is serialised once for all subscribers.
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
+import { Backoff } from '@plugboard/apimachinery';
 import {
   type NodeSummary,
   type StreamMessage,
   applyPatchImmutable,
+  checkSequence,
   CLOSE_SLOW_CONSUMER,
   pointerToken,
   type JsonPatchOp,
@@ -23,13 +25,17 @@ const HEARTBEAT_MS = 15_000;
 const UPSTREAM_SILENCE_MS = 45_000;
 const IDLE_STOP_MS = 60_000;
 const MAX_BUFFERED_BYTES = 8 << 20;
-const MIN_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 15_000;
+/**
+ * Upstream reconnect delays: 500 ms doubling up to 15 s, each ±20 %. wait.Backoff's jitter only
+ * adds, so the base is 0.8 × that and the jitter 0.5: 400–600 ms, 800–1200 ms, … 12–18 s.
+ */
+const reconnectBackoff = (): Backoff =>
+  new Backoff({ duration: 400, factor: 2, jitter: 0.5, steps: Infinity, cap: 12_000 });
 
 class UpstreamLink {
   private ws: WebSocket | null = null;
   private seq: number | null = null;
-  private backoff = MIN_BACKOFF_MS;
+  private backoff = reconnectBackoff();
   private retry: NodeJS.Timeout | undefined;
   private silence: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -88,28 +94,30 @@ class UpstreamLink {
     }
     this.armSilence();
     const base = `/nodes/${pointerToken(this.gateway.name)}`;
+    if (msg.type === 'error') {
+      this.onDown(`${msg.title}: ${msg.detail}`);
+      return;
+    }
+    const check = checkSequence(this.seq, msg);
+    if (check.kind === 'gap') {
+      // Missed something: reconnect with since; the gateway replays or sends a snapshot.
+      this.ws?.terminate();
+      return;
+    }
+    if (check.kind === 'skip') return;
     switch (msg.type) {
       case 'snapshot':
         this.seq = msg.seq;
         this.everLive = true;
-        this.backoff = MIN_BACKOFF_MS;
+        this.backoff = reconnectBackoff();
         this.hub.replaceNode(this.entry('live', null, msg.node));
         this.settleFirst();
         break;
       case 'patch':
-        if (this.seq === null || msg.seq !== this.seq + 1) {
-          // Missed something: reconnect with since; the gateway replays or sends a snapshot.
-          this.ws?.terminate();
-          return;
-        }
         this.seq = msg.seq;
         this.hub.queue(msg.ops.map((op) => prefixOp(op, `${base}/summary`)));
         break;
       case 'heartbeat':
-        if (this.seq !== null && msg.seq > this.seq) this.ws?.terminate();
-        break;
-      case 'error':
-        this.onDown(`${msg.title}: ${msg.detail}`);
         break;
     }
   }
@@ -132,8 +140,7 @@ class UpstreamLink {
       });
     }
     this.settleFirst();
-    const delay = this.backoff * (0.8 + Math.random() * 0.4);
-    this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
+    const delay = this.backoff.step();
     this.retry = setTimeout(() => {
       this.retry = undefined;
       this.ws?.removeAllListeners();

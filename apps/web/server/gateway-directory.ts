@@ -2,6 +2,7 @@
 // Kubernetes API by label selector (in cluster). The node name is the key the browser uses.
 // @kubernetes/client-node is loaded lazily and only here, so it never reaches a page bundle.
 import type { Logger } from 'pino';
+import { Backoff } from '@plugboard/apimachinery';
 import type { DiscoveryConfig, GatewayEntry } from './config';
 import { causeText } from './errors';
 
@@ -74,7 +75,10 @@ export async function kubernetesDirectory(
   let error: string | null = null;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
-  let backoff = 1000;
+  // 1 s doubling up to 30 s; a pod seen again starts over.
+  const retryBackoff = (): Backoff =>
+    new Backoff({ duration: 1000, factor: 2, steps: Infinity, cap: 30_000 });
+  let backoff = retryBackoff();
 
   const rebuild = () => {
     const byNode = new Map<string, GatewayEntry>();
@@ -96,7 +100,7 @@ export async function kubernetesDirectory(
   const upsert = (p: PodLike) => {
     pods.set(keyOf(p), p);
     if (error !== null) error = null;
-    backoff = 1000;
+    backoff = retryBackoff();
     rebuild();
   };
   informer.on('add', upsert);
@@ -107,17 +111,14 @@ export async function kubernetesDirectory(
   });
   informer.on('error', (err: unknown) => {
     error = causeText(err);
-    logger.warn(
-      { component: 'discovery', err: error, retryMs: backoff },
-      'gateway discovery failed; retrying',
-    );
+    const retryMs = backoff.step();
+    logger.warn({ component: 'discovery', err: error, retryMs }, 'gateway discovery failed; retrying');
     listeners.emit();
     if (stopped) return;
     clearTimeout(retry);
     retry = setTimeout(() => {
       informer.start().catch(() => {});
-    }, backoff);
-    backoff = Math.min(backoff * 2, 30_000);
+    }, retryMs);
   });
   informer.start().catch((err: unknown) => {
     error = causeText(err);

@@ -25,3 +25,42 @@ export const CLOSE_SLOW_CONSUMER = 4008;
 export const CLOSE_UNKNOWN_NODE = 4404;
 /** The dashboard's server: the node's gateway cannot be reached. */
 export const CLOSE_GATEWAY_UNREACHABLE = 4502;
+
+/**
+ * Where a stream message stands against the last seq a client applied — the one sequence check of
+ * every stream client (the dashboard's live documents, its server's cluster hub, kubectl plugboard
+ * watch):
+ *
+ * - `apply`: a snapshot not older than what the client holds (it replaces the document), the next
+ *   patch (seq + 1), or a heartbeat at or behind the client's seq (the document is current);
+ * - `skip`: already seen (a duplicate or older patch, an older snapshot), or a heartbeat before any
+ *   snapshot: nothing to do;
+ * - `gap`: something was missed — a patch before any snapshot, a patch past seq + 1, a heartbeat
+ *   ahead of the client: resume with `?since=<seq>` (the server replays or sends a snapshot).
+ *
+ * A gateway's seq starts at its start time in microseconds, so it only grows, across restarts too.
+ */
+export type SequenceCheck = { kind: 'apply' } | { kind: 'skip' } | { kind: 'gap'; reason: string };
+
+const APPLY: SequenceCheck = { kind: 'apply' };
+const SKIP: SequenceCheck = { kind: 'skip' };
+
+export function checkSequence(
+  applied: number | null,
+  msg: { type: 'snapshot' | 'patch' | 'heartbeat'; seq: number },
+): SequenceCheck {
+  switch (msg.type) {
+    case 'snapshot':
+      return applied !== null && msg.seq < applied ? SKIP : APPLY;
+    case 'patch':
+      if (applied === null) return { kind: 'gap', reason: 'patch before snapshot' };
+      if (msg.seq <= applied) return SKIP;
+      if (msg.seq !== applied + 1)
+        return { kind: 'gap', reason: `gap: expected seq ${applied + 1}, got ${msg.seq}` };
+      return APPLY;
+    case 'heartbeat':
+      if (applied === null) return SKIP;
+      if (msg.seq > applied) return { kind: 'gap', reason: `heartbeat at seq ${msg.seq}, have ${applied}` };
+      return APPLY;
+  }
+}

@@ -125,6 +125,7 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     deletePod: (namespace, name) => kubelet.deletePod(namespace, name),
     restart: () => kubelet.restart(),
     state: () => kubelet.state(),
+    pluginWatchMode: () => kubelet.pluginWatchMode(),
     on(event, listener) {
       emitter.on(event, listener);
       return sim;

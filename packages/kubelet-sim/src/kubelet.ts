@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { DEVICE_PLUGIN_TYPE, DRA_PLUGIN_TYPE } from '@plugboard/proto';
+import { DEVICE_PLUGIN_TYPE, DRA_PLUGIN_TYPE, type DirectoryWatchMode } from '@plugboard/proto';
 import { CpuManager, MemoryManager, TopologyAdmission } from '@plugboard/topology';
 import { DEFAULT_POD_RESOURCES_RATE_LIMIT } from './apis/podresources/grpc/ratelimit.js';
 import { PodResourcesServer } from './apis/podresources/server.js';
@@ -64,6 +64,8 @@ export interface Kubelet {
   /** A kubelet restart: sockets and registrations go, the checkpoints and the pods stay. */
   restart(): Promise<void>;
   state(): KubeletState;
+  /** How the plugin watcher follows plugins_registry (watch, or poll and why); null without one. */
+  pluginWatchMode(): { mode: DirectoryWatchMode; reason: string | null } | null;
   stop(): Promise<void>;
 }
 
@@ -139,6 +141,7 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
         timeoutMs: config.dialTimeoutMs ?? 10_000,
         logger,
         onRejected: (e) => o.emit('registration-rejected', e),
+        ...(config.pluginsRegistryWatch ? { watch: config.pluginsRegistryWatch } : {}),
       })
     : null;
 
@@ -230,6 +233,7 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
     deletePod: (namespace, name) => pods.delete(namespace, name),
     restart,
     state,
+    pluginWatchMode: () => pluginWatcher?.watchMode ?? null,
     async stop() {
       if (stopped) return;
       stopped = true;

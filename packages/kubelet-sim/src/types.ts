@@ -2,6 +2,7 @@
 // CLI flags and the kubelet's configuration), the KubeletSim handle, its events and state().
 
 import type { Logger } from 'pino';
+import type { DirectoryWatchMode, WatchFactory } from '@plugboard/proto';
 import type { RateLimit } from './apis/podresources/grpc/ratelimit.js';
 import type { KubeObject } from './apiserver/object-store.js';
 import type {
@@ -36,6 +37,8 @@ export interface KubeletSimOptions extends NodeShapeOptions {
    * plugins serving pluginregistration v1 there are registered too. Off unless set.
    */
   pluginsRegistryDir?: string;
+  /** How the plugin watcher follows that directory: fs.watch unless a test injects a failing one. */
+  pluginsRegistryWatch?: WatchFactory;
   /** How long a gone plugin's devices stay in capacity; the kubelet uses 5 minutes. */
   gracePeriodMs?: number;
   /** The kubelet's PodResources limit (100 qps, burst 10) by default; false turns it off. */
@@ -188,6 +191,11 @@ export interface KubeletSim {
   deletePod(namespace: string, name: string): Promise<void>;
   restart(): Promise<void>;
   state(): KubeletState;
+  /**
+   * How the plugin watcher follows plugins_registry: `watch` (fs.watch), or `poll` with the reason
+   * (inotify unavailable, e.g. fs.inotify.max_user_instances exhausted); null without a plugin watcher.
+   */
+  pluginWatchMode(): { mode: DirectoryWatchMode; reason: string | null } | null;
   on<E extends keyof KubeletSimEvents>(
     event: E,
     listener: (...args: KubeletSimEvents[E]) => void,

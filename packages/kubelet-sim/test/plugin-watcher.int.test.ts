@@ -167,3 +167,57 @@ describe('@plugboard/plugin in plugin-watcher mode', () => {
     }
   });
 });
+
+describe('plugin watcher without inotify', () => {
+  // fs.watch with every inotify instance of the user taken (fs.inotify.max_user_instances).
+  const noInotify = (): never => {
+    throw Object.assign(new Error('EMFILE: too many open files, watch'), { code: 'EMFILE' });
+  };
+
+  test('kubelet-sim and the plugin poll, say so, and registration still works, also after a kubelet restart', async () => {
+    const g = await startFixture({ pluginsRegistryWatch: noInotify }, { registry: true });
+    const runtime = await startPlugins(
+      parsePluginConfig({
+        resources: [{ name: 'plugboard.example/vf', simulated: { count: 2, idPrefix: 'vf' } }],
+      }),
+      {
+        devicePluginDir: g.dir,
+        registrationMode: 'plugin-watcher',
+        pluginsRegistryDir: g.registry,
+        restartPollIntervalMs: 50,
+        watch: noInotify,
+      },
+    );
+    try {
+      const mode = g.sim.pluginWatchMode();
+      assert.equal(mode?.mode, 'poll');
+      assert.match(mode?.reason ?? '', /^inotify instances exhausted \(fs\.inotify\.max_user_instances\)/);
+      await waitFor(
+        () => g.sim.state().resources['plugboard.example/vf']?.allocatable === 2,
+        'registration found by polling',
+      );
+      const plugin = runtime.resources.get('plugboard.example/vf')!;
+      assert.equal(plugin.registration().fileWatch.mode, 'poll');
+      await g.sim.restart();
+      await waitFor(
+        () =>
+          g.sim.state().resources['plugboard.example/vf']?.registered &&
+          g.sim.state().resources['plugboard.example/vf']?.allocatable === 2,
+        're-registration after a kubelet restart',
+        10_000,
+      );
+    } finally {
+      await runtime.stop();
+      await g.cleanup();
+    }
+  });
+
+  test('reports watch mode while fs.watch works', async () => {
+    const g = await startFixture({}, { registry: true });
+    try {
+      assert.deepEqual(g.sim.pluginWatchMode(), { mode: 'watch', reason: null });
+    } finally {
+      await g.cleanup();
+    }
+  });
+});

@@ -3,14 +3,19 @@
 // section as a DRA driver, side by side, until SIGTERM/SIGINT; `plugboard-plugin fault|heal`
 // faults or heals one device of a running DRA driver through its fault directory.
 // Flags and environment are read here, once; everything else gets plain values.
-import { once } from 'node:events';
-import { watch } from 'node:fs';
+import { EventEmitter, once } from 'node:events';
 import { readFile, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEVICE_PLUGIN_PATH, KUBELET_PLUGINS_PATH, PLUGINS_REGISTRY_PATH } from '@plugboard/proto';
+import {
+  DEVICE_PLUGIN_PATH,
+  KUBELET_PLUGINS_PATH,
+  PLUGINS_REGISTRY_PATH,
+  watchDirectory,
+  type WatchFactory,
+} from '@plugboard/proto';
 import { writeFileAtomic } from './atomic-file.js';
 import { loadPluginConfig } from './config.js';
 import { DEFAULT_CDI_SPEC_DIR } from './cdi.js';
@@ -236,8 +241,23 @@ async function readStatus(path: string): Promise<FaultDirStatus | null> {
   }
 }
 
-/** Writes or removes the fault file, then waits until the driver's status shows it in effect. */
-export async function runFaultCommand(cmd: FaultCommand): Promise<{ code: number; message: string }> {
+export interface FaultWaitOptions {
+  /** fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
+  /** How often the status is read again where the fault directory cannot be watched (default 100 ms). */
+  pollMs?: number;
+  /** Where the fallback to polling is told (default stderr). */
+  warn?: (line: string) => void;
+}
+
+/**
+ * Writes or removes the fault file, then waits until the driver's status shows it in effect: on
+ * fs.watch events, or by polling (said on stderr) where the directory cannot be watched.
+ */
+export async function runFaultCommand(
+  cmd: FaultCommand,
+  options: FaultWaitOptions = {},
+): Promise<{ code: number; message: string }> {
   const file = join(cmd.faultDir, cmd.device);
   const statusPath = join(cmd.faultDir, FAULT_STATUS_FILE);
   try {
@@ -258,12 +278,24 @@ export async function runFaultCommand(cmd: FaultCommand): Promise<{ code: number
     return fault?.[1].reason === cmd.reason ? 'yes' : 'no';
   };
   const signal = AbortSignal.timeout(cmd.timeoutMs);
-  const watcher = watch(cmd.faultDir, { signal });
-  watcher.on('error', () => undefined);
+  const changed = new EventEmitter<{ change: [] }>();
+  const warn = options.warn ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const watcher = watchDirectory(cmd.faultDir, () => changed.emit('change'), {
+    pollMs: options.pollMs ?? 100,
+    // The timeout's timer does not keep the process alive; the wait must.
+    persistent: true,
+    ...(options.watch ? { watch: options.watch } : {}),
+    logger: {
+      warn: (fields) =>
+        warn(
+          `plugboard-plugin: ${cmd.faultDir} cannot be watched, polling it every ${options.pollMs ?? 100} ms: ${(fields as { reason?: string }).reason ?? ''}`,
+        ),
+    },
+  });
   try {
     for (;;) {
       // Listen before reading: a status written between the read and the wait is not missed.
-      const next = once(watcher, 'change', { signal });
+      const next = once(changed, 'change', { signal });
       next.catch(() => undefined);
       const status = await readStatus(statusPath);
       const state = status ? matches(status) : 'no';

@@ -49,6 +49,7 @@ export type {
   PluginDevice,
   PreferredAllocationDecision,
   RegistrationState,
+  FileWatchState,
   RegistrationPhase,
   RegistrationMode,
   ResourcePluginEvents,
@@ -67,6 +68,14 @@ export {
   type DraFaultOptions,
   type FaultTaintEffect,
 } from './dra/driver.js';
+export type {
+  DRAPlugin,
+  ClaimToPrepare,
+  PrepareResult,
+  PreparedDeviceResult,
+  UnprepareResult,
+} from './dra/draplugin.js';
+export type { ClaimRef } from './dra/claims.js';
 export { driverNameProblem } from './dra/names.js';
 export { kubeApiFromKubeConfig, type DraKubeApi, type KubeAccess } from './dra/kube-api.js';
 export {

@@ -5,16 +5,14 @@
 // and dashboard consume.
 import { EventEmitter } from 'node:events';
 import { basename, join } from 'node:path';
-import { stat } from 'node:fs/promises';
-import type { Server } from '@grpc/grpc-js';
 import { pino, type Logger } from 'pino';
+import { Backoff } from '@plugboard/apimachinery';
 import {
-  bindUnixServer,
-  closeUnixServer,
   KUBELET_SOCKET_NAME,
   PLUGINS_REGISTRY_PATH,
   type ConnectionRouter,
   type deviceplugin,
+  type WatchFactory,
 } from '@plugboard/proto';
 import { DeviceState } from './device-state.js';
 import { PluginError } from './errors.js';
@@ -25,8 +23,14 @@ import {
   registerRequest,
   socketExists,
 } from './registration.js';
-import { RestartWatcher, type RestartSignal } from './restart-watch.js';
+import {
+  registrationTransition,
+  type RegistrationAction,
+  type RegistrationSignal,
+} from './registration-transitions.js';
+import { fileWatchOf, type RestartSignal } from './restart-watch.js';
 import { devicePluginServer, ListAndWatchStreams } from './server.js';
+import { SocketServers, UnixSocketServer } from './socket-server.js';
 import {
   allocateResponseBuilder,
   type AllocateResponseBuilder,
@@ -40,6 +44,7 @@ import type {
   PluginDevice,
   PreferredAllocationDecision,
   RegistrationMode,
+  RegistrationPhase,
   RegistrationState,
   ResourcePluginEvents,
   RestartDetectedBy,
@@ -55,6 +60,17 @@ const STREAM_CLOSED_GRACE_MS = 1000;
 const STREAM_OPEN_GRACE_MS = 10_000;
 /** Cap of the Registration channel's reconnect backoff: a returning kubelet is reached this soon. */
 const REGISTRATION_RECONNECT_MAX_MS = 1000;
+
+/** What a registration signal carries for its actions. */
+interface SignalDetail {
+  attempt?: number;
+  error?: string;
+  cause?: NotHeldCause;
+  reason?: string;
+  detectedBy?: RestartDetectedBy;
+  /** The registration generation of a closed stream. */
+  generation?: number;
+}
 
 export interface ResourcePluginOptions {
   /** Extended resource name, e.g. "example.com/gpu". */
@@ -88,6 +104,8 @@ export interface ResourcePluginOptions {
   routeConnection?: ConnectionRouter;
   /** Polling fallback of the restart watch (default 1000 ms). */
   restartPollIntervalMs?: number;
+  /** The socket directory's watch: fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
   /** Register retry backoff (default 100 ms doubling up to 5000 ms). */
   registrationRetry?: { initialMs?: number; maxMs?: number };
   /**
@@ -104,13 +122,6 @@ export function defaultSocketName(resourceName: string): string {
   return `${resourceName.replace(/[^A-Za-z0-9._-]/g, '-')}.sock`;
 }
 
-async function inodeOf(path: string): Promise<number | null> {
-  return stat(path).then(
-    (s) => s.ino,
-    () => null,
-  );
-}
-
 export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   readonly resourceName: string;
   readonly socketPath: string;
@@ -122,14 +133,12 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   readonly #logger: Logger;
   readonly #kubeletSocket: string;
   readonly #pluginOptions: deviceplugin.DevicePluginOptions;
-  readonly #watcher: RestartWatcher;
+  readonly #sockets: SocketServers;
   readonly #decisions: PreferredAllocationDecision[] = [];
   readonly #buildResponse: AllocateResponseBuilder;
-  #server: Server | null = null;
-  #registrationServer: Server | null = null;
   /** kubelet mode: one Registration channel for the plugin's life (see KubeletRegistrationClient). */
   #kubeletClient: KubeletRegistrationClient | null = null;
-  #registration: RegistrationState = {
+  #registration: Omit<RegistrationState, 'fileWatch'> = {
     phase: 'starting',
     registeredAt: null,
     waitingSince: null,
@@ -217,13 +226,30 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       );
       this.emit('health', event);
     });
-    this.#watcher = new RestartWatcher({
-      ownSockets: () => [
-        this.socketPath,
-        ...(this.registrationSocketPath ? [this.registrationSocketPath] : []),
-      ],
+    const sockets = [
+      new UnixSocketServer({
+        path: this.socketPath,
+        build: () => this.#server(),
+        logger: this.#logger,
+        ...(options.routeConnection ? { routeConnection: options.routeConnection } : {}),
+      }),
+    ];
+    if (this.registrationSocketPath !== null) {
+      sockets.push(
+        new UnixSocketServer({
+          path: this.registrationSocketPath,
+          build: () => this.#registrationServer(),
+          logger: this.#logger,
+          ...(options.routeConnection ? { routeConnection: options.routeConnection } : {}),
+        }),
+      );
+    }
+    this.#sockets = new SocketServers({
+      sockets,
       kubeletSocket: this.registrationSocketPath ? null : this.#kubeletSocket,
       pollIntervalMs: options.restartPollIntervalMs ?? 1000,
+      ...(options.watch ? { watch: options.watch } : {}),
+      logger: this.#logger,
       onSignal: (signal) => this.#onRestartSignal(signal),
     });
   }
@@ -244,8 +270,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#state.attach();
     // The spec must exist before a kubelet can call Allocate and hand out its names.
     if (this.#options.allocate?.cdi?.enabled) await this.#syncCdi();
-    await this.#serve();
-    await this.#watcher.start();
+    await this.#sockets.serve();
+    await this.#sockets.watch();
     this.#logger.info(
       {
         socket: this.socketPath,
@@ -254,8 +280,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       },
       'serving',
     );
-    if (this.registrationSocketPath === null) this.#registerLoop();
-    else this.#registration.phase = 'registering';
+    this.#signal('start');
   }
 
   devices(): PluginDevice[] {
@@ -263,7 +288,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   }
 
   registration(): RegistrationState {
-    return { ...this.#registration };
+    return { ...this.#registration, fileWatch: fileWatchOf(this.#sockets.watcher, this.#options.source) };
   }
 
   /** The options sent at registration and returned by GetDevicePluginOptions. */
@@ -315,23 +340,23 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#loopId++;
     this.#wake?.();
     this.#clearStreamOpenTimer();
-    this.#watcher.stop();
+    await this.#sockets.unwatch();
     await this.#restartChain;
     this.#kubeletClient?.close();
     this.#kubeletClient = null;
     this.#streams.endAll();
-    await this.#closeServers();
+    await this.#sockets.close();
     this.#state.detach();
     await this.#options.source.stop();
     await this.#cdiWrite.catch(() => undefined);
-    this.#registration.phase = 'stopped';
+    this.#signal('stop');
     this.#logger.info('stopped');
   }
 
   // --- serving -------------------------------------------------------------------------------
 
-  async #serve(): Promise<void> {
-    const server = devicePluginServer({
+  #server(): ReturnType<typeof devicePluginServer> {
+    return devicePluginServer({
       resourceName: this.resourceName,
       options: this.#pluginOptions,
       state: this.#state,
@@ -353,60 +378,66 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       onAllocate: (event) => this.emit('allocate', event),
       logger: this.#logger,
     });
-    try {
-      await bindUnixServer(server, this.socketPath, {
-        log: this.#logger,
-        routeConnection: this.#options.routeConnection,
-      });
-    } catch (err) {
-      server.forceShutdown();
-      throw new PluginError('internal', `cannot serve on ${this.socketPath}: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-    this.#server = server;
-    if (this.registrationSocketPath !== null) {
-      const registrationServer = pluginWatcherServer(this.resourceName, this.socketPath, {
-        onInfo: () => {
-          this.#generation++;
-          this.#registration.phase = 'registering';
-        },
-        onStatus: (status) => this.#onWatcherStatus(status.pluginRegistered, status.error),
-      });
-      try {
-        await bindUnixServer(registrationServer, this.registrationSocketPath, {
-          log: this.#logger,
-          routeConnection: this.#options.routeConnection,
-        });
-      } catch (err) {
-        registrationServer.forceShutdown();
-        throw new PluginError(
-          'internal',
-          `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`,
-          { cause: err },
-        );
-      }
-      this.#registrationServer = registrationServer;
-    }
   }
 
-  async #closeServers(): Promise<void> {
-    if (this.#server) await closeUnixServer(this.#server, this.socketPath);
-    if (this.#registrationServer)
-      await closeUnixServer(this.#registrationServer, this.registrationSocketPath);
-    this.#server = null;
-    this.#registrationServer = null;
+  /** plugin-watcher mode: the pluginregistration server the kubelet's plugin watcher finds. */
+  #registrationServer(): ReturnType<typeof pluginWatcherServer> {
+    return pluginWatcherServer(this.resourceName, this.socketPath, {
+      onInfo: () => {
+        this.#generation++;
+        this.#signal('get-info');
+      },
+      onStatus: (status) => this.#onWatcherStatus(status.pluginRegistered, status.error),
+    });
   }
 
   // --- registration --------------------------------------------------------------------------
 
-  #setRegistered(attempt: number): void {
+  /**
+   * Applies a signal through the transition table (registration-transitions.ts): sets the phase,
+   * then runs the transition's actions. Returns false when the signal does not apply in this phase.
+   */
+  #signal(signal: RegistrationSignal, detail: SignalDetail = {}): boolean {
+    const transition = registrationTransition(this.#registration.phase, signal);
+    if (transition === null) return false;
+    this.#registration.phase = transition.to;
+    for (const action of transition.actions) this.#run(action, transition.to, detail);
+    return true;
+  }
+
+  #run(action: RegistrationAction, phase: RegistrationPhase, detail: SignalDetail): void {
+    switch (action) {
+      case 'register':
+        // A plugin watcher comes back through the registration socket on its own.
+        if (this.registrationSocketPath === null) this.#registerLoop();
+        return;
+      case 'record-registered':
+        this.#recordRegistered(detail.attempt ?? this.#generation);
+        return;
+      case 'record-error':
+        this.#recordError(detail.error ?? 'registration failed', detail.attempt ?? 0, phase);
+        return;
+      case 'not-held':
+        this.#notHeld(detail.cause ?? 'stream-closed', detail.reason ?? 'the kubelet let go');
+        return;
+      case 'await-restart-signals':
+        if (this.registrationSocketPath === null) this.#awaitRestartSignals(detail.generation ?? 0);
+        return;
+      case 'restart':
+        this.#restart(detail.detectedBy ?? 'socket-deleted');
+        return;
+      case 'retry-now':
+        this.#wake?.();
+        return;
+    }
+  }
+
+  #recordRegistered(attempt: number): void {
     const at = new Date().toISOString();
     this.#recovering = false;
     this.#registeredGeneration = this.#generation;
     this.#registration = {
       ...this.#registration,
-      phase: 'registered',
       registeredAt: at,
       waitingSince: null,
       error: null,
@@ -418,18 +449,14 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   }
 
   /** After a first registration, a kubelet that cannot be reached is waited for, not a failure. */
-  #registrationFailed(
-    error: string,
-    attempt: number,
-    phase: 'registering' | 'waiting-for-kubelet' | 'failed',
-  ): void {
+  #recordError(error: string, attempt: number, phase: RegistrationPhase): void {
     // Retries while the kubelet is down repeat the same error: log a change once, repeats at debug.
     const repeated = this.#registration.error === error;
     const waitingSince =
       phase === 'waiting-for-kubelet'
         ? (this.#registration.waitingSince ?? new Date().toISOString())
         : this.#registration.waitingSince;
-    this.#registration = { ...this.#registration, phase, waitingSince, error };
+    this.#registration = { ...this.#registration, waitingSince, error };
     this.#logger[repeated ? 'debug' : 'warn']({ attempt, err: error }, 'registration failed');
     this.emit('registration-error', { error, attempt });
   }
@@ -441,12 +468,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   #notHeld(cause: NotHeldCause, reason: string): void {
     this.#clearStreamOpenTimer();
     const at = new Date().toISOString();
-    this.#registration = {
-      ...this.#registration,
-      phase: 'waiting-for-kubelet',
-      waitingSince: at,
-      error: reason,
-    };
+    this.#registration = { ...this.#registration, waitingSince: at, error: reason };
     this.#logger.warn({ cause, reason }, 'no longer held by the kubelet: waiting for it');
     this.emit('waiting-for-kubelet', { at, cause, reason });
   }
@@ -458,14 +480,11 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     this.#streamOpenTimer = setTimeout(() => {
       this.#streamOpenTimer = null;
       if (this.#stopping || this.#restarting || generation !== this.#generation) return;
-      if (this.#registration.phase !== 'registered') return;
-      this.#notHeld(
-        'no-stream',
-        `the kubelet accepted the registration but opened no ListAndWatch stream within ${ms} ms`,
-      );
-      // kubelet mode: its dial-back failed, and registering again is how a plugin retries. A
-      // plugin watcher comes back through the registration socket on its own.
-      if (this.registrationSocketPath === null) this.#registerLoop();
+      // kubelet mode: its dial-back failed, and registering again is how a plugin retries.
+      this.#signal('stream-open-timeout', {
+        cause: 'no-stream',
+        reason: `the kubelet accepted the registration but opened no ListAndWatch stream within ${ms} ms`,
+      });
     }, ms);
     this.#streamOpenTimer.unref();
   }
@@ -480,19 +499,19 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     if (generation < this.#generation) return;
     this.#clearStreamOpenTimer();
     // The stream of the registration in force, later than the grace: the kubelet holds it after all.
-    if (
-      this.#registration.phase === 'waiting-for-kubelet' &&
-      generation === this.#registeredGeneration &&
-      !this.#stopping &&
-      !this.#restarting
-    ) {
-      this.#setRegistered(generation);
+    if (generation === this.#registeredGeneration && !this.#stopping && !this.#restarting) {
+      this.#signal('stream-opened', { attempt: generation });
     }
   }
 
   #onWatcherStatus(registered: boolean, error: string): void {
-    if (registered) this.#setRegistered(this.#generation);
-    else this.#registrationFailed(error || 'kubelet refused the registration', this.#generation, 'failed');
+    if (registered) this.#signal('registered', { attempt: this.#generation });
+    else {
+      this.#signal('register-failed', {
+        error: error || 'kubelet refused the registration',
+        attempt: this.#generation,
+      });
+    }
   }
 
   /** Registers until it succeeds; a newer loop (after a restart) supersedes this one. */
@@ -508,36 +527,33 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     }));
     // Once registered, an absent or unreachable kubelet is one to wait for.
     const wasRegistered = this.#registration.registeredAt !== null;
-    this.#registration.phase = 'registering';
+    this.#signal('register-attempt');
     void (async () => {
-      let delay = initial;
+      const retry = new Backoff({ duration: initial, factor: 2, steps: Infinity, cap: max });
       for (let attempt = 1; current(); attempt++) {
         if (!(await socketExists(this.#kubeletSocket))) {
           if (!current()) return;
-          this.#registrationFailed(
-            `kubelet socket ${this.#kubeletSocket} not found`,
+          this.#signal(wasRegistered ? 'kubelet-lost' : 'kubelet-absent', {
+            error: `kubelet socket ${this.#kubeletSocket} not found`,
             attempt,
-            wasRegistered ? 'waiting-for-kubelet' : 'registering',
-          );
+          });
         } else {
           this.#generation++;
           try {
-            await this.#watcher.rememberKubeletSocket();
+            await this.#sockets.watcher.rememberKubeletSocket();
             await client.register(request);
             if (!current()) return;
-            this.#setRegistered(attempt);
+            this.#signal('registered', { attempt });
             return;
           } catch (err) {
             if (!current()) return;
-            this.#registrationFailed(
-              PluginError.from(err).message,
+            this.#signal(wasRegistered && kubeletUnreachable(err) ? 'kubelet-lost' : 'register-failed', {
+              error: PluginError.from(err).message,
               attempt,
-              wasRegistered && kubeletUnreachable(err) ? 'waiting-for-kubelet' : 'failed',
-            );
+            });
           }
         }
-        await this.#sleep(delay);
-        delay = Math.min(delay * 2, max);
+        await this.#sleep(retry.step());
       }
     })();
   }
@@ -561,45 +577,49 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
 
   #onRestartSignal(signal: RestartSignal): void {
     if (this.#stopping || this.#restarting) return;
-    const phase = this.#registration.phase;
     if (signal === 'socket-deleted') {
       // Only a (re)starting kubelet deletes our socket, whatever our registration phase.
-      this.#restart('socket-deleted');
+      this.#signal('socket-deleted', { detectedBy: 'socket-deleted' });
     } else if (signal === 'kubelet-sock-removed') {
       // A kubelet going away: it takes no registrations and holds none.
-      if (phase === 'registered') {
-        this.#notHeld('kubelet-sock-removed', `kubelet socket ${this.#kubeletSocket} was removed`);
-      }
-    } else if (phase === 'registered' || phase === 'waiting-for-kubelet') {
-      // A new kubelet.sock: a kubelet that knows nothing of us.
-      this.#restart('kubelet-sock-recreated');
+      this.#signal('kubelet-sock-removed', {
+        cause: 'kubelet-sock-removed',
+        reason: `kubelet socket ${this.#kubeletSocket} was removed`,
+      });
     } else {
-      // Not registered yet: the kubelet socket showing up only means "try now".
-      this.#wake?.();
+      // A new kubelet.sock: a kubelet that knows nothing of us (or, before a registration, "try now").
+      this.#signal('kubelet-sock-created', { detectedBy: 'kubelet-sock-recreated' });
     }
   }
 
   #onStreamClosed(generation: number, remaining: number, durationMs: number): void {
     this.#logger.info({ rpc: 'ListAndWatch', durationMs, streams: remaining }, 'stream closed');
     if (this.#stopping || this.#restarting || remaining > 0 || generation < this.#generation) return;
-    if (this.#registration.phase !== 'registered') return;
     // A registration stands only while the kubelet holds its stream.
-    this.#notHeld('stream-closed', 'the kubelet closed the ListAndWatch stream');
-    // A plugin watcher finds the registration socket again by itself.
-    if (this.registrationSocketPath !== null) return;
-    // Give the filesystem signals (a restart that deletes sockets) time to win; then re-register
-    // if the kubelet simply dropped the stream. With kubelet.sock gone the kubelet is down: its
-    // return (the socket re-created) is the signal to act on, not this. If the kubelet died and
-    // its stale kubelet.sock is still there, Register fails and retries until the new kubelet
-    // deletes our socket, which is then the same restart, not a second one.
+    this.#signal('stream-closed', {
+      cause: 'stream-closed',
+      reason: 'the kubelet closed the ListAndWatch stream',
+      generation,
+    });
+  }
+
+  /**
+   * kubelet mode, after a closed stream: give the filesystem signals (a restart that deletes
+   * sockets) time to win; then re-register if the kubelet simply dropped the stream. With
+   * kubelet.sock gone the kubelet is down: its return (the socket re-created) is the signal to act
+   * on, not this. If the kubelet died and its stale kubelet.sock is still there, Register fails and
+   * retries until the new kubelet deletes our socket, which is then the same restart, not a second.
+   */
+  #awaitRestartSignals(generation: number): void {
     setTimeout(() => {
-      void this.#watcher.check().then(async () => {
+      void this.#sockets.watcher.check().then(async () => {
         if (!(await socketExists(this.#kubeletSocket))) return;
         if (this.#stopping || this.#restarting || this.#streams.size > 0) return;
-        if (this.#registration.phase !== 'waiting-for-kubelet' || generation < this.#generation) return;
+        if (generation < this.#generation) return;
         if (Date.now() - this.#lastStreamRestart < 1000) return;
+        if (registrationTransition(this.#registration.phase, 'stream-closed-unexplained') === null) return;
         this.#lastStreamRestart = Date.now();
-        this.#restart('stream-closed');
+        this.#signal('stream-closed-unexplained', { detectedBy: 'stream-closed' });
       });
     }, STREAM_CLOSED_GRACE_MS).unref();
   }
@@ -615,41 +635,28 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
         // A restarted kubelet holds nothing of a registration made with the one before.
         const waitingSince =
           this.#registration.waitingSince ?? (this.#registration.registeredAt === null ? null : at);
+        this.#registration = { ...this.#registration, waitingSince };
         if (!this.#recovering) {
           this.#recovering = true;
-          this.#registration = {
-            ...this.#registration,
-            phase: 'registering',
-            waitingSince,
-            kubeletRestartsSeen: this.#registration.kubeletRestartsSeen + 1,
-          };
+          this.#registration.kubeletRestartsSeen++;
+          this.#signal('restart-begun');
           this.#logger.warn({ detectedBy }, 'kubelet restart detected');
           this.emit('kubelet-restart', { at, detectedBy });
         } else {
-          this.#registration = { ...this.#registration, phase: 'registering', waitingSince };
+          this.#signal('restart-begun');
           this.#logger.info({ detectedBy }, 'further restart signal while recovering');
         }
-        const socketGone = (await inodeOf(this.socketPath)) === null;
-        const registrationGone =
-          this.registrationSocketPath !== null && (await inodeOf(this.registrationSocketPath)) === null;
-        if (detectedBy === 'socket-deleted' || socketGone || registrationGone) {
-          this.#watcher.pause();
-          try {
-            await this.#closeServers();
-            await this.#serve();
-            await this.#watcher.rememberOwnSockets();
-          } finally {
-            this.#watcher.resume();
-          }
+        const gone = await Promise.all(this.#sockets.sockets.map((socket) => socket.missing()));
+        if (detectedBy === 'socket-deleted' || gone.includes(true)) {
+          await this.#sockets.reserve('all');
           this.#logger.info({ socket: this.socketPath }, 're-serving');
         }
-        if (this.registrationSocketPath === null) this.#registerLoop();
+        this.#signal('served-again');
       })
       .catch((err: unknown) => {
         const e = PluginError.from(err);
-        this.#registration = { ...this.#registration, phase: 'failed', error: e.message };
         this.#logger.error({ err: e.message }, 'restart recovery failed');
-        this.emit('registration-error', { error: e.message, attempt: 0 });
+        this.#signal('restart-failed', { error: e.message, attempt: 0 });
       })
       .finally(() => {
         this.#restarting = false;

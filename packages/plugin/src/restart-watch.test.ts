@@ -4,7 +4,7 @@ import { once, EventEmitter } from 'node:events';
 import { mkdtemp, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RestartWatcher, type RestartSignal } from './restart-watch.js';
+import { RestartWatcher, type RestartSignal, type RestartWatcherOptions } from './restart-watch.js';
 
 describe('RestartWatcher', () => {
   let dir: string;
@@ -20,6 +20,7 @@ describe('RestartWatcher', () => {
   async function setup(
     fsWatch: boolean,
     pollIntervalMs = 30,
+    extra: Partial<RestartWatcherOptions> = {},
   ): Promise<EventEmitter<{ signal: [RestartSignal] }>> {
     dir = await mkdtemp(join(tmpdir(), 'pb-watch-'));
     await writeFile(join(dir, 'own.sock'), '');
@@ -31,6 +32,7 @@ describe('RestartWatcher', () => {
       pollIntervalMs,
       fsWatch,
       onSignal: (s) => events.emit('signal', s),
+      ...extra,
     });
     await watcher.start();
     return events;
@@ -64,6 +66,30 @@ describe('RestartWatcher', () => {
       assert.deepEqual(await appeared, ['kubelet-sock-appeared']);
     });
   }
+
+  it('fs.watch failing (inotify instances exhausted): polling alone signals, and the mode says so', async () => {
+    const warnings: object[] = [];
+    const events = await setup(true, 30, {
+      watch: () => {
+        throw Object.assign(new Error('EMFILE: too many open files, watch'), { code: 'EMFILE' });
+      },
+      logger: { warn: (fields) => void warnings.push(fields) },
+    });
+    assert.equal(watcher!.watchMode.mode, 'poll');
+    assert.match(
+      watcher!.watchMode.reason ?? '',
+      /^inotify instances exhausted \(fs\.inotify\.max_user_instances\)/,
+    );
+    assert.equal(warnings.length, 1);
+    const signal = once(events, 'signal');
+    await unlink(join(dir, 'own.sock'));
+    assert.deepEqual(await signal, ['socket-deleted']);
+  });
+
+  it('reports watch mode while fs.watch works', async () => {
+    await setup(true);
+    assert.deepEqual(watcher!.watchMode, { mode: 'watch', reason: null });
+  });
 
   it('files other than the sockets (a checkpoint written beside dra.sock) start no check', async () => {
     const events = await setup(true, 60_000);

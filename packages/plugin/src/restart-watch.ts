@@ -3,10 +3,19 @@
 // going away (a kubelet stopping). fs.watch gives a fast signal; a polling fallback covers hostPath
 // mounts where inotify misses events. Only events naming a watched socket (or naming nothing) start
 // a check: a DRA driver's checkpoint sits beside its dra.sock, and every prepare and unprepare
-// writes it (a temporary file, then a rename).
-import { watch, type FSWatcher } from 'node:fs';
+// writes it (a temporary file, then a rename). Where fs.watch is unavailable (inotify instances
+// exhausted) the poll alone carries on; `watchMode` and a log line say so.
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import {
+  watchDirectory,
+  type DirectoryWatch,
+  type DirectoryWatchLogger,
+  type DirectoryWatchMode,
+  type WatchFactory,
+} from '@plugboard/proto';
+import { ScanningSource } from './sources/scanning.js';
+import type { DeviceSource, FileWatchState } from './types.js';
 
 export type RestartSignal =
   'socket-deleted' | 'kubelet-sock-recreated' | 'kubelet-sock-appeared' | 'kubelet-sock-removed';
@@ -19,6 +28,10 @@ export interface RestartWatcherOptions {
   pollIntervalMs: number;
   /** Use fs.watch besides polling (default true); false = polling only. */
   fsWatch?: boolean;
+  /** fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
+  /** Where a watch that falls back to polling is reported. */
+  logger?: DirectoryWatchLogger;
   onSignal: (signal: RestartSignal) => void;
 }
 
@@ -40,7 +53,7 @@ export class RestartWatcher {
   readonly #options: RestartWatcherOptions;
   readonly #own = new Map<string, string>();
   #kubeletId: string | null = null;
-  #watchers: FSWatcher[] = [];
+  #watchers: DirectoryWatch[] = [];
   #timer: NodeJS.Timeout | null = null;
   #checking = false;
   #recheck = false;
@@ -67,18 +80,33 @@ export class RestartWatcher {
         (p) => p !== null && basename(p) === name,
       );
     for (const dir of this.#options.fsWatch === false ? [] : dirs) {
-      try {
-        const watcher = watch(dir, { persistent: false }, (_event, name) => {
-          if (watched(name)) void this.check();
-        });
-        watcher.on('error', () => watcher.close());
-        this.#watchers.push(watcher);
-      } catch {
-        // Polling alone still works.
-      }
+      // The poll below runs in every mode: a failed watch needs no poll of its own.
+      this.#watchers.push(
+        watchDirectory(
+          dir,
+          (name) => {
+            if (watched(name)) void this.check();
+          },
+          {
+            pollMs: null,
+            ...(this.#options.watch ? { watch: this.#options.watch } : {}),
+            ...(this.#options.logger ? { logger: this.#options.logger } : {}),
+          },
+        ),
+      );
     }
     this.#timer = setInterval(() => void this.check(), this.#options.pollIntervalMs);
     this.#timer.unref();
+  }
+
+  /**
+   * `watch` while every directory has fs.watch besides the poll; `poll` (with the reason) when one
+   * has only the poll — fs.watch failed or was turned off.
+   */
+  get watchMode(): { mode: DirectoryWatchMode; reason: string | null } {
+    if (this.#options.fsWatch === false) return { mode: 'poll', reason: 'fs.watch turned off' };
+    const failed = this.#watchers.find((w) => w.mode === 'poll');
+    return failed ? { mode: 'poll', reason: failed.reason } : { mode: 'watch', reason: null };
   }
 
   /** Call after (re-)binding: the new sockets are ours. */
@@ -159,4 +187,14 @@ export class RestartWatcher {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
   }
+}
+
+/**
+ * How a plugin follows the filesystem: the restart watcher's directories, then a scanning device
+ * source's; the first one polled alone (fs.watch failed) is the answer.
+ */
+export function fileWatchOf(restart: RestartWatcher, source: DeviceSource): FileWatchState {
+  const own = restart.watchMode;
+  if (own.mode === 'poll' || !(source instanceof ScanningSource)) return own;
+  return source.watchMode;
 }

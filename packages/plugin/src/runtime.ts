@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { routeConnection } from '@plugboard/grpc-authority';
+import type { DirectoryWatchLogger, WatchFactory } from '@plugboard/proto';
 import type { PluginConfig, ResourceConfig } from './config.js';
 import { PluginError } from './errors.js';
 import { ResourcePlugin } from './resource-plugin.js';
@@ -28,6 +29,8 @@ export interface StartPluginsOptions {
    * HTTP/2 layer refuses it): @plugboard/grpc-authority on the plugins' sockets. Default false.
    */
   acceptRawPathAuthority?: boolean;
+  /** The directory watches (socket directory, scanned device directories): fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
 }
 
 export interface PluginRuntime {
@@ -49,6 +52,9 @@ export function deviceSourceFromSections(
   sections: Pick<ResourceConfig, 'simulated' | 'paths' | 'sysfsPci'>,
   owner: string,
   idPrefix: string,
+  /** Where a scanning source's directory watch falling back to polling is reported. */
+  logger?: DirectoryWatchLogger,
+  watch?: WatchFactory,
 ): DeviceSource {
   if (sections.simulated) {
     const { count, numaNodes, idPrefix: prefix, deviceNodePattern } = sections.simulated;
@@ -59,13 +65,18 @@ export function deviceSourceFromSections(
       ...(deviceNodePattern ? { deviceNodePattern } : {}),
     });
   }
-  if (sections.paths) return new PathsSource(sections.paths);
-  if (sections.sysfsPci) return new SysfsPciSource(sections.sysfsPci);
+  const watchOptions = { ...(logger ? { logger } : {}), ...(watch ? { watch } : {}) };
+  if (sections.paths) return new PathsSource({ ...sections.paths, ...watchOptions });
+  if (sections.sysfsPci) return new SysfsPciSource({ ...sections.sysfsPci, ...watchOptions });
   throw new PluginError('config-invalid', `${owner}: no device source configured`);
 }
 
-export function sourceFromConfig(resource: ResourceConfig): DeviceSource {
-  return deviceSourceFromSections(resource, resource.name, defaultIdPrefix(resource.name));
+export function sourceFromConfig(
+  resource: ResourceConfig,
+  logger?: DirectoryWatchLogger,
+  watch?: WatchFactory,
+): DeviceSource {
+  return deviceSourceFromSections(resource, resource.name, defaultIdPrefix(resource.name), logger, watch);
 }
 
 /** The PreStartContainer hook of a resource: run a command and/or wait (a simulated reset). */
@@ -135,6 +146,7 @@ export function resourcePluginFromConfig(
     ...(options.restartPollIntervalMs ? { restartPollIntervalMs: options.restartPollIntervalMs } : {}),
     ...(options.registrationRetry ? { registrationRetry: options.registrationRetry } : {}),
     ...(options.acceptRawPathAuthority ? { routeConnection } : {}),
+    ...(options.watch ? { watch: options.watch } : {}),
   });
 }
 
@@ -146,7 +158,7 @@ export async function startPlugins(
   const resources = new Map<string, ResourcePlugin>();
   const sources = new Map<string, DeviceSource>();
   for (const resource of config.resources) {
-    const source = sourceFromConfig(resource);
+    const source = sourceFromConfig(resource, logger.child({ resource: resource.name }), options.watch);
     sources.set(resource.name, source);
     resources.set(resource.name, resourcePluginFromConfig(resource, { ...options, logger }, source));
   }

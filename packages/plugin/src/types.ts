@@ -75,6 +75,18 @@ export interface RegistrationState {
   kubeletRestartsSeen: number;
   lastListAndWatchSend: string | null;
   error: string | null;
+  /** How the plugin follows its socket directory (a kubelet restart): see FileWatchState. */
+  fileWatch: FileWatchState;
+}
+
+/**
+ * `watch`: fs.watch (inotify) besides the poll. `poll`: the poll alone, with the reason — inotify
+ * instances exhausted (fs.inotify.max_user_instances, shared by every program of the node's user),
+ * for one: a kubelet restart is then noticed within the poll interval rather than at once.
+ */
+export interface FileWatchState {
+  mode: 'watch' | 'poll';
+  reason: string | null;
 }
 
 export type RegistrationMode = 'kubelet' | 'plugin-watcher';

@@ -1,6 +1,6 @@
 // @plugboard/proto: the kubelet's gRPC APIs (device plugin v1beta1, PodResources v1,
 // plugin registration) as generated types and @grpc/grpc-js stubs, plus the upstream constants and
-// the Unix-socket server helpers both sides of those APIs use.
+// the Unix-socket server and directory-watch helpers both sides of those APIs use.
 // The three APIs reuse message names (TopologyInfo, NUMANode, CDIDevice), so each is a namespace.
 export * as deviceplugin from './gen/v1beta1/api.pb.js';
 export * as podresources from './gen/podresources/v1/api.pb.js';
@@ -12,6 +12,16 @@ export * as drav1beta1 from './gen/dra/v1beta1/api.pb.js';
 export * as drahealthv1 from './gen/dra-health/v1/api.pb.js';
 export * as drahealthv1alpha1 from './gen/dra-health/v1alpha1/api.pb.js';
 export * from './constants.js';
+export {
+  watchDirectory,
+  watchFailureReason,
+  type DirectoryWatch,
+  type DirectoryWatchLogger,
+  type DirectoryWatchMode,
+  type WatchDirectoryOptions,
+  type WatchFactory,
+  type WatchHandle,
+} from './dir-watch.js';
 export {
   bindUnixServer,
   closeUnixServer,

@@ -2,6 +2,7 @@
 // reports over PodResources, what the API server says about the Node and its Pods, active faults and
 // the event ring. No I/O and no clock: the caller passes `updatedAt`, so equal inputs give equal output.
 import type { V1Node, V1Pod, V1ContainerStatus } from '@kubernetes/client-node';
+import { Quantity } from '@plugboard/apimachinery';
 import type { podresources } from '@plugboard/proto';
 import type {
   ContainerState,
@@ -158,13 +159,19 @@ export class BuildCache {
 export const deviceKey = (resource: string, id: string): string => `${resource}/${id}`;
 export const podKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
-/** Parses a Kubernetes quantity for an extended resource (integers; tolerates "k"/"M" suffixes). */
+/**
+ * An extended resource's count from the Node's capacity or allocatable: the exact resource.Quantity
+ * ("2", "1k", "1Ki", "1e3"), read as the scheduler reads a scalar resource, Quantity.Value(): a
+ * fraction ("1.5", "100m"), which the kubelet never reports for a device count, rounds up to the
+ * next whole device. Absent or not a quantity: 0.
+ */
 export function parseCount(quantity: string | undefined): number {
   if (quantity === undefined) return 0;
-  const m = /^(\d+)(k|M|G)?$/.exec(quantity.trim());
-  if (!m) return 0;
-  const mult = m[2] === 'k' ? 1e3 : m[2] === 'M' ? 1e6 : m[2] === 'G' ? 1e9 : 1;
-  return Number(m[1]) * mult;
+  try {
+    return Number(Quantity.parse(quantity.trim()).value());
+  } catch {
+    return 0;
+  }
 }
 
 const numaIds = (t: podresources.TopologyInfo | undefined): number[] =>

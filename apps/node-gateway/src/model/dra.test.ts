@@ -14,7 +14,7 @@ import {
   type DraDriverInput,
   type DraSourceDevice,
 } from './dra.js';
-import type { WireResourceClaim, WireResourceSlice } from './dra-objects.js';
+import type { ResourceClaim, ResourceSlice } from '@plugboard/k8s-api';
 import { claimHealthStatus } from '../../test/helpers.js';
 
 const NODE = 'node-a';
@@ -22,7 +22,7 @@ const NIC = 'nic.example.com';
 const GPU = 'gpu.example.com';
 const T0 = '2026-11-24T10:00:00Z';
 
-const slice = (name: string, generation: number, devices: string[], driver = NIC): WireResourceSlice => ({
+const slice = (name: string, generation: number, devices: string[], driver = NIC): ResourceSlice => ({
   metadata: { name, creationTimestamp: T0 },
   spec: {
     driver,
@@ -39,11 +39,11 @@ const slice = (name: string, generation: number, devices: string[], driver = NIC
 const claim = (
   name: string,
   results: string[],
-  extra: Partial<NonNullable<WireResourceClaim['status']>> = {},
-  requests: NonNullable<NonNullable<WireResourceClaim['spec']>['devices']>['requests'] = [
+  extra: Partial<NonNullable<ResourceClaim['status']>> = {},
+  requests: NonNullable<NonNullable<ResourceClaim['spec']>['devices']>['requests'] = [
     { name: 'nic', exactly: { deviceClassName: NIC } },
   ],
-): WireResourceClaim => ({
+): ResourceClaim => ({
   metadata: { name, namespace: 'ns', uid: `uid-${name}` },
   spec: { devices: { requests } },
   status: {
@@ -133,8 +133,10 @@ test('devices of a driver seen only in slices, a DeviceTaintRule, claims in ever
     kube: {
       slices: [slice('old', 1, ['vf-9']), slice('b', 2, ['vf-2', 'vf-3']), slice('a', 2, ['vf-0', 'vf-1'])],
       claims: [
-        claim('prepared', ['vf-1'], { reservedFor: [{ resource: 'pods', name: 'ready' }] }),
-        claim('reserved', ['vf-2'], { reservedFor: [{ resource: 'pods', name: 'starting' }] }),
+        claim('prepared', ['vf-1'], { reservedFor: [{ resource: 'pods', name: 'ready', uid: 'uid-ready' }] }),
+        claim('reserved', ['vf-2'], {
+          reservedFor: [{ resource: 'pods', name: 'starting', uid: 'uid-starting' }],
+        }),
         claim('allocated', ['vf-3']),
         claim('nothing-fits', []),
         claim('elsewhere', []),
@@ -294,7 +296,7 @@ test('DraBuildCache: a change to one device rebuilds that device; the rest, and 
   });
   const healthy = ids.map((id, i) => device(id, i));
   const sliceDevices = ids.map((id) => ({ name: id, attributes: { id: { string: id } } }));
-  const gpuClaim: WireResourceClaim = {
+  const gpuClaim: ResourceClaim = {
     metadata: { name: 'c', namespace: 'ns', uid: 'uid-c' },
     spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: GPU } }] } },
     status: {

@@ -24,14 +24,8 @@ import type {
   FaultRecord,
   PodClaimRef,
 } from '@plugboard/api';
-import {
-  POD_CLAIM_NAME_ANNOTATION,
-  type DraKubeInput,
-  type WireDeviceTaint,
-  type WireResourceClaim,
-  type WireResourceSlice,
-  type WireSliceDevice,
-} from './dra-objects.js';
+import type { Device, DeviceTaint, ResourceClaim, ResourceSlice } from '@plugboard/k8s-api';
+import { POD_CLAIM_NAME_ANNOTATION, type DraKubeInput } from './dra-objects.js';
 import { sameItems } from '../same-items.js';
 
 /** The standard NUMA node attribute (KEP-6072) the drivers publish. */
@@ -53,7 +47,7 @@ export interface DraDriverInput {
   /** The source's devices with the fault overlay (DraDriver.devices()). */
   devices: readonly DraSourceDevice[];
   /** The ResourceSlice entries the driver publishes for them, same order (DraDriver.sliceDevices()). */
-  sliceDevices: readonly WireSliceDevice[];
+  sliceDevices: readonly Device[];
   /** What the kubelet was last sent on NodeWatchResources; null while no stream is open. */
   reported: readonly DraSourceDevice[] | null;
   registration: { phase: DraRegistrationPhase; registeredAt: string | null; error: string | null };
@@ -102,10 +96,10 @@ const worst = (a: DraHealth | null, b: DraHealth): DraHealth =>
   a === null || HEALTH_RANK[b] > HEALTH_RANK[a] ? b : a;
 const asHealth = (h: string | undefined): DraHealth => (h === 'Healthy' || h === 'Unhealthy' ? h : 'Unknown');
 
-function attributesOf(d: WireSliceDevice): Record<string, DraAttributeValue> {
+function attributesOf(d: Device): Record<string, DraAttributeValue> {
   const out: Record<string, DraAttributeValue> = {};
   for (const [name, v] of Object.entries(d.attributes ?? {})) {
-    if (v.int !== undefined) out[name] = { int: v.int };
+    if (v.int !== undefined) out[name] = { int: Number(v.int) };
     else if (v.bool !== undefined) out[name] = { bool: v.bool };
     else if (v.string !== undefined) out[name] = { string: v.string };
     else if (v.version !== undefined) out[name] = { version: v.version };
@@ -113,13 +107,13 @@ function attributesOf(d: WireSliceDevice): Record<string, DraAttributeValue> {
   return out;
 }
 
-function capacityOf(d: WireSliceDevice): Record<string, string> {
+function capacityOf(d: Device): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, c] of Object.entries(d.capacity ?? {})) out[name] = c.value;
+  for (const [name, c] of Object.entries(d.capacity ?? {})) out[name] = String(c.value);
   return out;
 }
 
-const taintView = (t: WireDeviceTaint, source: string): DraTaintView => ({
+const taintView = (t: DeviceTaint, source: string): DraTaintView => ({
   key: t.key,
   value: t.value ?? null,
   effect: t.effect,
@@ -129,12 +123,12 @@ const taintView = (t: WireDeviceTaint, source: string): DraTaintView => ({
 
 /** The newest generation's slices of each of this node's pools, by `driver/pool`. */
 function currentPools(
-  slices: readonly WireResourceSlice[],
+  slices: readonly ResourceSlice[],
   nodeName: string,
-): Map<string, { driver: string; pool: string; generation: number; slices: WireResourceSlice[] }> {
+): Map<string, { driver: string; pool: string; generation: number; slices: ResourceSlice[] }> {
   const pools = new Map<
     string,
-    { driver: string; pool: string; generation: number; slices: WireResourceSlice[] }
+    { driver: string; pool: string; generation: number; slices: ResourceSlice[] }
   >();
   for (const s of slices) {
     if (s.spec.nodeName !== nodeName) continue;
@@ -149,7 +143,9 @@ function currentPools(
       });
     } else if (s.spec.pool.generation === p.generation) p.slices.push(s);
   }
-  for (const p of pools.values()) p.slices.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  // Served objects are named (metadata.name is optional only in what a client creates).
+  for (const p of pools.values())
+    p.slices.sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
   return pools;
 }
 
@@ -227,7 +223,7 @@ function reportedHealth(
   return { claims, devices };
 }
 
-function requestsOf(claim: WireResourceClaim): DraClaimRequest[] {
+function requestsOf(claim: ResourceClaim): DraClaimRequest[] {
   return (claim.spec?.devices?.requests ?? []).map((r) => {
     const selectors = (s?: { cel?: { expression: string } }[]): string[] =>
       (s ?? []).flatMap((x) => (x.cel ? [x.cel.expression] : []));
@@ -250,7 +246,7 @@ function requestsOf(claim: WireResourceClaim): DraClaimRequest[] {
   });
 }
 
-function ownerOf(claim: WireResourceClaim): DraClaimState['owner'] {
+function ownerOf(claim: ResourceClaim): DraClaimState['owner'] {
   const podClaimName = claim.metadata.annotations?.[POD_CLAIM_NAME_ANNOTATION];
   const owner = claim.metadata.ownerReferences?.find((o) => o.kind === 'Pod' && o.controller);
   return podClaimName && owner ? { pod: `${claim.metadata.namespace}/${owner.name}`, podClaimName } : null;
@@ -289,7 +285,7 @@ function count(counts: DraDeviceCounts, d: DraDeviceState): void {
 interface InProcessDevice {
   driver: DraDriverInput;
   device: DraSourceDevice;
-  slice: WireSliceDevice;
+  slice: Device;
   reported: DraHealth | null;
 }
 
@@ -352,7 +348,7 @@ interface DeviceEntry {
   key: string;
   driver: string;
   pool: string;
-  entry: WireSliceDevice;
+  entry: Device;
   published: boolean;
   since: string;
 }
@@ -431,8 +427,8 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
               : 'allocated';
         return {
           key,
-          namespace: claim.metadata.namespace,
-          name: claim.metadata.name,
+          namespace: claim.metadata.namespace ?? '',
+          name: claim.metadata.name ?? '',
           uid: claim.metadata.uid ?? '',
           owner: ownerOf(claim),
           requests: requestsOf(claim),
@@ -488,7 +484,8 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
       ...rules,
     ];
     devices[key] = reuse(cache?.devices ?? null, nextDevices, key, sig, () => {
-      const numaAttr = entry.attributes?.[NUMA_NODE_ATTRIBUTE]?.int;
+      const numaInt = entry.attributes?.[NUMA_NODE_ATTRIBUTE]?.int;
+      const numaAttr = numaInt === undefined ? undefined : Number(numaInt);
       const taints: DraTaintView[] = (entry.taints ?? []).map((t) =>
         taintView(t, published ? 'ResourceSlice' : 'ResourceSlice (not published yet)'),
       );
@@ -549,7 +546,7 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
     driverOf(first.driver).pools[first.pool] = {
       name: first.pool,
       generation: pool?.generation ?? 0,
-      slices: pool ? pool.slices.map((s) => s.metadata.name) : [],
+      slices: pool ? pool.slices.map((s) => s.metadata.name ?? '') : [],
       deviceKeys: keys,
     };
   }
@@ -558,7 +555,7 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
     driverOf(p.driver).pools[p.pool] ??= {
       name: p.pool,
       generation: p.generation,
-      slices: p.slices.map((s) => s.metadata.name),
+      slices: p.slices.map((s) => s.metadata.name ?? ''),
       deviceKeys: [],
     };
   }

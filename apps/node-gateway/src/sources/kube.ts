@@ -20,13 +20,10 @@ import {
 } from '@kubernetes/client-node';
 import http from 'node:http';
 import https from 'node:https';
+import { Backoff } from '@plugboard/apimachinery';
 import type { KubeInput } from '../model/build.js';
-import type {
-  DraKubeInput,
-  WireDeviceTaintRule,
-  WireResourceClaim,
-  WireResourceSlice,
-} from '../model/dra-objects.js';
+import type { DeviceTaintRule, ResourceClaim, ResourceSlice } from '@plugboard/k8s-api';
+import type { DraKubeInput } from '../model/dra-objects.js';
 import type { ApiServerRequest } from './api-server-request.js';
 import type { SourceState } from '@plugboard/api';
 import type { KubeReviewer } from '../http/auth.js';
@@ -158,6 +155,8 @@ export interface KubeSourceOptions {
 interface Informer<T extends KubernetesObject> {
   lw: ListWatch<T>;
   failures: number;
+  /** The restart backoff of the current run of failures (made at its first failure). */
+  retry: Backoff | null;
   /** Bumped on every error; a start() during which it moved did not succeed. */
   errors: number;
   timer: NodeJS.Timeout | null;
@@ -169,9 +168,9 @@ interface Informer<T extends KubernetesObject> {
 
 /** The DRA informers and the model input built from them (rebuilt only when one of them changed). */
 interface DraInformers {
-  slices: Informer<WireResourceSlice & KubernetesObject>;
-  claims: Informer<WireResourceClaim & KubernetesObject>;
-  taintRules: Informer<WireDeviceTaintRule & KubernetesObject>;
+  slices: Informer<ResourceSlice & KubernetesObject>;
+  claims: Informer<ResourceClaim & KubernetesObject>;
+  taintRules: Informer<DeviceTaintRule & KubernetesObject>;
   waitingPods: Informer<V1Pod>;
   input: DraKubeInput | null;
   waiting: readonly V1Pod[] | null;
@@ -221,10 +220,18 @@ export function pacedList<T>(
   quietMs = 10_000,
 ): () => Promise<T> {
   let last = -Infinity;
-  let delay = 0;
+  let backoff: Backoff | null = null;
   return async () => {
     const since = performance.now() - last;
-    delay = since > quietMs ? 0 : Math.min(maxBackoffMs, Math.max(250, delay * 2));
+    if (since > quietMs) backoff = null;
+    else
+      backoff ??= new Backoff({
+        duration: Math.min(250, maxBackoffMs),
+        factor: 2,
+        steps: Infinity,
+        cap: maxBackoffMs,
+      });
+    const delay = backoff === null ? 0 : backoff.step();
     if (delay > since) {
       await new Promise((resolve) => setTimeout(resolve, delay - since).unref());
     }
@@ -357,6 +364,7 @@ export class KubeSource {
     const inf: Informer<T> = {
       lw,
       failures: 0,
+      retry: null,
       errors: 0,
       timer: null,
       synced: false,
@@ -410,7 +418,11 @@ export class KubeSource {
             ? this.state.reason
             : `${operation} failed: ${message}; retrying with backoff`,
       });
-      const delay = Math.min(this.options.maxBackoffMs, 250 * 2 ** Math.min(inf.failures, 16));
+      const cap = this.options.maxBackoffMs;
+      if (inf.failures === 1 || !inf.retry) {
+        inf.retry = new Backoff({ duration: Math.min(500, cap), factor: 2, steps: Infinity, cap });
+      }
+      const delay = inf.retry.step();
       inf.timer = setTimeout(() => {
         inf.timer = null;
         if (!this.stopped) void this.startInformer(inf);

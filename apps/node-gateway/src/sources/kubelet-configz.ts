@@ -6,6 +6,7 @@
 // The settings only change when the kubelet restarts, so this polls slowly (and again soon after a
 // failure, with backoff).
 import type { Logger } from 'pino';
+import { Backoff } from '@plugboard/apimachinery';
 import type { KubeletSettings } from '../model/topology.js';
 import type { ApiServerRequest } from './api-server-request.js';
 import { parseKernelCpuList } from './sysfs-topology.js';
@@ -63,7 +64,8 @@ export function parseConfigz(text: string): { settings: KubeletSettings } | { re
 export class KubeletConfigz {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
-  private failures = 0;
+  /** The retry backoff while configz cannot be read (1 s doubling up to maxBackoffMs); null: read. */
+  private retry: Backoff | null = null;
   private last: string | null = null;
   private reason: string | null = null;
 
@@ -109,15 +111,11 @@ export class KubeletConfigz {
       this.unavailable(`GET ${path} failed: ${(err as Error).message}`);
     }
     if (this.stopped) return;
-    const next =
-      this.failures === 0
-        ? this.o.intervalMs
-        : Math.min(this.o.maxBackoffMs, 1000 * 2 ** Math.min(this.failures - 1, 16));
-    this.schedule(next);
+    this.schedule(this.retry === null ? this.o.intervalMs : this.retry.step());
   }
 
   private accept(settings: KubeletSettings): void {
-    this.failures = 0;
+    this.retry = null;
     const text = JSON.stringify(settings);
     if (text === this.last) return;
     if (this.last === null)
@@ -129,7 +127,8 @@ export class KubeletConfigz {
   }
 
   private unavailable(reason: string): void {
-    this.failures++;
+    const cap = this.o.maxBackoffMs;
+    this.retry ??= new Backoff({ duration: Math.min(1000, cap), factor: 2, steps: Infinity, cap });
     if (this.last === null && this.reason === reason) return;
     this.o.logger.warn({ reason }, 'kubelet configz unavailable: kubelet settings unknown');
     this.last = null;

@@ -11,6 +11,7 @@
 // owned by nobody, until the kubelet closes it.
 import { stat } from 'node:fs/promises';
 import { Metadata, credentials, status as grpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { Backoff } from '@plugboard/apimachinery';
 import { podresources } from '@plugboard/proto';
 import type { PodResourcesInput } from '../model/build.js';
 import type { SourceState } from '@plugboard/api';
@@ -56,7 +57,8 @@ export class PodResourcesPoller {
   private inFlight: Promise<void> | null = null;
   private again = false;
   private stopped = true;
-  private failures = 0;
+  /** The retry backoff while polls fail (2 × intervalMs doubling up to maxBackoffMs); null: polling. */
+  private retry: Backoff | null = null;
   private hasData = false;
   /** Last answer's parts by JSON, so unchanged pods (and allocatable) keep their object identity. */
   private lastParts = new Map<string, unknown>();
@@ -102,10 +104,7 @@ export class PodResourcesPoller {
         void this.pollNow();
         return;
       }
-      const delay =
-        this.failures === 0
-          ? this.options.intervalMs
-          : Math.min(this.options.maxBackoffMs, this.options.intervalMs * 2 ** Math.min(this.failures, 20));
+      const delay = this.retry === null ? this.options.intervalMs : this.retry.step();
       this.timer = setTimeout(() => void this.pollNow(), delay);
       this.timer.unref();
     });
@@ -205,14 +204,20 @@ export class PodResourcesPoller {
         podresources.AllocatableResourcesResponse
       >(client, 'getAllocatableResources', {}, this.options.timeoutMs);
       this.options.onPoll?.(Number(process.hrtime.bigint() - started) / 1e9);
-      this.failures = 0;
+      this.retry = null;
       const { data, changed } = this.stabilize(list.podResources, allocatable);
       if (changed) this.options.onData(data);
       if (changed || this.state.status !== 'ok') {
         this.setState({ status: 'ok', lastSuccess: this.now().toISOString(), reason: null });
       }
     } catch (err) {
-      this.failures++;
+      const cap = this.options.maxBackoffMs;
+      this.retry ??= new Backoff({
+        duration: Math.min(2 * this.options.intervalMs, cap),
+        factor: 2,
+        steps: Infinity,
+        cap,
+      });
       const e = err as ServiceError & { grpcCode?: string };
       const code =
         e.grpcCode ?? (typeof e.code === 'number' ? (grpcStatus[e.code] ?? String(e.code)) : 'UNKNOWN');

@@ -10,6 +10,7 @@
 // changed. The device-plugin counts are the summary's (the same projection of the snapshot).
 import {
   applyPatchImmutable,
+  checkSequence,
   PatchError,
   type DraDeviceCounts,
   type DraClaimPhase,
@@ -19,6 +20,7 @@ import {
   type NodeSummary,
   type StreamMessage,
 } from '@plugboard/api';
+import { Backoff } from '@plugboard/apimachinery';
 import { stringify } from 'yaml';
 import type { WebSocket } from 'ws';
 import {
@@ -34,7 +36,10 @@ import { registeredText, renderTable } from '../output.js';
 import { selectGateways, type CommandContext } from '../context.js';
 import type { GatewayConnection } from '../transport.js';
 
-const RECONNECT_MS = [250, 1000, 2000, 5000];
+/** After a failed reconnect: 250 ms doubling up to 5 s. */
+const reconnectBackoff = (): Backoff => new Backoff({ duration: 250, factor: 2, steps: Infinity, cap: 5000 });
+/** After a stream that was open closes: a short pause, then reconnect. */
+const RECONNECT_PAUSE_MS = 250;
 const REDRAW_MS = 100;
 /** DRA change lines kept under the tables on a terminal. */
 const RECENT_CHANGES = 10;
@@ -110,24 +115,28 @@ export async function watchCommand(
     // Written by the message handler below, so declared wide (TypeScript cannot see the closure).
     let seq = null as number | null;
     let doc = null as NodeSnapshot | null;
-    let attempt = 0;
+    let retry = reconnectBackoff();
     let first = true;
     while (!stop.signal.aborted) {
       const query = seq === null ? '?view=full' : `?view=full&since=${seq}`;
       let ws: WebSocket | null = null;
       const onMessage = (data: Buffer) => {
         const msg = JSON.parse(data.toString('utf8')) as StreamMessage<NodeSnapshot>;
+        if (msg.type === 'error') return;
+        const check = checkSequence(seq, msg);
+        if (check.kind === 'gap') {
+          // A gap: start over with a fresh snapshot.
+          seq = null;
+          ws?.close();
+          return;
+        }
+        if (check.kind === 'skip') return;
         if (msg.type === 'snapshot') {
           doc = msg.node;
           seq = msg.seq;
           changed(g, doc);
-        } else if (msg.type === 'patch') {
-          if (doc === null || seq === null || msg.seq !== seq + 1) {
-            // A gap: start over with a fresh snapshot.
-            seq = null;
-            ws?.close();
-            return;
-          }
+        } else if (msg.type === 'patch' && doc !== null) {
+          // (A seq is only ever held with its document.)
           try {
             doc = applyPatchImmutable(doc, msg.ops);
           } catch (err) {
@@ -146,11 +155,11 @@ export async function watchCommand(
       } catch (err) {
         if (first) throw err;
         ctx.io.stderr(`warning: ${CliError.from(err).message}; retrying\n`);
-        await sleep(RECONNECT_MS[Math.min(attempt++, RECONNECT_MS.length - 1)]!, stop.signal);
+        await sleep(retry.step(), stop.signal);
         continue;
       }
       first = false;
-      attempt = 0;
+      retry = reconnectBackoff();
       sockets.add(ws);
       if (stop.signal.aborted) ws.close(1000);
       const open = ws;
@@ -159,7 +168,7 @@ export async function watchCommand(
         open.on('error', () => resolve());
       });
       sockets.delete(open);
-      if (!stop.signal.aborted) await sleep(RECONNECT_MS[0]!, stop.signal);
+      if (!stop.signal.aborted) await sleep(RECONNECT_PAUSE_MS, stop.signal);
     }
   };
 

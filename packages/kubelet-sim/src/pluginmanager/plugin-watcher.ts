@@ -8,12 +8,21 @@
 // deregistered and registered again. Operations on one socket run one after the other, as the
 // operation executor's per-socket exclusivity has them. Handlers exist for `DevicePlugin` (the
 // device manager) and `DRAPlugin` (the DRA manager); refusals are logged with their reason.
+// Where inotify is unavailable (every fs.inotify.max_user_instances taken) the directory is polled,
+// as the kubelet's reconciler loop would still find the sockets; `watchMode` says which.
 
-import { watch, lstatSync, mkdirSync, readdirSync, type FSWatcher } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
-import { KUBELET_SOCKET_NAME, pluginregistration } from '@plugboard/proto';
+import {
+  KUBELET_SOCKET_NAME,
+  pluginregistration,
+  watchDirectory,
+  type DirectoryWatch,
+  type DirectoryWatchMode,
+  type WatchFactory,
+} from '@plugboard/proto';
 import { goGrpcErrorText } from '../util/grpc-errors.js';
 
 /** pluginmanager/cache.PluginHandler: what a plugin type's owner (the device manager) implements. */
@@ -31,6 +40,10 @@ export interface PluginWatcherOptions {
   timeoutMs: number;
   logger: Logger;
   onRejected: (e: { resource: string; endpoint: string; error: string }) => void;
+  /** Poll interval when the directory cannot be watched (default 1000 ms, the reconciler's loop). */
+  pollMs?: number;
+  /** fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
 }
 
 interface Registered {
@@ -56,7 +69,7 @@ function socketId(path: string): string | null {
 }
 
 export class PluginWatcher {
-  private watcher: FSWatcher | null = null;
+  private watcher: DirectoryWatch | null = null;
   /** Registration socket → its identity and the plugin it registered (null while registering or after a failure). */
   private readonly known = new Map<string, Known>();
   /** The operation queued or running per socket. */
@@ -69,12 +82,23 @@ export class PluginWatcher {
 
   start(): void {
     mkdirSync(this.o.dir, { recursive: true, mode: 0o750 });
-    this.watcher = watch(this.o.dir, (_event, name) => {
-      if (name) this.check(join(this.o.dir, name));
-    });
-    this.watcher.on('error', (err) => this.log.error({ err: String(err) }, 'plugin watcher failed'));
-    this.log.info({ dir: this.o.dir }, 'plugin watcher started');
+    this.watcher = watchDirectory(
+      this.o.dir,
+      (name) => (name ? this.check(join(this.o.dir, name)) : this.scan()),
+      {
+        pollMs: this.o.pollMs ?? 1000,
+        persistent: true,
+        logger: this.log,
+        ...(this.o.watch ? { watch: this.o.watch } : {}),
+      },
+    );
+    this.log.info({ dir: this.o.dir, mode: this.watcher.mode }, 'plugin watcher started');
     this.scan();
+  }
+
+  /** How the registry directory is followed: fs.watch, or polling (with the reason) when it cannot be. */
+  get watchMode(): { mode: DirectoryWatchMode; reason: string | null } | null {
+    return this.watcher ? { mode: this.watcher.mode, reason: this.watcher.reason } : null;
   }
 
   stop(): void {
@@ -90,7 +114,14 @@ export class PluginWatcher {
   }
 
   private scan(): void {
-    for (const name of readdirSync(this.o.dir)) this.check(join(this.o.dir, name));
+    let names: string[];
+    try {
+      names = readdirSync(this.o.dir);
+    } catch (err) {
+      this.log.error({ dir: this.o.dir, err: String(err) }, 'reading the plugin registry failed');
+      return;
+    }
+    for (const name of names) this.check(join(this.o.dir, name));
   }
 
   private check(path: string): void {

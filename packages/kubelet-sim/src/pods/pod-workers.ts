@@ -10,6 +10,7 @@
 
 import { newContainerId } from '../kuberuntime/runtime.js';
 import type { Logger } from 'pino';
+import { Backoff } from '@plugboard/apimachinery';
 import type { DeviceManager } from '../cm/devicemanager/manager.js';
 import type { EventType } from '../apiserver/events.js';
 import {
@@ -184,10 +185,10 @@ export class PodWorkers {
       return;
     }
     c.lastTerminated = terminated;
-    if (finishedAt.getTime() - terminated.startedAt.getTime() >= this.o.backoff.resetMs) c.backoffMs = null;
-    if (c.backoffMs === null) {
+    if (finishedAt.getTime() - terminated.startedAt.getTime() >= this.o.backoff.resetMs) c.backoff = null;
+    if (c.backoff === null) {
       // The first failure restarts at once; back-off starts with the next one.
-      c.backoffMs = this.o.backoff.initialMs;
+      c.backoff = this.crashLoopBackoff();
       c.state = { kind: 'waiting', reason: 'ContainerCreating' };
       this.scheduleRestart(pod, c, 0, false);
       return;
@@ -197,9 +198,13 @@ export class PodWorkers {
 
   /** The current back-off, doubling the next one up to the cap. */
   private nextBackoff(c: ContainerRuntime): number {
-    const delay = c.backoffMs ?? this.o.backoff.initialMs;
-    c.backoffMs = Math.min(delay * 2, this.o.backoff.maxMs);
-    return delay;
+    c.backoff ??= this.crashLoopBackoff();
+    return c.backoff.step();
+  }
+
+  private crashLoopBackoff(): Backoff {
+    const { initialMs, maxMs } = this.o.backoff;
+    return new Backoff({ duration: initialMs, factor: 2, steps: Infinity, cap: maxMs });
   }
 
   private scheduleRestart(pod: PodRuntime, c: ContainerRuntime, delay: number, crashLoop: boolean): void {

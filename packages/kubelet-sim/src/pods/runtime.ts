@@ -2,6 +2,7 @@
 // pod workers, status manager and container runtime; release-1.33): phases, container states,
 // the crash-loop back-off settings, and the small constructors the pod manager uses.
 
+import type { Backoff } from '@plugboard/apimachinery';
 import type { AdmissionDecision, QosClass } from '@plugboard/topology';
 import type { KubeObject } from '../apiserver/object-store.js';
 import type { PodResourceClaimStatus } from '../cm/dra/types.js';
@@ -40,8 +41,8 @@ export interface ContainerRuntime {
   state: ContainerState;
   lastTerminated: Terminated | null;
   restartCount: number;
-  /** Next back-off; null means the next failure restarts at once (first failure or after a reset). */
-  backoffMs: number | null;
+  /** The crash-loop back-off; null means the next failure restarts at once (first failure or after a reset). */
+  backoff: Backoff | null;
   timer: NodeJS.Timeout | null;
   /** A start attempt is awaiting PreStartContainer. */
   starting: boolean;
@@ -113,7 +114,7 @@ export function newContainer(spec: ContainerSpec): ContainerRuntime {
     state: { kind: 'waiting', reason: spec.init ? 'PodInitializing' : 'ContainerCreating' },
     lastTerminated: null,
     restartCount: 0,
-    backoffMs: null,
+    backoff: null,
     timer: null,
     starting: false,
     containerId: null,

@@ -34,7 +34,7 @@ export {
   type CompiledSelector,
   type CompileResult,
 } from './structured/cel/compile.js';
-export { Quantity } from './structured/cel/library/quantity.js';
+export { Quantity } from '@plugboard/apimachinery';
 export { Semver } from './structured/cel/library/semver.js';
 export { applyDeviceTaintRules } from './structured/device-taint-rules.js';
 export { toleratesTaint } from './structured/device-toleration.js';

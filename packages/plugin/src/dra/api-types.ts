@@ -1,22 +1,41 @@
-// The parts of resource.k8s.io/v1 (k8s.io/api/resource/v1/types.go) a DRA driver reads and writes,
-// in their JSON wire form: what the API server stores and what `kubectl get -o json` shows. The
-// driver works in these terms; kube-api.ts alone converts them for @kubernetes/client-node.
+// The resource.k8s.io/v1 types a DRA driver reads and writes, from their one definition
+// (@plugboard/k8s-api, k8s.io/api/resource/v1/types.go), under the names the driver's modules use,
+// plus the standard device attributes of k8s.io/dynamic-resource-allocation/deviceattribute. The
+// driver works in the JSON wire form; kube-api.ts alone converts it for @kubernetes/client-node.
 
-export const RESOURCE_API_VERSION = 'resource.k8s.io/v1';
+export {
+  ATTRIBUTE_MAX_VALUE_LENGTH,
+  DRIVER_NAME_MAX_LENGTH,
+  GROUP_VERSION as RESOURCE_API_VERSION,
+  MAX_ATTRIBUTES_AND_CAPACITIES,
+  SLICE_MAX_DEVICES,
+  SLICE_MAX_DEVICES_WITH_TAINTS,
+  SLICE_SELECTOR_DRIVER,
+  SLICE_SELECTOR_NODE_NAME,
+  type CapacityRequestPolicy,
+  type Device as SliceDevice,
+  type DeviceAttribute,
+  type DeviceCapacity,
+  type DeviceRequestAllocationResult,
+  type DeviceTaint,
+  type DeviceTaintEffect,
+  type DeviceToleration,
+  type NodeSelector,
+  type NodeSelectorRequirement,
+  type ResourcePool,
+  type ResourceSlice,
+} from '@plugboard/k8s-api';
+export type { OwnerReference } from '@plugboard/apimachinery';
+import type { ResourceClaim as ServedClaim } from '@plugboard/k8s-api';
 
-/** ResourceSliceSelectorNodeName / ResourceSliceSelectorDriver: the field selectors of ResourceSlices. */
-export const SLICE_SELECTOR_NODE_NAME = 'spec.nodeName';
-export const SLICE_SELECTOR_DRIVER = 'spec.driver';
-
-/** ResourceSliceMaxDevices, and the limit when any device of the slice has taints (or counters). */
-export const SLICE_MAX_DEVICES = 128;
-export const SLICE_MAX_DEVICES_WITH_TAINTS = 64;
-/** ResourceSliceMaxAttributesAndCapacitiesPerDevice. */
-export const MAX_ATTRIBUTES_AND_CAPACITIES = 32;
-/** DeviceAttributeMaxValueLength: string and version attribute values. */
-export const ATTRIBUTE_MAX_VALUE_LENGTH = 64;
-/** DriverNameMaxLength. */
-export const DRIVER_NAME_MAX_LENGTH = 63;
+/**
+ * A ResourceClaim as the driver reads it: named, namespaced, with a uid (as the API server serves
+ * it); the driver reads only the allocation, so the spec may be left out.
+ */
+export type ResourceClaim = Omit<ServedClaim, 'metadata' | 'spec'> & {
+  metadata: ServedClaim['metadata'] & { name: string; namespace: string; uid: string };
+  spec?: ServedClaim['spec'];
+};
 
 /**
  * The standard NUMA node attribute (KEP-6072, `resource.kubernetes.io/numaNode`, stable in 1.37;
@@ -25,111 +44,3 @@ export const DRIVER_NAME_MAX_LENGTH = 63;
 export const STANDARD_ATTRIBUTE_NUMA_NODE = 'resource.kubernetes.io/numaNode';
 /** deviceattribute.StandardDeviceAttributePCIBusID: a PCI address in extended BDF notation. */
 export const STANDARD_ATTRIBUTE_PCI_BUS_ID = 'resource.kubernetes.io/pciBusID';
-
-/** DeviceAttribute: exactly one field is set. */
-export type DeviceAttribute = { int: number } | { bool: boolean } | { string: string } | { version: string };
-
-export interface CapacityRequestPolicy {
-  default?: string;
-  validRange?: { min: string; max?: string; step?: string };
-}
-
-export interface DeviceCapacity {
-  /** A resource.Quantity, e.g. "80Gi". */
-  value: string;
-  /** How much one allocation consumes when the device allows multiple allocations. */
-  requestPolicy?: CapacityRequestPolicy;
-}
-
-export type DeviceTaintEffect = 'NoSchedule' | 'NoExecute' | 'None';
-
-export interface DeviceTaint {
-  key: string;
-  value?: string;
-  effect: DeviceTaintEffect;
-  /** RFC 3339, whole seconds (what the API server stores). */
-  timeAdded?: string;
-}
-
-/** ResourceSlice spec.devices[] (the fields this framework publishes). */
-export interface SliceDevice {
-  name: string;
-  attributes?: Record<string, DeviceAttribute>;
-  capacity?: Record<string, DeviceCapacity>;
-  taints?: DeviceTaint[];
-  allowMultipleAllocations?: boolean;
-}
-
-export interface ResourcePool {
-  name: string;
-  generation: number;
-  resourceSliceCount: number;
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-}
-
-export interface ResourceSlice {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name?: string;
-    generateName?: string;
-    uid?: string;
-    resourceVersion?: string;
-    ownerReferences?: OwnerReference[];
-  };
-  spec: {
-    driver: string;
-    pool: ResourcePool;
-    nodeName?: string;
-    devices?: SliceDevice[];
-  };
-}
-
-/** DeviceToleration (the fields a driver checks against its own taint). */
-export interface DeviceToleration {
-  key?: string;
-  operator?: 'Exists' | 'Equal';
-  value?: string;
-  effect?: DeviceTaintEffect;
-}
-
-/** status.allocation.devices.results[] */
-export interface DeviceRequestAllocationResult {
-  request: string;
-  driver: string;
-  pool: string;
-  device: string;
-  adminAccess?: boolean;
-  tolerations?: DeviceToleration[];
-  shareID?: string;
-}
-
-export interface NodeSelectorRequirement {
-  key: string;
-  operator: string;
-  values?: string[];
-}
-
-export interface NodeSelector {
-  nodeSelectorTerms: {
-    matchExpressions?: NodeSelectorRequirement[];
-    matchFields?: NodeSelectorRequirement[];
-  }[];
-}
-
-export interface ResourceClaim {
-  metadata: { name: string; namespace: string; uid: string };
-  status?: {
-    allocation?: {
-      devices?: { results?: DeviceRequestAllocationResult[] };
-      nodeSelector?: NodeSelector;
-    };
-  };
-}

@@ -48,8 +48,8 @@ export function claimRefProblem(c: ClaimRef): string | null {
 }
 
 /** The node names an allocation's node selector limits it to (matchFields metadata.name In), or null. */
-function selectedNodes(claim: ResourceClaim): Set<string> | null {
-  const terms = claim.status?.allocation?.nodeSelector?.nodeSelectorTerms ?? [];
+function selectedNodes(allocation: ClaimAllocation): Set<string> | null {
+  const terms = allocation.nodeSelector?.nodeSelectorTerms ?? [];
   if (terms.length === 0) return null;
   const nodes = new Set<string>();
   for (const term of terms) {
@@ -68,15 +68,14 @@ function tolerates(tolerations: readonly DeviceToleration[] | undefined, key: st
   );
 }
 
+type ClaimAllocation = NonNullable<NonNullable<ResourceClaim['status']>['allocation']>;
+
 /**
- * The devices of `claim` (as read from the API server for the kubelet's `ref`) that this driver
- * prepares; throws a PluginError whose message names every problem.
+ * What upstream's helper checks of a claim it read for the kubelet's `ref` (getResourceClaims):
+ * found, the UID asked for (not replaced), allocated. Returns the allocation; throws a PluginError
+ * naming the problem.
  */
-export function devicesToPrepare(
-  ref: ClaimRef,
-  claim: ResourceClaim | null,
-  check: ClaimCheck,
-): AllocatedDevice[] {
+export function checkedAllocation(ref: ClaimRef, claim: ResourceClaim | null): ClaimAllocation {
   const label = claimLabel(ref);
   if (claim === null) throw new PluginError('not-found', `claim ${label} not found`);
   if (claim.metadata.uid !== ref.uid) {
@@ -87,7 +86,21 @@ export function devicesToPrepare(
   }
   const allocation = claim.status?.allocation;
   if (!allocation) throw new PluginError('invalid-argument', `claim ${label} is not allocated`);
-  const nodes = selectedNodes(claim);
+  return allocation;
+}
+
+/**
+ * The devices of `claim` (as read from the API server for the kubelet's `ref`) that this driver
+ * prepares; throws a PluginError whose message names every problem.
+ */
+export function devicesToPrepare(
+  ref: ClaimRef,
+  claim: ResourceClaim | null,
+  check: ClaimCheck,
+): AllocatedDevice[] {
+  const label = claimLabel(ref);
+  const allocation = checkedAllocation(ref, claim);
+  const nodes = selectedNodes(allocation);
   if (nodes !== null && !nodes.has(check.nodeName)) {
     throw new PluginError(
       'invalid-argument',

@@ -1,41 +1,18 @@
-// One DRA driver on one node: the TypeScript counterpart of k8s.io/dynamic-resource-allocation's
-// kubeletplugin.Helper. It serves the DRAPlugin service (v1 + v1beta1) and the DRAResourceHealth
-// service (v1 + v1alpha1) on <plugins dir>/<driver>/dra.sock, then exposes the registration socket
-// <plugins_registry>/<driver>-reg.sock to the kubelet's plugin watcher (serve first, as upstream
-// does); prepares claims with per-claim CDI specs and a checkpoint; streams device health; and
-// shares the device sources and the fault overlay (DeviceState) with the device-plugin side.
-// Unlike upstream's helper it re-creates either socket when it is deleted (the kubelet's plugin
-// watcher then registers the driver again), answers claims one by one (a claim that cannot be read
-// fails alone), and answers an already prepared claim from its checkpoint without asking the API
-// server again.
-import { createHash } from 'node:crypto';
+// One DRA driver on one node, composed as upstream's drivers are: a Helper (helper.ts, the
+// counterpart of k8s.io/dynamic-resource-allocation's kubeletplugin.Helper: sockets, registration,
+// health streams, ResourceSlice publication) serving a DRAPlugin (draplugin.ts: prepare and unprepare),
+// by default the CDI + checkpoint preparer (cdi-checkpoint-preparer.ts), which a driver author may
+// replace with `preparer`. The driver itself owns what is Plugboard's own: the device source with its
+// exclusion and fault overlay (DeviceState, shared with the device-plugin side), a fault's own
+// taint, and the ResourceSlice entries of its devices.
 import { EventEmitter } from 'node:events';
-import { rename, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import type { Server, ServerWritableStream } from '@grpc/grpc-js';
+import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import {
-  bindUnixServer,
-  closeUnixServer,
-  DRA_PLUGIN_SERVICE_V1,
-  DRA_PLUGIN_SERVICE_V1BETA1,
-  DRA_PLUGIN_TYPE,
-  DRA_RESOURCE_HEALTH_SERVICE_V1,
-  DRA_RESOURCE_HEALTH_SERVICE_V1ALPHA1,
-  DRA_SOCKET_NAME,
-  drav1,
-  drav1beta1,
-  KUBELET_PLUGINS_PATH,
-  PLUGINS_REGISTRY_PATH,
-  type ConnectionRouter,
-} from '@plugboard/proto';
+import type { ConnectionRouter, WatchFactory } from '@plugboard/proto';
 import { DEFAULT_CDI_SPEC_DIR, type CdiContainerEdits } from '../cdi.js';
 import { DeviceState } from '../device-state.js';
 import { PluginError } from '../errors.js';
-import { newServer } from '../grpc-status.js';
-import { registrationServer } from '../registration.js';
-import { RestartWatcher } from '../restart-watch.js';
-import { ListAndWatchStreams } from '../server.js';
+import { fileWatchOf } from '../restart-watch.js';
 import type { DeviceSource, PluginDevice } from '../types.js';
 import {
   SLICE_MAX_DEVICES,
@@ -43,30 +20,24 @@ import {
   type DeviceAttribute,
   type DeviceTaint,
   type DeviceTaintEffect,
-  type ResourceClaim,
   type SliceDevice,
 } from './api-types.js';
-import { cdiDeviceId, defaultCdiVendor, removeClaimSpec, writeClaimSpec, type ClaimCdi } from './cdi.js';
+import { defaultCdiVendor } from './cdi.js';
+import { CdiCheckpointPreparer, type DraClaimContext } from './cdi-checkpoint-preparer.js';
+import { CHECKPOINT_FILE, type PreparedClaim } from './checkpoint.js';
+import type { ClaimRef } from './claims.js';
+import type { DRAPlugin } from './draplugin.js';
 import {
-  readCheckpoint,
-  writeCheckpoint,
-  CHECKPOINT_FILE,
-  type PreparedClaim,
-  type PreparedDevice,
-} from './checkpoint.js';
-import {
-  baseRequestName,
-  claimLabel,
-  claimRefProblem,
-  devicesToPrepare,
-  type AllocatedDevice,
-  type ClaimRef,
-} from './claims.js';
-import { encodeHealth, healthHeartbeatMs, healthServices } from './health.js';
+  draPaths,
+  Helper,
+  type DraClaimOutcome,
+  type DraRegistrationPhase,
+  type DraRegistrationState,
+  type HelperEvents,
+} from './helper.js';
 import type { DraKubeApi } from './kube-api.js';
 import { driverNameProblem } from './names.js';
-import { draNodeServices } from './node-server.js';
-import { ResourceSlicePublisher, type PublicationStats, type PublishedEvent } from './resource-slices.js';
+import type { PublicationStats } from './resource-slices.js';
 import {
   draDeviceName,
   FAULT_TAINT_VALUE,
@@ -74,6 +45,8 @@ import {
   wholeSecondsUtc,
   type SliceDeviceOptions,
 } from './slice-devices.js';
+
+export type { DraClaimContext, DraClaimOutcome, DraRegistrationPhase, DraRegistrationState };
 
 /** A device taint effect a fault may ask for. */
 export type FaultTaintEffect = Exclude<DeviceTaintEffect, 'None'>;
@@ -83,13 +56,6 @@ export interface DraFaultOptions {
   absentOk?: boolean;
   /** Also taint the device in its ResourceSlice (needs the `faultTaints` option). */
   taint?: FaultTaintEffect | null;
-}
-
-/** The claim a prepare or unprepare hook works on. */
-export interface DraClaimContext {
-  claim: ClaimRef;
-  /** The devices of the claim this driver prepared (empty in unprepare after a restart). */
-  devices: { device: PluginDevice; deviceName: string; requestNames: string[]; shareId?: string }[];
 }
 
 export interface DraDriverOptions {
@@ -128,6 +94,13 @@ export interface DraDriverOptions {
   poolName?: string;
   /** Container edits of one prepared device (default: its device nodes and PLUGBOARD_DRA_DEVICE_<NAME>). */
   containerEdits?: (device: PluginDevice, claim: ClaimRef) => CdiContainerEdits;
+  /**
+   * Prepares and unprepares claims instead of the default CDI + checkpoint preparer (then
+   * `cdiDir`, `cdi`, `containerEdits`, `prepare` and `unprepare` are not used). The Helper calls it
+   * one call at a time, with each claim read from the API server and checked (found, the UID the
+   * kubelet asked for, allocated).
+   */
+  preparer?: DRAPlugin;
   /** Runs when a claim is prepared (after its devices are checked); a throw fails that claim. */
   prepare?: (context: DraClaimContext) => Promise<void>;
   /** Runs when a prepared claim is unprepared; a throw fails that claim (it stays prepared). */
@@ -144,60 +117,31 @@ export interface DraDriverOptions {
   routeConnection?: ConnectionRouter;
   /** Polling fallback of the socket watch (default 1000 ms). */
   restartPollIntervalMs?: number;
+  /** The socket directory's watch: fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
   /** Backoff of ResourceSlice publication after an API error (default 250 ms doubling up to 30 s). */
   publishRetry?: { initialMs?: number; maxMs?: number };
   /** List this node's ResourceSlices again and repair them at this interval (default 30 s). */
   resyncMs?: number;
 }
 
-export type DraRegistrationPhase = 'starting' | 'registering' | 'registered' | 'failed' | 'stopped';
-
-export interface DraRegistrationState {
-  phase: DraRegistrationPhase;
-  /** When the kubelet last confirmed the registration (NotifyRegistrationStatus). */
-  registeredAt: string | null;
-  /** GetInfo calls answered: one per discovery of the registration socket by a kubelet. */
-  infoCalls: number;
-  error: string | null;
-}
-
-export interface DraClaimOutcome {
-  uid: string;
-  namespace: string;
-  name: string;
-  devices: string[];
-  error: string | null;
-}
-
-export interface DraDriverEvents {
+/** A DRA driver's events: the Helper's, and the devices' own. */
+export interface DraDriverEvents extends HelperEvents {
   devices: [devices: PluginDevice[]];
   health: [event: { deviceId: string; health: PluginDevice['health']; reason: string | null; at: string }];
-  registered: [event: { at: string }];
-  'registration-error': [event: { error: string }];
-  prepared: [event: { claims: DraClaimOutcome[]; durationMs: number }];
-  unprepared: [event: { claims: DraClaimOutcome[]; durationMs: number }];
-  /** ResourceSlices were written (created, updated or deleted). */
-  'slices-published': [event: PublishedEvent];
-  /** Publishing failed; it is retried after `retryInMs`. */
-  'slices-error': [event: { error: string; retryInMs: number }];
-  /** A deleted socket of the driver is served again. */
-  'socket-restored': [event: { at: string; socket: string }];
-  /** A NodeWatchResources message went out (the health the kubelet now has). */
-  'health-sent': [event: { at: string; streams: number }];
-  /** A NodeWatchResources stream opened or closed: `streams` are open now. */
-  'health-streams': [event: { at: string; streams: number }];
 }
 
-/** Env-var-safe form of a device name: gpu-0 → GPU_0. */
-const envName = (name: string): string => name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
-
-function defaultContainerEdits(device: PluginDevice): CdiContainerEdits {
-  return {
-    env: [`PLUGBOARD_DRA_DEVICE_${envName(draDeviceName(device.id))}=${device.id}`],
-    ...(device.deviceNodes.length ? { deviceNodes: device.deviceNodes.map((path) => ({ path })) } : {}),
-  };
-}
-
+const HELPER_EVENTS = [
+  'registered',
+  'registration-error',
+  'prepared',
+  'unprepared',
+  'slices-published',
+  'slices-error',
+  'socket-restored',
+  'health-sent',
+  'health-streams',
+] as const satisfies readonly (keyof HelperEvents)[];
 export class DraDriver extends EventEmitter<DraDriverEvents> {
   readonly driverName: string;
   readonly nodeName: string;
@@ -210,11 +154,9 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   readonly #options: DraDriverOptions;
   readonly #logger: Logger;
   readonly #state: DeviceState;
-  readonly #health: ListAndWatchStreams;
-  readonly #cdi: ClaimCdi;
-  readonly #watcher: RestartWatcher;
-  readonly #healthTimeoutSeconds: number;
-  readonly #slices: ResourceSlicePublisher;
+  readonly #helper: Helper;
+  /** The default preparer; null when the driver was given its own. */
+  readonly #preparer: CdiCheckpointPreparer | null;
   readonly #sliceDevice: SliceDeviceOptions;
   readonly #sliceDeviceCache = new WeakMap<
     PluginDevice,
@@ -228,20 +170,6 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   readonly #faultTaints = new Map<string, DeviceTaint>();
   #byName = new Map<string, PluginDevice>();
   #byNameVersion = -1;
-  #prepared = new Map<string, PreparedClaim>();
-  /**
-   * Checking, CDI specs and hooks of prepare and unprepare run one call at a time (upstream's helper
-   * serialises them by default); the checkpoint write after them is shared (#commit).
-   */
-  #serial: Promise<unknown> = Promise.resolve();
-  /** The checkpoint write in flight, and the one that will follow it. */
-  #checkpointWrite: Promise<void> | null = null;
-  #checkpointNext: Promise<void> | null = null;
-  #server: Server | null = null;
-  #registrationServer: Server | null = null;
-  #heartbeat: NodeJS.Timeout | null = null;
-  #reserving: Promise<void> = Promise.resolve();
-  #registration: DraRegistrationState = { phase: 'starting', registeredAt: null, infoCalls: 0, error: null };
   #started = false;
   #stopping = false;
 
@@ -258,37 +186,16 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     this.driverName = options.driverName;
     this.nodeName = options.nodeName;
     this.poolName = options.poolName ?? options.nodeName;
-    this.dataDir = join(options.pluginsDir ?? KUBELET_PLUGINS_PATH, options.driverName);
-    this.socketPath = join(this.dataDir, DRA_SOCKET_NAME);
-    this.registrationSocketPath = join(
-      options.pluginsRegistryDir ?? PLUGINS_REGISTRY_PATH,
-      `${options.driverName}-reg.sock`,
-    );
+    const paths = draPaths(options.driverName, options.pluginsDir, options.pluginsRegistryDir);
+    this.dataDir = paths.dataDir;
+    this.socketPath = paths.socketPath;
+    this.registrationSocketPath = paths.registrationSocketPath;
     this.checkpointPath = join(this.dataDir, CHECKPOINT_FILE);
-    this.#healthTimeoutSeconds = options.healthCheckTimeoutSeconds ?? 0;
     this.#taintKey = options.taints ? (options.taints.key ?? `${options.driverName}/unhealthy`) : null;
     this.faultTaintKey = `${options.driverName}/fault`;
-    this.#cdi = {
-      vendor: options.cdi?.vendor ?? defaultCdiVendor(options.driverName),
-      class: options.cdi?.class ?? 'device',
-      specDir: options.cdiDir ?? DEFAULT_CDI_SPEC_DIR,
-    };
-    this.#logger = (options.logger ?? pino({ level: 'silent' })).child({
-      component: 'dra-driver',
-      driver: options.driverName,
-    });
+    const baseLogger = options.logger ?? pino({ level: 'silent' });
+    this.#logger = baseLogger.child({ component: 'dra-driver', driver: options.driverName });
     this.#state = new DeviceState({ source: options.source, exclude: options.exclude ?? [] });
-    this.#health = new ListAndWatchStreams(
-      this.#state,
-      () => this.emit('health-sent', { at: new Date().toISOString(), streams: this.#health.size }),
-      (_generation, remaining, durationMs) => {
-        this.#logger.info({ rpc: 'NodeWatchResources', durationMs, streams: remaining }, 'stream closed');
-        this.emit('health-streams', { at: new Date().toISOString(), streams: remaining });
-      },
-      () => this.emit('health-streams', { at: new Date().toISOString(), streams: this.#health.size }),
-      (devices) =>
-        encodeHealth(devices, this.poolName, this.#healthTimeoutSeconds, Math.floor(Date.now() / 1000)),
-    );
     this.#sliceDevice = {
       replicas: options.replicas ?? 1,
       taint: options.taints && this.#taintKey ? { effect: options.taints.effect, key: this.#taintKey } : null,
@@ -298,27 +205,70 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       ...(options.capacity ? { capacity: options.capacity } : {}),
       ...(options.pciBusIdFromId ? { pciBusIdFromId: true } : {}),
     };
-    this.#slices = new ResourceSlicePublisher({
+    // The default preparer, unless the driver brings its own DRAPlugin.
+    const preparer = options.preparer
+      ? null
+      : new CdiCheckpointPreparer({
+          driverName: this.driverName,
+          nodeName: this.nodeName,
+          poolName: this.poolName,
+          devices: {
+            byName: (name) => this.#deviceByName(name),
+            byId: (id) => this.#state.get(id),
+            taintKeys: (device) => {
+              const fault = this.#faultTaints.get(device.id);
+              const keys = this.#taintKey === null ? [] : [this.#taintKey];
+              return fault ? [...keys, fault.key] : keys;
+            },
+          },
+          cdi: {
+            vendor: options.cdi?.vendor ?? defaultCdiVendor(options.driverName),
+            class: options.cdi?.class ?? 'device',
+            specDir: options.cdiDir ?? DEFAULT_CDI_SPEC_DIR,
+          },
+          checkpointPath: this.checkpointPath,
+          replicas: options.replicas ?? 1,
+          ...(options.containerEdits ? { containerEdits: options.containerEdits } : {}),
+          ...(options.prepare ? { prepare: options.prepare } : {}),
+          ...(options.unprepare ? { unprepare: options.unprepare } : {}),
+          logger: this.#logger,
+        });
+    this.#preparer = preparer;
+    this.#helper = new Helper({
       driverName: this.driverName,
       nodeName: this.nodeName,
       poolName: this.poolName,
       kube: options.kube,
-      devices: () => this.sliceDevices(),
+      plugin: preparer ?? (options.preparer as DRAPlugin),
+      // The default preparer serialises its own checks and hooks, and shares checkpoint writes
+      // between overlapping calls outside that section.
+      serialize: options.preparer !== undefined,
+      health: this.#state,
+      healthCheckTimeoutSeconds: options.healthCheckTimeoutSeconds ?? 0,
+      resources: () => this.sliceDevices(),
       // With taints on, any device may carry one: keep the slicing stable at the lower limit.
       maxDevicesPerSlice:
         options.taints || options.faultTaints ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES,
-      logger: (options.logger ?? pino({ level: 'silent' })).child({
-        component: 'dra-resource-slices',
-        driver: options.driverName,
-      }),
-      ...(options.publishRetry ? { retry: options.publishRetry } : {}),
+      ...(options.pluginsDir !== undefined ? { pluginsDir: options.pluginsDir } : {}),
+      ...(options.pluginsRegistryDir !== undefined ? { pluginsRegistryDir: options.pluginsRegistryDir } : {}),
+      logger: this.#logger,
+      slicesLogger: baseLogger.child({ component: 'dra-resource-slices', driver: options.driverName }),
+      ...(options.routeConnection ? { routeConnection: options.routeConnection } : {}),
+      ...(options.restartPollIntervalMs !== undefined
+        ? { restartPollIntervalMs: options.restartPollIntervalMs }
+        : {}),
+      ...(options.watch ? { watch: options.watch } : {}),
+      ...(options.publishRetry ? { publishRetry: options.publishRetry } : {}),
       ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
-      onPublished: (event) => this.emit('slices-published', event),
-      onError: (event) => this.emit('slices-error', event),
     });
+    // The Helper's events are the driver's (an untyped hop: both maps name the same payloads).
+    const helperEvents = this.#helper as EventEmitter;
+    const driverEvents = this as EventEmitter;
+    for (const name of HELPER_EVENTS) {
+      helperEvents.on(name, (event: unknown) => driverEvents.emit(name, event));
+    }
     this.#state.on('devices', (devices) => {
-      this.#health.schedule();
-      this.#slices.update();
+      this.#helper.devicesChanged();
       this.emit('devices', devices);
     });
     this.#state.on('health', (event) => {
@@ -328,19 +278,13 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       );
       this.emit('health', event);
     });
-    this.#watcher = new RestartWatcher({
-      ownSockets: () => [this.socketPath, this.registrationSocketPath],
-      kubeletSocket: null,
-      pollIntervalMs: options.restartPollIntervalMs ?? 1000,
-      onSignal: () => this.#reserve(),
-    });
   }
 
   /** Discovers devices, reads the checkpoint, serves dra.sock, then exposes the registration socket. */
   async start(): Promise<void> {
     if (this.#started) throw new PluginError('internal', `${this.driverName} already started`);
     this.#started = true;
-    this.#prepared = await readCheckpoint(this.checkpointPath, this.driverName);
+    await this.#preparer?.start();
     try {
       await this.#options.source.start();
     } catch (err) {
@@ -351,19 +295,13 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       );
     }
     this.#state.attach();
-    await this.#serveDra();
-    await this.#serveRegistration();
-    this.#registration.phase = 'registering';
-    await this.#watcher.start();
-    this.#slices.start();
-    this.#heartbeat = setInterval(() => this.#health.resend(), healthHeartbeatMs(this.#healthTimeoutSeconds));
-    this.#heartbeat.unref();
+    await this.#helper.start();
     this.#logger.info(
       {
         socket: this.socketPath,
         registrationSocket: this.registrationSocketPath,
         devices: this.#state.devices().length,
-        preparedClaims: this.#prepared.size,
+        preparedClaims: this.preparedClaims().length,
       },
       'serving',
     );
@@ -377,21 +315,11 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
-    this.#watcher.stop();
-    if (this.#heartbeat) clearInterval(this.#heartbeat);
-    await this.#slices.stop();
-    await this.#reserving;
-    this.#health.endAll();
-    if (this.#registrationServer)
-      await closeUnixServer(this.#registrationServer, this.registrationSocketPath);
-    if (this.#server) await closeUnixServer(this.#server, this.socketPath);
-    this.#registrationServer = null;
-    this.#server = null;
-    await this.#serial.catch(() => undefined);
-    await (this.#checkpointNext ?? this.#checkpointWrite)?.catch(() => undefined);
+    await this.#helper.stop();
+    await this.#preparer?.stop();
     this.#state.detach();
     await this.#options.source.stop();
-    this.#registration.phase = 'stopped';
+    this.#helper.stopped();
     this.#logger.info('stopped');
   }
 
@@ -400,12 +328,20 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   }
 
   registration(): DraRegistrationState {
-    return { ...this.#registration };
+    // The Helper knows its sockets' watch; a scanning device source's watch is the driver's.
+    return {
+      ...this.#helper.registration(),
+      fileWatch: fileWatchOf(this.#helper.socketWatcher, this.#options.source),
+    };
   }
 
-  /** Claims prepared on this node (from the checkpoint and since), by UID. */
+  /**
+   * Claims prepared on this node (from the checkpoint and since), by UID; with a preparer of the
+   * driver's own, what its `preparedClaims()` says (none without one).
+   */
   preparedClaims(): PreparedClaim[] {
-    return [...this.#prepared.values()];
+    if (this.#preparer) return this.#preparer.preparedClaims();
+    return this.#options.preparer?.preparedClaims?.() ?? [];
   }
 
   /** This node's devices as its ResourceSlices list them (what is published, or about to be). */
@@ -424,12 +360,12 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
 
   /** ResourceSlice publication: generation, slice names, request counts, last error. */
   publication(): PublicationStats {
-    return this.#slices.stats();
+    return this.#helper.publication();
   }
 
   /** Open NodeWatchResources streams. */
   get healthStreams(): number {
-    return this.#health.size;
+    return this.#helper.healthStreams;
   }
 
   /**
@@ -437,7 +373,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
    * stream is open. The same array until the next send, as DeviceState keeps its list.
    */
   healthReported(): readonly PluginDevice[] | null {
-    return this.#health.reported();
+    return this.#helper.healthReported();
   }
 
   /**
@@ -472,14 +408,14 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       throw err;
     }
     // Only the taint changed (the device's health did not): the overlay emitted nothing for it.
-    if (this.#faultTaints.get(id) !== before) this.#slices.update();
+    if (this.#faultTaints.get(id) !== before) this.#helper.publishResources();
     this.#logger.info({ device: deviceId, reason, taint }, 'fault injected');
   }
 
   clearFault(deviceId: string): void {
     const id = this.#idOf(deviceId);
     this.#state.clearFault(id);
-    if (this.#faultTaints.delete(id)) this.#slices.update();
+    if (this.#faultTaints.delete(id)) this.#helper.publishResources();
     this.#logger.info({ device: deviceId }, 'fault cleared');
   }
 
@@ -508,425 +444,5 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       this.#byNameVersion = this.#state.version;
     }
     return this.#byName.get(name);
-  }
-
-  // --- serving -------------------------------------------------------------------------------
-
-  async #serveDra(): Promise<void> {
-    const server = newServer();
-    const node = draNodeServices(
-      { prepare: (claims) => this.#prepare(claims), unprepare: (claims) => this.#unprepare(claims) },
-      this.#logger,
-    );
-    server.addService(drav1.DRAPluginService, node.v1);
-    server.addService(drav1beta1.DRAPluginService, node.v1beta1);
-    const health = healthServices((call) => this.#watchHealth(call));
-    server.addService(health.v1.definition, health.v1.impl);
-    server.addService(health.v1alpha1.definition, health.v1alpha1.impl);
-    await this.#bind(server, this.socketPath);
-    this.#server = server;
-  }
-
-  async #serveRegistration(): Promise<void> {
-    const server = registrationServer(
-      {
-        type: DRA_PLUGIN_TYPE,
-        name: this.driverName,
-        endpoint: this.socketPath,
-        supportedVersions: [
-          DRA_PLUGIN_SERVICE_V1,
-          DRA_PLUGIN_SERVICE_V1BETA1,
-          DRA_RESOURCE_HEALTH_SERVICE_V1,
-          DRA_RESOURCE_HEALTH_SERVICE_V1ALPHA1,
-        ],
-      },
-      {
-        onInfo: () => {
-          this.#registration.infoCalls++;
-          if (this.#registration.phase !== 'stopped') this.#registration.phase = 'registering';
-        },
-        onStatus: (status) => this.#onRegistrationStatus(status.pluginRegistered, status.error),
-      },
-    );
-    // Bound under a hidden name (the plugin watcher skips dot files), then renamed into place: the
-    // socket appears to the kubelet already listening. A socket file exists from bind(), a moment
-    // before listen(); a kubelet that sees it then gets ECONNREFUSED and retries a second later.
-    // Short: the hidden path must fit a Unix socket address (107 bytes) wherever the final one
-    // does; `.<socket name>.binding` did not under a 70-byte plugins_registry path.
-    const hidden = join(
-      dirname(this.registrationSocketPath),
-      `.${createHash('sha256').update(basename(this.registrationSocketPath)).digest('hex').slice(0, 8)}.binding`,
-    );
-    await this.#bind(server, hidden);
-    try {
-      await rename(hidden, this.registrationSocketPath);
-    } catch (err) {
-      await closeUnixServer(server, hidden);
-      throw new PluginError(
-        'internal',
-        `cannot serve on ${this.registrationSocketPath}: ${(err as Error).message}`,
-        {
-          cause: err,
-        },
-      );
-    }
-    this.#registrationServer = server;
-  }
-
-  async #bind(server: Server, path: string): Promise<void> {
-    try {
-      await bindUnixServer(server, path, {
-        log: this.#logger,
-        routeConnection: this.#options.routeConnection,
-      });
-    } catch (err) {
-      server.forceShutdown();
-      throw new PluginError('internal', `cannot serve on ${path}: ${(err as Error).message}`, { cause: err });
-    }
-  }
-
-  #onRegistrationStatus(registered: boolean, error: string): string | undefined {
-    const at = new Date().toISOString();
-    if (registered) {
-      this.#registration = { ...this.#registration, phase: 'registered', registeredAt: at, error: null };
-      this.#logger.info('registered with the kubelet');
-      // A (re)starting kubelet deletes the node's ResourceSlices of drivers that are not
-      // registered: check them again now rather than at the next resync.
-      this.#slices.resync();
-      this.emit('registered', { at });
-      return undefined;
-    }
-    const text = error || 'the kubelet refused the registration';
-    this.#registration = { ...this.#registration, phase: 'failed', error: text };
-    this.#logger.error({ err: text }, 'the kubelet refused the registration');
-    this.emit('registration-error', { error: text });
-    // What upstream's registration server answers to a refusal.
-    return `failed registration process: ${text}`;
-  }
-
-  #watchHealth(call: ServerWritableStream<unknown, Buffer>): void {
-    this.#logger.info({ rpc: 'NodeWatchResources', streams: this.#health.size + 1 }, 'stream opened');
-    this.#health.add(call, 0);
-  }
-
-  /** A socket of ours was deleted or replaced: bind whichever is gone again (one at a time). */
-  #reserve(): void {
-    this.#reserving = this.#reserving.then(async () => {
-      if (this.#stopping) return;
-      this.#watcher.pause();
-      try {
-        const gone = await this.#missingSockets();
-        if (gone.dra && this.#server) {
-          await closeUnixServer(this.#server, null);
-          this.#server = null;
-          await this.#serveDra();
-          this.#logger.warn({ socket: this.socketPath }, 'DRA socket was removed: serving it again');
-          this.emit('socket-restored', { at: new Date().toISOString(), socket: this.socketPath });
-        }
-        if (gone.registration && this.#registrationServer) {
-          await closeUnixServer(this.#registrationServer, null);
-          this.#registrationServer = null;
-          await this.#serveRegistration();
-          this.#registration.phase = 'registering';
-          this.#logger.warn(
-            { socket: this.registrationSocketPath },
-            'registration socket was removed: serving it again for the plugin watcher',
-          );
-          this.emit('socket-restored', { at: new Date().toISOString(), socket: this.registrationSocketPath });
-        }
-        await this.#watcher.rememberOwnSockets();
-      } catch (err) {
-        const e = PluginError.from(err);
-        this.#registration = { ...this.#registration, phase: 'failed', error: e.message };
-        this.#logger.error({ err: e.message }, 'cannot serve again');
-        this.emit('registration-error', { error: e.message });
-      } finally {
-        this.#watcher.resume();
-      }
-    });
-  }
-
-  async #missingSockets(): Promise<{ dra: boolean; registration: boolean }> {
-    const isSocket = (p: string): Promise<boolean> =>
-      stat(p).then(
-        (s) => s.isSocket(),
-        () => false,
-      );
-    return {
-      dra: !(await isSocket(this.socketPath)),
-      registration: !(await isSocket(this.registrationSocketPath)),
-    };
-  }
-
-  // --- NodePrepareResources / NodeUnprepareResources -----------------------------------------
-
-  /**
-   * Group commit of the checkpoint: resolves once a write that started after this call has
-   * finished (`changed`), or once the write in flight has (`!changed`: state made by an earlier call
-   * this one relies on). Every call that changes state while a write runs shares the next write, so
-   * concurrent prepares cost one fsync, not one each.
-   */
-  #commit(changed: boolean): Promise<void> {
-    if (!changed)
-      return (this.#checkpointNext ?? this.#checkpointWrite ?? Promise.resolve()).then(() => undefined);
-    if (this.#checkpointNext) return this.#checkpointNext;
-    const next = (this.#checkpointWrite ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(() => {
-        // Changes from now on need another write.
-        this.#checkpointNext = null;
-        const write = writeCheckpoint(this.checkpointPath, this.driverName, this.#prepared);
-        this.#checkpointWrite = write;
-        void write
-          .finally(() => {
-            if (this.#checkpointWrite === write) this.#checkpointWrite = null;
-          })
-          .catch(() => undefined);
-        return write;
-      });
-    this.#checkpointNext = next;
-    return next;
-  }
-
-  #serialized<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#serial.catch(() => undefined).then(fn);
-    this.#serial = run;
-    return run;
-  }
-
-  #responseDevices(claim: PreparedClaim): drav1.Device[] {
-    return claim.devices.map((d) => ({
-      requestNames: d.requestNames,
-      poolName: d.poolName,
-      deviceName: d.deviceName,
-      cdiDeviceIds: d.cdiDeviceIds,
-      ...(d.shareId !== undefined ? { shareId: d.shareId } : {}),
-    }));
-  }
-
-  async #prepare(claims: readonly drav1.Claim[]): Promise<Record<string, drav1.NodePrepareResourceResponse>> {
-    const started = performance.now();
-    const response: Record<string, drav1.NodePrepareResourceResponse> = {};
-    const outcomes: DraClaimOutcome[] = [];
-    const fail = (ref: ClaimRef, message: string): void => {
-      response[ref.uid] = { devices: [], error: message };
-      outcomes.push({ ...ref, devices: [], error: message });
-      this.#logger.warn({ claim: claimLabel(ref), uid: ref.uid, err: message }, 'claim not prepared');
-    };
-    // Read the claims first, outside the serialised section (upstream: "do slow API calls before
-    // serializing"); a claim prepared already is answered from the checkpoint.
-    const unique = new Map<string, ClaimRef>();
-    for (const c of claims) {
-      const problem = claimRefProblem(c);
-      if (problem) fail(c, problem);
-      else if (!unique.has(c.uid)) unique.set(c.uid, { namespace: c.namespace, name: c.name, uid: c.uid });
-    }
-    const reads = await Promise.all(
-      [...unique.values()].map(async (ref) => {
-        if (this.#prepared.has(ref.uid)) return { ref, claim: undefined, error: null };
-        try {
-          return {
-            ref,
-            claim: await this.#options.kube.readResourceClaim(ref.namespace, ref.name),
-            error: null,
-          };
-        } catch (err) {
-          return {
-            ref,
-            claim: undefined,
-            error: `retrieve claim ${claimLabel(ref)}: ${PluginError.from(err).message}`,
-          };
-        }
-      }),
-    );
-    const added: PreparedClaim[] = [];
-    await this.#serialized(async () => {
-      for (const { ref, claim, error } of reads) {
-        if (error !== null) {
-          fail(ref, error);
-          continue;
-        }
-        const existing = this.#prepared.get(ref.uid);
-        if (existing) {
-          response[ref.uid] = { devices: this.#responseDevices(existing), error: '' };
-          outcomes.push({ ...ref, devices: existing.devices.map((d) => d.deviceName), error: null });
-          continue;
-        }
-        try {
-          const prepared = await this.#prepareClaim(ref, claim ?? null);
-          this.#prepared.set(ref.uid, prepared);
-          added.push(prepared);
-          response[ref.uid] = { devices: this.#responseDevices(prepared), error: '' };
-          outcomes.push({ ...ref, devices: prepared.devices.map((d) => d.deviceName), error: null });
-        } catch (err) {
-          fail(ref, PluginError.from(err).message);
-        }
-      }
-    });
-    // Answer once the checkpoint holds what this call prepared (or what an earlier call that this
-    // one found prepared still has in flight). Calls that overlap share one write.
-    try {
-      await this.#commit(added.length > 0);
-    } catch (err) {
-      // Not recorded: not prepared. Undo, so a later call starts over.
-      const message = PluginError.from(err).message;
-      for (const prepared of added) {
-        if (this.#prepared.get(prepared.uid) === prepared) this.#prepared.delete(prepared.uid);
-        await removeClaimSpec(this.#cdi, prepared.uid).catch(() => undefined);
-        const outcome = outcomes.find((o) => o.uid === prepared.uid);
-        if (outcome) outcome.error = message;
-        response[prepared.uid] = { devices: [], error: message };
-      }
-      this.#logger.error({ err: message }, 'checkpoint write failed: claims not prepared');
-    }
-    const durationMs = performance.now() - started;
-    this.emit('prepared', { claims: outcomes, durationMs });
-    return response;
-  }
-
-  /** Checks one claim, writes its CDI spec and runs the prepare hook; the caller records it. */
-  async #prepareClaim(ref: ClaimRef, claim: ResourceClaim | null): Promise<PreparedClaim> {
-    const allocated = devicesToPrepare(ref, claim, {
-      driverName: this.driverName,
-      poolName: this.poolName,
-      nodeName: this.nodeName,
-      deviceByName: (name) => this.#deviceByName(name),
-      taintKeys: (device) => {
-        const fault = this.#faultTaints.get(device.id);
-        const keys = this.#taintKey === null ? [] : [this.#taintKey];
-        return fault ? [...keys, fault.key] : keys;
-      },
-    });
-    this.#assertNotInUse(ref, allocated);
-    const devices: PreparedDevice[] = allocated.map(({ result, device }) => {
-      const cdiName = result.shareID ? `${result.device}-${result.shareID}` : result.device;
-      return {
-        requestNames: [baseRequestName(result.request)],
-        poolName: result.pool,
-        deviceName: result.device,
-        deviceId: device.id,
-        cdiDeviceIds: [cdiDeviceId(this.#cdi, ref.uid, cdiName)],
-        ...(result.shareID ? { shareId: result.shareID } : {}),
-      };
-    });
-    const edits = this.#options.containerEdits ?? defaultContainerEdits;
-    await writeClaimSpec(
-      this.#cdi,
-      ref.uid,
-      allocated.map(({ result, device }) => ({
-        deviceName: result.shareID ? `${result.device}-${result.shareID}` : result.device,
-        edits: edits(device, ref),
-      })),
-    );
-    if (this.#options.prepare) {
-      try {
-        await this.#options.prepare(this.#context(ref, devices));
-      } catch (err) {
-        await removeClaimSpec(this.#cdi, ref.uid).catch(() => undefined);
-        throw new PluginError(
-          'internal',
-          `prepare hook for claim ${claimLabel(ref)} failed: ${PluginError.from(err).message}`,
-          {
-            cause: err,
-          },
-        );
-      }
-    }
-    this.#logger.info(
-      { claim: claimLabel(ref), uid: ref.uid, devices: devices.map((d) => d.deviceName) },
-      'claim prepared',
-    );
-    return {
-      uid: ref.uid,
-      namespace: ref.namespace,
-      name: ref.name,
-      devices,
-      preparedAt: new Date().toISOString(),
-    };
-  }
-
-  /**
-   * The last line of defence upstream asks drivers for: a device prepared for another claim is not
-   * handed out again, unless devices take multiple allocations (replicas).
-   */
-  #assertNotInUse(ref: ClaimRef, allocated: readonly AllocatedDevice[]): void {
-    if ((this.#options.replicas ?? 1) > 1) return;
-    const holders = new Map<string, PreparedClaim>();
-    for (const claim of this.#prepared.values())
-      for (const d of claim.devices) holders.set(d.deviceName, claim);
-    const busy = allocated
-      .map(({ result }) => ({ device: result.device, holder: holders.get(result.device) }))
-      .filter((b): b is { device: string; holder: PreparedClaim } => b.holder !== undefined);
-    if (busy.length > 0) {
-      throw new PluginError(
-        'invalid-argument',
-        busy
-          .map(
-            (b) =>
-              `device ${b.device} is already prepared for claim ${claimLabel(b.holder)} (UID ${b.holder.uid})`,
-          )
-          .join('; '),
-      );
-    }
-  }
-
-  #context(ref: ClaimRef, devices: readonly PreparedDevice[]): DraClaimContext {
-    return {
-      claim: ref,
-      devices: devices.flatMap((d) => {
-        const device = this.#state.get(d.deviceId);
-        return device
-          ? [
-              {
-                device,
-                deviceName: d.deviceName,
-                requestNames: d.requestNames,
-                ...(d.shareId !== undefined ? { shareId: d.shareId } : {}),
-              },
-            ]
-          : [];
-      }),
-    };
-  }
-
-  async #unprepare(
-    claims: readonly drav1.Claim[],
-  ): Promise<Record<string, drav1.NodeUnprepareResourceResponse>> {
-    const started = performance.now();
-    const response: Record<string, drav1.NodeUnprepareResourceResponse> = {};
-    const outcomes: DraClaimOutcome[] = [];
-    let changed = false;
-    await this.#serialized(async () => {
-      for (const c of claims) {
-        const ref: ClaimRef = { namespace: c.namespace, name: c.name, uid: c.uid };
-        const problem = claimRefProblem(ref);
-        if (problem) {
-          response[ref.uid] = { error: problem };
-          outcomes.push({ ...ref, devices: [], error: problem });
-          continue;
-        }
-        const prepared = this.#prepared.get(ref.uid);
-        // Idempotent: unpreparing a claim that is not prepared (any more) succeeds.
-        try {
-          if (prepared) {
-            if (this.#options.unprepare) await this.#options.unprepare(this.#context(ref, prepared.devices));
-            this.#prepared.delete(ref.uid);
-            changed = true;
-          }
-          await removeClaimSpec(this.#cdi, ref.uid);
-          response[ref.uid] = { error: '' };
-          outcomes.push({ ...ref, devices: prepared?.devices.map((d) => d.deviceName) ?? [], error: null });
-          if (prepared) this.#logger.info({ claim: claimLabel(ref), uid: ref.uid }, 'claim unprepared');
-        } catch (err) {
-          const message = `unprepare claim ${claimLabel(ref)}: ${PluginError.from(err).message}`;
-          response[ref.uid] = { error: message };
-          outcomes.push({ ...ref, devices: [], error: message });
-          this.#logger.warn({ claim: claimLabel(ref), uid: ref.uid, err: message }, 'claim not unprepared');
-        }
-      }
-    });
-    await this.#commit(changed);
-    this.emit('unprepared', { claims: outcomes, durationMs: performance.now() - started });
-    return response;
   }
 }

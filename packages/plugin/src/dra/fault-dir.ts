@@ -5,11 +5,13 @@
 // health message at once, taint if configured. `.status.json` in the same directory says what is
 // in effect (written atomically after every change), so a harness — or `plugboard-plugin fault` —
 // can wait for it instead of sleeping. fs.watch gives the fast path; a poll covers filesystems
-// where inotify events do not arrive. Faults held by files come back after a restart of the driver.
-import { watch, type FSWatcher } from 'node:fs';
+// where inotify events do not arrive, and carries on alone where fs.watch fails (inotify instances
+// exhausted), which the log and the status's `watch` say. Faults held by files come back after a
+// restart of the driver.
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { watchDirectory, type DirectoryWatch, type WatchFactory } from '@plugboard/proto';
 import { writeFileAtomic } from '../atomic-file.js';
 import { PluginError } from '../errors.js';
 import type { PluginDevice } from '../types.js';
@@ -27,6 +29,8 @@ export interface FaultDirStatus {
   faults: Record<string, { name: string; reason: string; present: boolean; fromFile: string | null }>;
   /** Files that name no device of the driver. */
   unknown: string[];
+  /** `poll`: fs.watch is unavailable (the reason says why), changes take up to the poll interval. */
+  watch: { mode: 'watch' | 'poll'; reason: string | null };
 }
 
 /** The part of a DraDriver the fault directory drives. */
@@ -47,7 +51,8 @@ export class FaultDir {
   readonly #pollMs: number;
   /** File name → the device ID and reason this file holds a fault on. */
   readonly #applied = new Map<string, { id: string; reason: string }>();
-  #watcher: FSWatcher | null = null;
+  readonly #watch: WatchFactory | undefined;
+  #watcher: DirectoryWatch | null = null;
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #again = false;
@@ -56,8 +61,9 @@ export class FaultDir {
   #lastStatus = '';
   readonly #onDevices = (): void => void this.sync();
 
-  constructor(target: FaultTarget, dir: string, logger: Logger, pollMs = 1000) {
+  constructor(target: FaultTarget, dir: string, logger: Logger, pollMs = 1000, watch?: WatchFactory) {
     this.#target = target;
+    this.#watch = watch;
     this.dir = dir;
     this.#logger = logger.child({ component: 'fault-dir' });
     this.#pollMs = pollMs;
@@ -75,20 +81,20 @@ export class FaultDir {
         },
       );
     }
-    await this.sync();
-    try {
-      this.#watcher = watch(this.dir, { persistent: false }, (_event, name) => {
+    // The poll below runs in every mode: a failed watch needs no poll of its own.
+    this.#watcher = watchDirectory(
+      this.dir,
+      (name) => {
         if (name !== FAULT_STATUS_FILE && !name?.endsWith('.tmp')) void this.sync();
-      });
-      this.#watcher.on('error', () => this.#watcher?.close());
-    } catch {
-      // Polling alone still works.
-    }
+      },
+      { pollMs: null, logger: this.#logger, ...(this.#watch ? { watch: this.#watch } : {}) },
+    );
+    await this.sync();
     this.#timer = setInterval(() => void this.sync(), this.#pollMs);
     this.#timer.unref();
     // A file naming a device that is absent now takes effect when the device appears.
     this.#target.on('devices', this.#onDevices);
-    this.#logger.info({ dir: this.dir }, 'fault directory watched');
+    this.#logger.info({ dir: this.dir, mode: this.#watcher.mode }, 'fault directory watched');
   }
 
   async stop(): Promise<void> {
@@ -173,6 +179,7 @@ export class FaultDir {
         ]),
       ),
       unknown: unknown.sort(),
+      watch: { mode: this.#watcher?.mode ?? 'watch', reason: this.#watcher?.reason ?? null },
     };
     const key = JSON.stringify(content);
     if (key === this.#lastStatus) return;

@@ -12,6 +12,7 @@ import type {
   ResourceV1ResourceClaim,
   V1Device,
   V1DeviceAttribute,
+  V1ObjectMeta,
   V1ResourceSlice,
 } from '@kubernetes/client-node';
 import { PluginError } from '../errors.js';
@@ -20,10 +21,12 @@ import {
   type DeviceAttribute,
   type DeviceRequestAllocationResult,
   type DeviceTaintEffect,
+  type NodeSelector,
   type ResourceClaim,
   type ResourceSlice,
   type SliceDevice,
 } from './api-types.js';
+import type { ObjectMeta } from '@plugboard/apimachinery';
 
 /** What a DRA driver asks of the API server. Implement it yourself to use another client. */
 export interface DraKubeApi {
@@ -80,8 +83,20 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
 // --- wire JSON ↔ @kubernetes/client-node models --------------------------------------------------
 
 function toTypedAttribute(a: DeviceAttribute): V1DeviceAttribute {
-  if ('int' in a) return { _int: a.int };
-  return { ...a };
+  if (a.int !== undefined) return { _int: Number(a.int) };
+  if (a.bool !== undefined) return { bool: a.bool };
+  if (a.version !== undefined) return { version: a.version };
+  return { string: a.string ?? '' };
+}
+
+/** metav1.Time travels as a string on the wire and as a Date in client-node's models. */
+function toTypedMeta(m: ObjectMeta): V1ObjectMeta {
+  const { creationTimestamp, deletionTimestamp, ...rest } = m;
+  return {
+    ...rest,
+    ...(creationTimestamp ? { creationTimestamp: new Date(creationTimestamp) } : {}),
+    ...(deletionTimestamp ? { deletionTimestamp: new Date(deletionTimestamp) } : {}),
+  };
 }
 
 function fromTypedAttribute(a: V1DeviceAttribute): DeviceAttribute {
@@ -109,7 +124,7 @@ function toTypedDevice(d: SliceDevice): V1Device {
             Object.entries(d.capacity).map(([k, c]) => [
               k,
               {
-                value: c.value,
+                value: String(c.value),
                 ...(c.requestPolicy
                   ? {
                       requestPolicy: {
@@ -198,7 +213,7 @@ function toTypedSlice(s: ResourceSlice): V1ResourceSlice {
   return {
     apiVersion: RESOURCE_API_VERSION,
     kind: 'ResourceSlice',
-    metadata: { ...s.metadata },
+    metadata: toTypedMeta(s.metadata),
     spec: {
       driver: s.spec.driver,
       pool: { ...s.spec.pool },
@@ -273,7 +288,8 @@ function fromTypedClaim(c: ResourceV1ResourceClaim): ResourceClaim {
           status: {
             allocation: {
               devices: results ? { results } : {},
-              ...(allocation.nodeSelector ? { nodeSelector: allocation.nodeSelector } : {}),
+              // client-node types the operator as a string; the API server sends core/v1's values.
+              ...(allocation.nodeSelector ? { nodeSelector: allocation.nodeSelector as NodeSelector } : {}),
             },
           },
         }

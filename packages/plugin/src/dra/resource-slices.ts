@@ -17,6 +17,7 @@
 // are coalesced into one more sync; API errors back off exponentially and are reported, never
 // thrown.
 import type { Logger } from 'pino';
+import { Backoff } from '@plugboard/apimachinery';
 import { PluginError } from '../errors.js';
 import {
   RESOURCE_API_VERSION,
@@ -196,7 +197,8 @@ export class ResourceSlicePublisher {
   #scheduled = false;
   #retryTimer: NodeJS.Timeout | null = null;
   #resyncTimer: NodeJS.Timeout | null = null;
-  #delayMs = 0;
+  /** The retry backoff of the current run of failures; null after a success. */
+  #retry: Backoff | null = null;
   #stopped = true;
   #stats: PublicationStats = {
     generation: 0,
@@ -257,7 +259,7 @@ export class ResourceSlicePublisher {
     this.#running = this.#syncOnce()
       .then(
         () => {
-          this.#delayMs = 0;
+          this.#retry = null;
         },
         (err: unknown) => this.#failed(err),
       )
@@ -272,17 +274,20 @@ export class ResourceSlicePublisher {
     // Whatever happened, what is on the server is unknown now.
     this.#known = null;
     if (httpStatusOf(err) === 404 && error.startsWith('read Node')) this.#ownerUid = null;
-    const initial = this.#o.retry?.initialMs ?? 250;
-    this.#delayMs = Math.min(this.#delayMs ? this.#delayMs * 2 : initial, this.#o.retry?.maxMs ?? 30_000);
+    const cap = this.#o.retry?.maxMs ?? 30_000;
+    // The first delay is capped too (upstream's Step does not cap it).
+    const duration = Math.min(this.#o.retry?.initialMs ?? 250, cap);
+    this.#retry ??= new Backoff({ duration, factor: 2, steps: Infinity, cap });
+    const delayMs = this.#retry.step();
     this.#stats.error = error;
-    this.#o.logger.warn({ err: error, retryInMs: this.#delayMs }, 'publishing ResourceSlices failed');
-    this.#o.onError?.({ error, retryInMs: this.#delayMs });
+    this.#o.logger.warn({ err: error, retryInMs: delayMs }, 'publishing ResourceSlices failed');
+    this.#o.onError?.({ error, retryInMs: delayMs });
     if (this.#stopped) return;
     this.#dirty = true;
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = null;
       this.#kick();
-    }, this.#delayMs);
+    }, delayMs);
     this.#retryTimer.unref();
   }
 

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { routeConnection } from '@plugboard/grpc-authority';
-import { KUBELET_PLUGINS_PATH } from '@plugboard/proto';
+import { KUBELET_PLUGINS_PATH, type WatchFactory } from '@plugboard/proto';
 import { compileTemplate } from '../allocation/template.js';
 import { DRA_ATTRIBUTE_VARIABLES, type DraDriverConfig, type PluginConfig } from '../config.js';
 import { PluginError } from '../errors.js';
@@ -29,6 +29,8 @@ export interface StartDraDriversOptions {
   restartPollIntervalMs?: number;
   /** Polling fallback of the fault directories (default 1000 ms). */
   faultDirPollMs?: number;
+  /** The directory watches (sockets, fault directories, scanned devices): fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
   /** Let faults carry a taint of their own (DraDriverOptions.faultTaints; the gateway's fault API). */
   faultTaints?: boolean;
   /**
@@ -109,6 +111,7 @@ export function draDriverFromConfig(
     ...(options.restartPollIntervalMs ? { restartPollIntervalMs: options.restartPollIntervalMs } : {}),
     ...(options.faultTaints ? { faultTaints: true } : {}),
     ...(options.acceptRawPathAuthority ? { routeConnection } : {}),
+    ...(options.watch ? { watch: options.watch } : {}),
   });
 }
 
@@ -129,13 +132,25 @@ export async function startDraDrivers(
   const sources = new Map<string, DeviceSource>();
   const faultDirs = new Map<string, FaultDir>();
   for (const entry of config.dra) {
-    const source = deviceSourceFromSections(entry, entry.driver, draIdPrefix(entry.driver));
+    const source = deviceSourceFromSections(
+      entry,
+      entry.driver,
+      draIdPrefix(entry.driver),
+      logger.child({ driver: entry.driver }),
+      options.watch,
+    );
     const driver = draDriverFromConfig(entry, { ...options, logger }, source);
     sources.set(entry.driver, source);
     drivers.set(entry.driver, driver);
     faultDirs.set(
       entry.driver,
-      new FaultDir(driver, faultDirOf(entry, options.pluginsDir), logger, options.faultDirPollMs),
+      new FaultDir(
+        driver,
+        faultDirOf(entry, options.pluginsDir),
+        logger,
+        options.faultDirPollMs,
+        options.watch,
+      ),
     );
   }
   const stop = async (): Promise<void> => {

@@ -58,4 +58,35 @@ describe('PathsSource', () => {
     );
     await dev.stop();
   });
+
+  it('without inotify (and with its own polling off) polls the directory anyway, and says so', async () => {
+    await source?.stop();
+    await rm(dir, { recursive: true, force: true });
+    dir = await mkdtemp(join(tmpdir(), 'pb-paths-'));
+    // The fallback poll's timer is unref'd (it must not keep a plugin alive); the test needs one.
+    const keepAlive = setInterval(() => undefined, 1000);
+    after(() => clearInterval(keepAlive));
+    const warnings: object[] = [];
+    source = new PathsSource({
+      patterns: [join(dir, 'ttyUSB*')],
+      pollIntervalMs: 0,
+      watch: () => {
+        throw Object.assign(new Error('EMFILE: too many open files, watch'), { code: 'EMFILE' });
+      },
+      logger: { warn: (fields) => void warnings.push(fields) },
+    });
+    await source.start();
+    assert.equal(source.watchMode.mode, 'poll');
+    assert.match(source.watchMode.reason ?? '', /^inotify instances exhausted/);
+    assert.equal(warnings.length, 1);
+    const changes = new EventEmitter();
+    source.subscribe(() => changes.emit('change'));
+    const changed = once(changes, 'change');
+    await writeFile(join(dir, 'ttyUSB0'), '');
+    await changed;
+    assert.deepEqual(
+      source.list().map((d) => d.id),
+      ['ttyUSB0'],
+    );
+  });
 });

@@ -4,9 +4,9 @@ import { dirname, basename } from 'node:path';
 import { globPaths, isGlobSegment } from './glob.js';
 import type { SourceDevice } from '../types.js';
 import { naturalCompare } from './listeners.js';
-import { ScanningSource } from './scanning.js';
+import { ScanningSource, type ScanningWatchOptions } from './scanning.js';
 
-export interface PathsSourceOptions {
+export interface PathsSourceOptions extends ScanningWatchOptions {
   /** Absolute glob patterns of device nodes. */
   patterns: string[];
   /** Device nodes added to every device (e.g. a control node such as /dev/nvidiactl). */
@@ -22,7 +22,7 @@ export class PathsSource extends ScanningSource {
   readonly #options: PathsSourceOptions;
 
   constructor(options: PathsSourceOptions) {
-    super(options.pollIntervalMs ?? 2000);
+    super(options.pollIntervalMs ?? 2000, options);
     this.#options = options;
   }
 

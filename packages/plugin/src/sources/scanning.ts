@@ -1,9 +1,28 @@
 // Base for sources that discover devices by scanning the filesystem: an initial scan, then a
 // rescan on fs.watch events (debounced) and on a polling interval, because inotify misses events
-// on hostPath and sysfs mounts. Listeners hear only real changes.
-import { watch, type FSWatcher } from 'node:fs';
+// on hostPath and sysfs mounts. Where fs.watch fails (inotify instances exhausted, a directory not
+// there yet) the polling carries on alone — or, with polling turned off, the directory is polled
+// anyway — and the log and `watchMode` say so. Listeners hear only real changes.
+import {
+  watchDirectory,
+  type DirectoryWatch,
+  type DirectoryWatchLogger,
+  type DirectoryWatchMode,
+  type WatchFactory,
+} from '@plugboard/proto';
 import type { DeviceSource, SourceDevice } from '../types.js';
 import { ChangeListeners, sameDevices } from './listeners.js';
+
+/** How a scanning source watches its directories. */
+export interface ScanningWatchOptions {
+  /** fs.watch unless a test injects a failing one. */
+  watch?: WatchFactory;
+  /** Where a directory watch falling back to polling is reported. */
+  logger?: DirectoryWatchLogger;
+}
+
+/** Poll interval of a directory that cannot be watched when the source's own polling is off. */
+const FALLBACK_POLL_MS = 1000;
 
 export abstract class ScanningSource implements DeviceSource {
   abstract readonly kind: string;
@@ -12,13 +31,15 @@ export abstract class ScanningSource implements DeviceSource {
   readonly #pollIntervalMs: number;
   #timer: NodeJS.Timeout | null = null;
   #debounce: NodeJS.Timeout | null = null;
-  #watchers: FSWatcher[] = [];
+  #watchers: DirectoryWatch[] = [];
+  readonly #watchOptions: ScanningWatchOptions;
   #scanning: Promise<void> | null = null;
   #rescanQueued = false;
   #stopped = false;
 
-  constructor(pollIntervalMs: number) {
+  constructor(pollIntervalMs: number, watchOptions: ScanningWatchOptions = {}) {
     this.#pollIntervalMs = pollIntervalMs;
+    this.#watchOptions = watchOptions;
   }
 
   /** Full device list as found on disk right now, sorted by ID. */
@@ -29,18 +50,25 @@ export abstract class ScanningSource implements DeviceSource {
   async start(): Promise<void> {
     this.#devices = await this.scan();
     for (const dir of this.watchedDirs()) {
-      try {
-        const watcher = watch(dir, { persistent: false }, () => this.#scheduleRescan());
-        watcher.on('error', () => watcher.close());
-        this.#watchers.push(watcher);
-      } catch {
-        // A directory that does not exist yet is picked up by polling.
-      }
+      this.#watchers.push(
+        watchDirectory(dir, () => this.#scheduleRescan(), {
+          // The source's own polling covers a failed watch; without it, the directory is polled.
+          pollMs: this.#pollIntervalMs > 0 ? null : FALLBACK_POLL_MS,
+          ...(this.#watchOptions.watch ? { watch: this.#watchOptions.watch } : {}),
+          ...(this.#watchOptions.logger ? { logger: this.#watchOptions.logger } : {}),
+        }),
+      );
     }
     if (this.#pollIntervalMs > 0) {
       this.#timer = setInterval(() => void this.rescan(), this.#pollIntervalMs);
       this.#timer.unref();
     }
+  }
+
+  /** `poll` (with the first reason) when any directory is followed by polling alone. */
+  get watchMode(): { mode: DirectoryWatchMode; reason: string | null } {
+    const failed = this.#watchers.find((w) => w.mode === 'poll');
+    return failed ? { mode: 'poll', reason: failed.reason } : { mode: 'watch', reason: null };
   }
 
   list(): readonly SourceDevice[] {

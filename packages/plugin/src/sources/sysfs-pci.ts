@@ -5,9 +5,9 @@ import { readFile, readdir, readlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { SourceDevice } from '../types.js';
 import { naturalCompare } from './listeners.js';
-import { ScanningSource } from './scanning.js';
+import { ScanningSource, type ScanningWatchOptions } from './scanning.js';
 
-export interface SysfsPciSourceOptions {
+export interface SysfsPciSourceOptions extends ScanningWatchOptions {
   /** sysfs mount point; default /sys. */
   root?: string;
   /** Vendor ID, e.g. '0x10de'. */
@@ -50,7 +50,7 @@ export class SysfsPciSource extends ScanningSource {
   readonly #devicesDir: string;
 
   constructor(options: SysfsPciSourceOptions) {
-    super(options.pollIntervalMs ?? 5000);
+    super(options.pollIntervalMs ?? 5000, options);
     this.#options = options;
     this.#devicesDir = join(options.root ?? '/sys', 'bus/pci/devices');
   }

@@ -38,6 +38,53 @@ function claimRef(claim: { metadata: { namespace: string; name: string; uid: str
   return { namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid };
 }
 
+/** fs.watch with every inotify instance of the user taken (fs.inotify.max_user_instances). */
+const noInotify = (): never => {
+  throw Object.assign(new Error('EMFILE: too many open files, watch'), { code: 'EMFILE' });
+};
+
+describe('DRA driver without inotify', () => {
+  it('registers with a kubelet that polls plugins_registry, and both say they poll', async () => {
+    const api = await FakeApiServer.start();
+    api.addNode(NODE);
+    const dirs = await makeDirs();
+    const kubelet = new TestDraKubelet(dirs.registry, { watch: noInotify });
+    const driver = new DraDriver({
+      driverName: DRIVER,
+      nodeName: NODE,
+      source: new SimulatedSource({ count: 2, idPrefix: 'gpu' }),
+      kube: await kubeApiFromKubeConfig({ kubeconfig: api.kubeconfigPath }),
+      pluginsDir: dirs.plugins,
+      pluginsRegistryDir: dirs.registry,
+      cdiDir: dirs.cdi,
+      restartPollIntervalMs: 50,
+      watch: noInotify,
+    });
+    try {
+      await driver.start();
+      kubelet.start();
+      await kubelet.registered(DRIVER);
+      assert.equal(kubelet.watchMode?.mode, 'poll');
+      const { fileWatch } = driver.registration();
+      assert.equal(fileWatch.mode, 'poll');
+      assert.match(
+        fileWatch.reason ?? '',
+        /^inotify instances exhausted \(fs\.inotify\.max_user_instances\)/,
+      );
+      // A kubelet cleaning the plugin's directory is still noticed (by the poll): dra.sock comes back.
+      const restored = once(driver, 'socket-restored');
+      await unlink(driver.socketPath);
+      await restored;
+      assert.ok((await stat(driver.socketPath)).isSocket());
+    } finally {
+      kubelet.stop();
+      await driver.stop();
+      await api.stop();
+      await rm(join(dirs.plugins, '..'), { recursive: true, force: true });
+    }
+  });
+});
+
 describe('DRA driver: registration and claim preparation', () => {
   let api: FakeApiServer;
   let kube: DraKubeApi;

@@ -5,13 +5,14 @@
 // NotifyRegistrationStatus, then dials the advertised endpoint and, if a health service is listed,
 // opens NodeWatchResources (v1 preferred over v1alpha1, as pickHealthService does) and keeps every
 // message. A registration socket that disappears deregisters the driver; `restart()` drops every
-// connection and discovers the sockets again, as a restarted kubelet does.
+// connection and discovers the sockets again, as a restarted kubelet does. Where the directory
+// cannot be watched (inotify instances exhausted, or a test injecting that) it is polled, as the
+// kubelet's reconciler would still find the sockets; `watchMode` says which.
 // (kubelet-sim has a plugin watcher, but it is not exported and plugin → kubelet-sim would make a
 // dependency cycle; kubelet-sim gets its DRA side in part 2.)
 import { EventEmitter, once } from 'node:events';
-import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { credentials, Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import {
   DRA_PLUGIN_SERVICE_V1,
@@ -22,6 +23,9 @@ import {
   drahealthv1alpha1,
   drav1,
   pluginregistration,
+  watchDirectory,
+  type DirectoryWatch,
+  type WatchFactory,
 } from '@plugboard/proto';
 
 export interface DraPluginConnection {
@@ -58,19 +62,28 @@ export class TestDraKubelet extends EventEmitter<Events> {
   rejectWith: string | null = null;
   #known = new Set<string>();
   #retries = new Set<NodeJS.Timeout>();
-  #watcher: FSWatcher | null = null;
+  #watcher: DirectoryWatch | null = null;
+  readonly #watch: WatchFactory | undefined;
 
-  constructor(registryDir: string) {
+  constructor(registryDir: string, options: { watch?: WatchFactory } = {}) {
     super();
     this.registryDir = registryDir;
+    this.#watch = options.watch;
     this.on('rejected', (r) => this.rejections.push(r));
   }
 
   start(): void {
-    this.#watcher = watch(this.registryDir, (_event, name) => {
-      if (name) void this.#check(join(this.registryDir, name));
-    });
+    this.#watcher = watchDirectory(
+      this.registryDir,
+      (name) => void (name ? this.#check(join(this.registryDir, name)) : this.#scan()),
+      { pollMs: 100, persistent: true, ...(this.#watch ? { watch: this.#watch } : {}) },
+    );
     void this.#scan();
+  }
+
+  /** `poll` (with the reason) when the registry directory could not be watched. */
+  get watchMode(): { mode: 'watch' | 'poll'; reason: string | null } | null {
+    return this.#watcher ? { mode: this.#watcher.mode, reason: this.#watcher.reason } : null;
   }
 
   async #scan(): Promise<void> {
@@ -78,6 +91,9 @@ export class TestDraKubelet extends EventEmitter<Events> {
   }
 
   async #check(socket: string): Promise<void> {
+    // The plugin watcher ignores files starting with '.' (pluginwatcher's handleCreateEvent): a
+    // driver binds its registration socket under such a name and renames it into place.
+    if (basename(socket).startsWith('.')) return;
     const isSocket = await lstat(socket).then(
       (s) => s.isSocket(),
       () => false,

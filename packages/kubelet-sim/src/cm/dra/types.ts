@@ -1,6 +1,7 @@
 // The resource.k8s.io/v1 and core/v1 fields the kubelet's DRA manager reads (k8s.io/api, 1.37), as
 // structural types over the JSON objects the API slice stores. The scheduler and controllers keep
 // their own, fuller view of the same objects.
+import type { DeviceTaintEffect } from '@plugboard/k8s-api';
 
 export interface OwnerReference {
   apiVersion: string;
@@ -31,7 +32,7 @@ export interface DeviceTolerationView {
   key?: string;
   operator?: string;
   value?: string;
-  effect?: string;
+  effect?: DeviceTaintEffect;
   tolerationSeconds?: number;
 }
 

@@ -35,7 +35,7 @@ import type {
 } from '../types.js';
 import { SelectorCache } from './cel/compile.js';
 import { enhanceRuntimeError } from './cel/errors.js';
-import { Quantity } from './cel/library/quantity.js';
+import { Quantity } from '@plugboard/apimachinery';
 import { taintPreventsAllocation } from './device-toleration.js';
 import { nodeMatches, type NodeInfo } from './node-selector.js';
 import { gatherPools, type Pool } from './pools.js';

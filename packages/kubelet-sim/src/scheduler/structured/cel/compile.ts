@@ -28,7 +28,8 @@
 import { Environment, EvaluationError, type ASTNode } from '@marcbachmann/cel-js';
 import type { DeviceAttribute, DeviceCapacity, QualifiedName } from '../../types.js';
 import { registerExtensions } from './library/extensions.js';
-import { Quantity, QUANTITY_TYPE, registerQuantityLibrary } from './library/quantity.js';
+import { Quantity } from '@plugboard/apimachinery';
+import { QUANTITY_TYPE, registerQuantityLibrary } from './library/quantity.js';
 import { registerSemverLibrary, Semver, SEMVER_TYPE } from './library/semver.js';
 
 /** resourceapi.CELSelectorExpressionMaxLength. */

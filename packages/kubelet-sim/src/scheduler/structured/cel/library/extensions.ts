@@ -16,7 +16,7 @@
 // of which has a use in a device selector.
 
 import { Optional, type Environment } from '@marcbachmann/cel-js';
-import { Quantity } from './quantity.js';
+import { Quantity } from '@plugboard/apimachinery';
 import { Semver } from './semver.js';
 
 type Fail = (message: string) => never;

@@ -1,5 +1,5 @@
-// resource.Quantity as apimachinery parses and compares it, and the CEL quantity library's cases
-// from k8s.io/apiserver/pkg/cel/library/quantity_test.go.
+// resource.Quantity as apimachinery parses and compares it (k8s.io/apimachinery/pkg/api/resource
+// quantity_test.go, and the cases of k8s.io/apiserver/pkg/cel/library/quantity_test.go).
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
