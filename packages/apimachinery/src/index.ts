@@ -2,7 +2,7 @@
 // upstream (v0.37): pkg/util/wait's Backoff (one backoff shape for every retry), pkg/api/resource's
 // Quantity (one exact quantity parser) and pkg/apis/meta/v1's ObjectMeta (for the wire types of
 // @plugboard/k8s-api). No dependencies; safe in a browser bundle.
-export { Backoff, jitter, type BackoffParameters } from './util/wait/backoff.js';
+export { Backoff, jitter, type BackoffParameters } from './util/wait/backoff.ts';
 export {
   ERR_FORMAT_WRONG,
   ERR_NUMERIC,
@@ -10,5 +10,5 @@ export {
   Quantity,
   QuantityError,
   type QuantityFormat,
-} from './api/resource/quantity.js';
-export type { ObjectMeta, OwnerReference } from './apis/meta/v1/types.js';
+} from './api/resource/quantity.ts';
+export type { ObjectMeta, OwnerReference } from './apis/meta/v1/types.ts';
