@@ -1,8 +1,8 @@
 // One resource = one DevicePlugin server on its own socket with its own registration. Owns the
 // lifecycle in the kubelet's order (serve, then register with retry), whether the kubelet still
 // holds the registration (its ListAndWatch stream), kubelet-restart recovery (re-serve + re-register
-// in-process, never two servers at once), the fault overlay, CDI sync and the events the gateway
-// and dashboard consume.
+// in-process, never two servers at once), the fault overlay, the CDI spec (kept in step by cdi.ts's
+// CdiSpecSync) and the events the gateway and dashboard consume.
 import { EventEmitter } from 'node:events';
 import { basename, join } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -36,7 +36,7 @@ import {
   type AllocateResponseBuilder,
   type AllocateTemplate,
 } from './allocation/response.js';
-import { DEFAULT_CDI_SPEC_DIR, writeCdiSpec } from './cdi.js';
+import { CdiSpecSync } from './cdi.js';
 import { assertResourceName } from './resource-name.js';
 import type {
   DeviceSource,
@@ -136,6 +136,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   readonly #sockets: SocketServers;
   readonly #decisions: PreferredAllocationDecision[] = [];
   readonly #buildResponse: AllocateResponseBuilder;
+  /** The CDI spec kept in step with the devices; null unless `allocate.cdi.enabled`. */
+  readonly #cdi: CdiSpecSync | null;
   /** kubelet mode: one Registration channel for the plugin's life (see KubeletRegistrationClient). */
   #kubeletClient: KubeletRegistrationClient | null = null;
   #registration: Omit<RegistrationState, 'fileWatch'> = {
@@ -162,7 +164,6 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   #streamOpenTimer: NodeJS.Timeout | null = null;
   /** A restart was counted and no registration has succeeded since: further signals are the same restart. */
   #recovering = false;
-  #cdiWrite: Promise<void> = Promise.resolve();
 
   constructor(options: ResourcePluginOptions) {
     super();
@@ -197,6 +198,8 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       exclude: options.exclude ?? [],
       replicas: options.replicas ?? 1,
     });
+    const cdi = options.allocate?.cdi;
+    this.#cdi = cdi?.enabled ? new CdiSpecSync(cdi, () => this.#state.devices()) : null;
     this.#streams = new ListAndWatchStreams(
       this.#state,
       () => {
@@ -212,10 +215,12 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     );
     this.#state.on('devices', (devices) => {
       this.#streams.schedule();
-      if (this.#options.allocate?.cdi?.enabled) {
-        this.#syncCdi().catch((err: unknown) =>
-          this.#logger.error({ err: PluginError.from(err).message }, 'CDI spec write failed'),
-        );
+      if (this.#cdi) {
+        this.#cdi
+          .sync()
+          .catch((err: unknown) =>
+            this.#logger.error({ err: PluginError.from(err).message }, 'CDI spec write failed'),
+          );
       }
       this.emit('devices', devices);
     });
@@ -269,7 +274,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     }
     this.#state.attach();
     // The spec must exist before a kubelet can call Allocate and hand out its names.
-    if (this.#options.allocate?.cdi?.enabled) await this.#syncCdi();
+    if (this.#cdi) await this.#cdi.sync();
     await this.#sockets.serve();
     await this.#sockets.watch();
     this.#logger.info(
@@ -348,7 +353,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
     await this.#sockets.close();
     this.#state.detach();
     await this.#options.source.stop();
-    await this.#cdiWrite.catch(() => undefined);
+    await this.#cdi?.settled();
     this.#signal('stop');
     this.#logger.info('stopped');
   }
@@ -661,25 +666,5 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
       .finally(() => {
         this.#restarting = false;
       });
-  }
-
-  // --- CDI -----------------------------------------------------------------------------------
-
-  #cdiWriteNow(): Promise<void> {
-    const cdi = this.#options.allocate?.cdi;
-    if (!cdi?.enabled) return Promise.resolve();
-    return writeCdiSpec(
-      cdi.specDir ?? DEFAULT_CDI_SPEC_DIR,
-      cdi.vendor,
-      cdi.class,
-      this.#state.devices(),
-    ).then(() => undefined);
-  }
-
-  /** Writes are chained so the newest device list always lands last. */
-  #syncCdi(): Promise<void> {
-    const next = this.#cdiWrite.catch(() => undefined).then(() => this.#cdiWriteNow());
-    this.#cdiWrite = next;
-    return next;
   }
 }
