@@ -56,3 +56,40 @@ export async function writeCdiSpec(
   }
   return path;
 }
+
+/**
+ * One resource's CDI spec kept in step with its device list. Writes are chained and each reads the
+ * list when it runs, so the newest device list always lands last.
+ */
+export class CdiSpecSync {
+  readonly #specDir: string;
+  readonly #vendor: string;
+  readonly #class: string;
+  readonly #devices: () => readonly PluginDevice[];
+  #write: Promise<void> = Promise.resolve();
+
+  constructor(
+    spec: { specDir?: string; vendor: string; class: string },
+    devices: () => readonly PluginDevice[],
+  ) {
+    this.#specDir = spec.specDir ?? DEFAULT_CDI_SPEC_DIR;
+    this.#vendor = spec.vendor;
+    this.#class = spec.class;
+    this.#devices = devices;
+  }
+
+  /** Writes the spec of the device list as it is when this write's turn comes. */
+  sync(): Promise<void> {
+    const next = this.#write
+      .catch(() => undefined)
+      .then(() => writeCdiSpec(this.#specDir, this.#vendor, this.#class, this.#devices()))
+      .then(() => undefined);
+    this.#write = next;
+    return next;
+  }
+
+  /** Resolves when the writes asked for so far are done, failed or not. */
+  settled(): Promise<void> {
+    return this.#write.catch(() => undefined);
+  }
+}

@@ -1,6 +1,6 @@
 // A device plugin's registration with the kubelet as an explicit transition table: phase × signal →
-// phase and actions, pure, with no timers or I/O (ResourcePlugin turns what happens into signals and
-// runs the actions). After the kubelet's plugin manager (pkg/kubelet/pluginmanager), which keeps
+// phase and actions, pure, with no timers or I/O (RegistrationRunner, registration-runner.ts, turns
+// what happens into signals and runs the actions). After the kubelet's plugin manager (pkg/kubelet/pluginmanager), which keeps
 // registration as states and the transitions between them rather than flags; the phases are the ones
 // `registration().phase` reports (packages/plugin/README.md, "The kubelet holds the registration").
 import type { RegistrationPhase } from './types.js';

@@ -1,5 +1,5 @@
-// One request to the Kubernetes API server, as the kubelet-sim source makes it: kube.ts implements
-// it with the kubeconfig's TLS settings and credentials, kubelet-control.ts uses it.
+// One request to the Kubernetes API server, as the kubelet-sim source makes it: kube-connection.ts
+// implements it with the kubeconfig's TLS settings and credentials, kubelet-control.ts uses it.
 
 /** A response of the API server, body read in full. */
 export interface ApiServerResponse {
@@ -10,8 +10,8 @@ export interface ApiServerResponse {
 }
 
 /**
- * One request to the API server with the kubeconfig's TLS settings and credentials (kube.ts builds
- * it from @kubernetes/client-node's KubeConfig on node:http/https).
+ * One request to the API server with the kubeconfig's TLS settings and credentials (kube-connection.ts
+ * builds it from @kubernetes/client-node's KubeConfig on node:http/https).
  */
 export type ApiServerRequest = (
   method: 'GET' | 'POST',

@@ -3,13 +3,14 @@
 // the unscheduled pods with claims that wait for this node; relisting on 410 Gone (client-node's
 // ListWatch does that) and restarting with backoff on any other error — never crashing the gateway.
 // A DRA kind the API server does not serve (404) or lets the gateway not read (403) leaves that part
-// of the view empty, says why in `dra.notServed`, and is asked again after maxBackoffMs. Also posts Events on the Node (health transitions, faults),
-// rate-limited, and answers TokenReview + SubjectAccessReview for the authorizer.
+// of the view empty, says why in `dra.notServed`, and is asked again after maxBackoffMs. Also posts
+// Events on the Node (health transitions, faults), rate-limited.
+// The one module of the gateway that kube-client.ts loads lazily with @kubernetes/client-node: it
+// re-exports the connection (kube-connection.ts: kubeconfig, plain requests) and the authorizer's
+// reviews (kube-reviewer.ts), which need the client too.
 import {
-  AuthenticationV1Api,
-  AuthorizationV1Api,
   CoreV1Api,
-  KubeConfig,
+  type KubeConfig,
   ListWatch,
   Watch,
   type CoreV1Event,
@@ -18,127 +19,16 @@ import {
   type V1Node,
   type V1Pod,
 } from '@kubernetes/client-node';
-import http from 'node:http';
-import https from 'node:https';
 import { Backoff } from '@plugboard/apimachinery';
 import type { KubeInput } from '../model/build.js';
 import type { DeviceTaintRule, ResourceClaim, ResourceSlice } from '@plugboard/k8s-api';
 import type { DraKubeInput } from '../model/dra-objects.js';
 import type { ApiServerRequest } from './api-server-request.js';
 import type { SourceState } from '@plugboard/api';
-import type { KubeReviewer } from '../http/auth.js';
-import { GatewayError } from '../errors.js';
 import { sameSourceState } from '../model/source-state.js';
 
-export function loadKubeConfig(mode: 'in-cluster' | 'kubeconfig', file: string | null): KubeConfig {
-  const kc = new KubeConfig();
-  try {
-    if (mode === 'in-cluster') kc.loadFromCluster();
-    else kc.loadFromFile(file!);
-  } catch (err) {
-    throw new GatewayError(
-      'config-invalid',
-      `cannot load ${mode === 'in-cluster' ? 'in-cluster config' : `kubeconfig ${file}`}: ${(err as Error).message}`,
-      {
-        cause: err,
-      },
-    );
-  }
-  if (!kc.getCurrentCluster())
-    throw new GatewayError('config-invalid', `kubeconfig ${file ?? ''} has no current cluster`);
-  // client-node refuses plain-HTTP servers unless TLS verification is "skipped"; for an http:// URL
-  // there is no TLS to verify (kubelet-sim, kubectl proxy), so say so instead of failing every call.
-  if (kc.clusters.some((c) => c.server.startsWith('http://') && !c.skipTLSVerify)) {
-    kc.loadFromOptions({
-      clusters: kc.clusters.map((c) => ({
-        ...c,
-        skipTLSVerify: c.skipTLSVerify || c.server.startsWith('http://'),
-      })),
-      users: kc.users,
-      contexts: kc.contexts,
-      currentContext: kc.currentContext,
-    });
-  }
-  return kc;
-}
-
-/** Responses larger than this are refused (the kubelet-sim control state is well under 1 MiB). */
-const MAX_RESPONSE_BYTES = 16 * 2 ** 20;
-
-/**
- * Plain requests to the API server for what client-node has no typed API for (kubelet-sim's control
- * endpoints), with the kubeconfig's TLS settings, proxy and credentials (token, client certificate,
- * exec/OIDC plugins, refreshed per request by client-node). node:http/https rather than fetch:
- * fetch's engine (undici, with its WebAssembly HTTP parser) costs the gateway ~10 MB of RSS.
- */
-export function createApiServerRequest(kc: KubeConfig): ApiServerRequest & { close(): void } {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster?.server) throw new GatewayError('config-invalid', 'the kubeconfig has no current cluster');
-  const server = cluster.server;
-  // client-node makes a new agent per call (a new connection every poll). Without a proxy, keep one
-  // keep-alive agent for as long as the TLS material it was made with stays the same.
-  let pooled: { key: string; agent: http.Agent } | null = null;
-  const agentFor = (url: URL, o: https.RequestOptions): http.Agent | undefined => {
-    if (cluster.proxyUrl) return o.agent as http.Agent | undefined;
-    const tls = {
-      ca: o.ca,
-      cert: o.cert,
-      key: o.key,
-      servername: o.servername,
-      rejectUnauthorized: o.rejectUnauthorized,
-    };
-    const key = `${url.protocol}|${JSON.stringify(tls)}`;
-    if (pooled?.key !== key) {
-      pooled?.agent.destroy();
-      const options = { keepAlive: true, maxSockets: 4 };
-      pooled = {
-        key,
-        agent: url.protocol === 'https:' ? new https.Agent({ ...options, ...tls }) : new http.Agent(options),
-      };
-    }
-    return pooled.agent;
-  };
-  const request: ApiServerRequest = async (method, path, options) => {
-    const url = new URL(path, server);
-    const opts: https.RequestOptions = {
-      method,
-      headers: { accept: 'application/json', ...options.headers },
-    };
-    await kc.applyToHTTPSOptions(opts);
-    opts.agent = agentFor(url, opts);
-    return new Promise((resolve, reject) => {
-      const req = (url.protocol === 'https:' ? https : http).request(url, opts, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_RESPONSE_BYTES) req.destroy(new Error(`response over ${MAX_RESPONSE_BYTES} bytes`));
-          else chunks.push(chunk);
-        });
-        res.on('error', reject);
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            contentType: res.headers['content-type'] ?? '',
-            etag: res.headers.etag ?? null,
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      });
-      req.setTimeout(options.timeoutMs, () =>
-        req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)),
-      );
-      req.on('error', reject);
-      req.end(options.body);
-    });
-  };
-  return Object.assign(request, {
-    close: () => {
-      pooled?.agent.destroy();
-      pooled = null;
-    },
-  });
-}
+export { createApiServerRequest, loadKubeConfig } from './kube-connection.js';
+export { createKubeReviewer } from './kube-reviewer.js';
 
 export interface KubeSourceOptions {
   kc: KubeConfig;
@@ -563,50 +453,4 @@ export class KubeSource {
       this.options.onError?.('post event', describe(err));
     }
   }
-}
-
-/** TokenReview + SubjectAccessReview for the authorizer (kubernetes auth mode). */
-export function createKubeReviewer(
-  kc: KubeConfig,
-  sar: { verb: string; group: string; resource: string; namespace: string | null; nodeName: string },
-): KubeReviewer {
-  const authn = kc.makeApiClient(AuthenticationV1Api);
-  const authz = kc.makeApiClient(AuthorizationV1Api);
-  return {
-    async review(token) {
-      const tr = await authn.createTokenReview({ body: { spec: { token } } });
-      const user = tr.status?.user;
-      if (!tr.status?.authenticated || !user?.username) {
-        return {
-          authenticated: false,
-          user: 'unknown',
-          allowed: false,
-          reason: tr.status?.error ?? 'not authenticated',
-        };
-      }
-      const review = await authz.createSubjectAccessReview({
-        body: {
-          spec: {
-            user: user.username,
-            groups: user.groups ?? [],
-            uid: user.uid,
-            extra: user.extra,
-            resourceAttributes: {
-              verb: sar.verb,
-              group: sar.group,
-              resource: sar.resource,
-              name: sar.nodeName,
-              ...(sar.namespace ? { namespace: sar.namespace } : {}),
-            },
-          },
-        },
-      });
-      return {
-        authenticated: true,
-        user: user.username,
-        allowed: review.status?.allowed === true,
-        reason: review.status?.reason ?? review.status?.evaluationError ?? '',
-      };
-    },
-  };
 }
