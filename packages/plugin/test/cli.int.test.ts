@@ -11,6 +11,9 @@ import { TestKubelet } from './test-kubelet.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const CLI = ['--conditions=@plugboard/source', '--import', 'tsx', 'packages/plugin/src/cli.ts'];
+// A bound, not a wait: the CLI starts from source (tsx compiles the plugin's modules on first load),
+// which took over 15 s at load 14 on two cores; every wait below ends on its event.
+const START_BOUND_MS = 60_000;
 
 interface Result {
   code: number | null;
@@ -36,7 +39,10 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): Running {
   child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const done = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }));
-  const stdoutMatches = async (predicate: (s: string) => boolean, timeoutMs = 15_000): Promise<void> => {
+  const stdoutMatches = async (
+    predicate: (s: string) => boolean,
+    timeoutMs = START_BOUND_MS,
+  ): Promise<void> => {
     const signal = AbortSignal.timeout(timeoutMs);
     while (!predicate(stdout)) await once(child.stdout, 'data', { signal });
   };
@@ -114,8 +120,8 @@ describe('plugboard-plugin CLI', () => {
       'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 2 }\n  - name: plugboard.example/fpga\n    simulated: { count: 1 }\n',
     );
     const registered = Promise.all([
-      kubelet.nextRegistration('plugboard.example/gpu', 15_000),
-      kubelet.nextRegistration('plugboard.example/fpga', 15_000),
+      kubelet.nextRegistration('plugboard.example/gpu', START_BOUND_MS),
+      kubelet.nextRegistration('plugboard.example/fpga', START_BOUND_MS),
     ]);
     // Config and directory from the environment this time.
     const { child, done, stdoutMatches } = run(CLI, {
