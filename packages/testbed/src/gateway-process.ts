@@ -174,7 +174,7 @@ export async function gatewayProcess(
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   void exited.then((e) => (exit = e));
 
-  const url = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     const timeoutMs = options.startTimeoutMs ?? 60_000;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -203,6 +203,14 @@ export async function gatewayProcess(
       );
     });
   });
+
+  let url: string;
+  try {
+    url = await listening;
+  } catch (err) {
+    log.end();
+    throw err;
+  }
 
   const died = (): string =>
     exit ? ` (the gateway exited: ${exit.signal ?? `code ${exit.code}`}):\n${logTail()}` : '';
