@@ -1,5 +1,5 @@
 // Dependency rules checked by `npm run lint` (dependency-cruiser): no import cycles, and the
-// one-way flow between workspaces (packages never depend on apps).
+// one-way flow between workspaces (packages never depend on apps, not even in their tests).
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -14,8 +14,8 @@ module.exports = {
       name: 'no-package-to-app',
       severity: 'error',
       comment:
-        "Packages are libraries: no package source may depend on an app. (Integration tests may start an app as a real peer: kubectl-plugboard's tests run real gateways.)",
-      from: { path: '^packages/[^/]+/src/' },
+        "Packages are libraries: nothing under packages/ (src, tests, benches, scripts) may depend on an app. A package's tests that need a gateway run the plugboard-gateway binary through @plugboard/testbed (gatewayProcess).",
+      from: { path: '^packages/' },
       to: { path: '^apps/' },
     },
     {

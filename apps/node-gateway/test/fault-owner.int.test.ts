@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
+import type { KubeletSim } from '@plugboard/kubelet-sim';
+import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
 import type { FaultState, NodeSnapshot } from '@plugboard/api';
 import { waitFor } from './helpers.js';
@@ -19,6 +20,7 @@ const silent = pino({ level: 'silent' });
 
 let dir: string;
 let devDir: string;
+let node: SimNode;
 let sim: KubeletSim;
 let gw: Gateway | null = null;
 /** Every ListAndWatch list kubelet-sim processed for SERIAL: device ID → health. */
@@ -27,18 +29,13 @@ const kubeletLists: Map<string, string>[] = [];
 const nodeStatus: [number, number][] = [];
 
 function startConfig(resources: Record<string, unknown>[]) {
-  return parseGatewayConfig({
-    resources,
-    gateway: {
-      nodeName: sim.nodeName,
-      listen: '127.0.0.1:0',
-      devicePluginDir: sim.devicePluginDir,
+  return parseGatewayConfig(
+    gatewayDocument(node, {
+      resources,
       stateDir: join(dir, 'gateway-state'),
-      podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 100, maxBackoffMs: 400 },
-      kube: { mode: 'disabled' },
-      faults: { enabled: true },
-    },
-  });
+      gateway: { podResources: { pollIntervalMs: 100, maxBackoffMs: 400 }, kube: { mode: 'disabled' } },
+    }),
+  );
 }
 
 /** The `paths` resource over `devDir` (set in `before`). */
@@ -88,14 +85,8 @@ before(async () => {
   mkdirSync(devDir);
   serial.paths.patterns = [join(devDir, 'ttyUSB*')];
   for (let i = 0; i < 4; i++) plug(`ttyUSB${i}`);
-  sim = await startKubeletSim({
-    devicePluginDir: join(dir, 'device-plugins'),
-    stateDir: join(dir, 'kubelet'),
-    nodeName: 'fault-owner',
-    listen: '127.0.0.1:0',
-    podResourcesRateLimit: false,
-    logger: silent,
-  });
+  node = await simNode(dir, 'fault-owner', { sim: { listen: '127.0.0.1:0', podResourcesRateLimit: false } });
+  sim = node.sim;
   sim.on('devices', (e) => {
     if (e.resource === SERIAL) kubeletLists.push(new Map(e.devices.map((d) => [d.id, d.health])));
   });
@@ -112,7 +103,7 @@ before(async () => {
 
 after(async () => {
   await gw?.stop();
-  await sim?.stop();
+  await node?.remove();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fastJsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
-import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
+import type { KubeletSim } from '@plugboard/kubelet-sim';
+import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
 import { parseGatewayConfig, startGateway, type Gateway, type GatewaySectionInput } from '../src/index.js';
 import { type NodeSnapshot, type NodeSummary, CLOSE_SLOW_CONSUMER } from '@plugboard/api';
 import { connectStream, waitFor } from './helpers.js';
@@ -21,6 +22,7 @@ const POLL_MS = 200;
 const silent = pino({ level: 'silent' });
 
 let dir: string;
+let node: SimNode;
 let sim: KubeletSim;
 let gw: Gateway;
 let tokenFile: string;
@@ -32,21 +34,17 @@ function config(
     { name: NIC, simulated: { count: 256, numaNodes: [0, 1] } },
   ],
 ) {
-  return parseGatewayConfig({
+  const document = gatewayDocument(node, {
     resources,
+    stateDir: join(dir, 'gateway-state'),
+    tokenFile,
     gateway: {
-      nodeName: sim.nodeName,
-      listen: '127.0.0.1:0',
-      devicePluginDir: sim.devicePluginDir,
-      stateDir: join(dir, 'gateway-state'),
-      podResources: { socket: sim.podResourcesSocket, pollIntervalMs: POLL_MS, maxBackoffMs: 400 },
-      kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-      auth: { tokenFile },
-      faults: { enabled: true },
+      podResources: { pollIntervalMs: POLL_MS, maxBackoffMs: 400 },
       stream: { maxQueueBytes: 64 << 10 },
-      ...overrides,
     },
   });
+  // An override replaces a whole section.
+  return parseGatewayConfig({ ...document, gateway: { ...document.gateway, ...overrides } });
 }
 
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -93,21 +91,15 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pb-gw-int-'));
   tokenFile = join(dir, 'token');
   writeFileSync(tokenFile, `${TOKEN}\n`);
-  sim = await startKubeletSim({
-    devicePluginDir: join(dir, 'device-plugins'),
-    stateDir: join(dir, 'kubelet'),
-    nodeName: 'int-node',
-    listen: '127.0.0.1:0',
-    podResourcesRateLimit: false,
-    logger: silent,
-  });
+  node = await simNode(dir, 'int-node', { sim: { listen: '127.0.0.1:0', podResourcesRateLimit: false } });
+  sim = node.sim;
   gw = await startGateway(config(), { logger: silent });
   await waitFor('plugins registered', async () => (await fetch(`${gw.url}/readyz`)).status === 200, 10_000);
 });
 
 after(async () => {
   await gw?.stop();
-  await sim?.stop();
+  await node?.remove();
   rmSync(dir, { recursive: true, force: true });
 });
 

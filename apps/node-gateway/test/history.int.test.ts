@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
+import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
 import type { HistoryMessage, NodeHistory } from '@plugboard/api';
 import { waitFor } from './helpers.js';
@@ -19,28 +19,17 @@ const silent = pino({ level: 'silent' });
 const STEP = 200;
 
 let dir: string;
-let sim: KubeletSim;
+let node: SimNode;
 let gw: Gateway;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pb-gw-history-'));
-  sim = await startKubeletSim({
-    devicePluginDir: join(dir, 'device-plugins'),
-    stateDir: join(dir, 'kubelet'),
-    nodeName: 'history-node',
-    listen: '127.0.0.1:0',
-    podResourcesRateLimit: false,
-    logger: silent,
-  });
-  const config = parseGatewayConfig({
+  node = await simNode(dir, 'history-node', { sim: { listen: '127.0.0.1:0', podResourcesRateLimit: false } });
+  const document = gatewayDocument(node, {
     resources: [{ name: GPU, simulated: { count: 4, numaNodes: [0] } }],
     gateway: {
-      nodeName: sim.nodeName,
-      listen: '127.0.0.1:0',
-      devicePluginDir: sim.devicePluginDir,
-      podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 100, maxBackoffMs: 400 },
+      podResources: { pollIntervalMs: 100, maxBackoffMs: 400 },
       kube: { mode: 'disabled' },
-      faults: { enabled: true },
       history: {
         tiers: [
           { resolutionMs: STEP, retentionMs: 60_000 },
@@ -49,13 +38,13 @@ before(async () => {
       },
     },
   });
-  gw = await startGateway(config, { logger: silent });
+  gw = await startGateway(parseGatewayConfig(document), { logger: silent });
   await waitFor('plugins registered', async () => (await fetch(`${gw.url}/readyz`)).status === 200, 10_000);
 });
 
 after(async () => {
   await gw?.stop();
-  await sim?.stop();
+  await node?.remove();
   rmSync(dir, { recursive: true, force: true });
 });
 

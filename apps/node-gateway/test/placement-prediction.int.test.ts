@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { AdmissionDecision, AdmissionView } from '@plugboard/api';
-import { startKubeletSim, type KubeletSim, type PodSpecInput } from '@plugboard/kubelet-sim';
+import type { KubeletSim, PodSpecInput } from '@plugboard/kubelet-sim';
+import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
 import { waitFor } from './helpers.js';
 
@@ -105,47 +106,39 @@ for (const policy of POLICIES) {
   for (const scope of SCOPES) {
     describe(`prediction vs admission: ${policy}, scope ${scope}`, () => {
       let dir: string;
+      let node: SimNode;
       let sim: KubeletSim;
       let gw: Gateway;
       before(async () => {
         dir = mkdtempSync(join(tmpdir(), 'pb-gw-predict-'));
-        sim = await startKubeletSim({
-          devicePluginDir: join(dir, 'dp'),
-          stateDir: join(dir, 'kubelet'),
-          nodeName: 'predict-node',
-          numaNodes: 2,
-          cpus: 16,
-          memoryPerNumaBytes: 8 * GI,
-          hugepagesPerNumaBytes: { 'hugepages-2Mi': 512 * MI },
-          reservedCpus: [0, 1],
-          topologyManagerPolicy: policy,
-          topologyManagerScope: scope,
-          podResourcesRateLimit: false,
-          logger: silent,
+        node = await simNode(dir, 'predict-node', {
+          sim: {
+            numaNodes: 2,
+            cpus: 16,
+            memoryPerNumaBytes: 8 * GI,
+            hugepagesPerNumaBytes: { 'hugepages-2Mi': 512 * MI },
+            reservedCpus: [0, 1],
+            topologyManagerPolicy: policy,
+            topologyManagerScope: scope,
+            podResourcesRateLimit: false,
+          },
         });
-        gw = await startGateway(
-          parseGatewayConfig({
-            resources: [
-              { name: GPU, simulated: { count: 8, numaNodes: [0, 1] } },
-              { name: NIC, simulated: { count: 4, numaNodes: [0, 1] } },
-            ],
-            gateway: {
-              nodeName: sim.nodeName,
-              listen: '127.0.0.1:0',
-              devicePluginDir: sim.devicePluginDir,
-              podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 200 },
-              kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-              topology: { sysfsRoot: sim.sysfsRoot, pollIntervalMs: 200 },
-            },
-          }),
-          { logger: silent },
-        );
+        sim = node.sim;
+        const document = gatewayDocument(node, {
+          resources: [
+            { name: GPU, simulated: { count: 8, numaNodes: [0, 1] } },
+            { name: NIC, simulated: { count: 4, numaNodes: [0, 1] } },
+          ],
+          faults: false,
+          gateway: { podResources: { pollIntervalMs: 200 }, topology: { pollIntervalMs: 200 } },
+        });
+        gw = await startGateway(parseGatewayConfig(document), { logger: silent });
         await waitFor('plugins registered', async () => (await fetch(`${gw.url}/readyz`)).status === 200);
         await waitFor('placement available', () => gw.model.snapshot().topology?.placement.available);
       });
       after(async () => {
         await gw?.stop();
-        await sim?.stop();
+        await node?.remove();
         rmSync(dir, { recursive: true, force: true });
       });
 

@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
+import type { KubeletSim } from '@plugboard/kubelet-sim';
+import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
 import { KubeletControl } from '../src/sources/kubelet-control.js';
 import { createApiServerRequest } from '../src/sources/kube.js';
@@ -25,46 +26,38 @@ const silent = pino({ level: 'silent' });
 const GIB = 2 ** 30;
 
 let dir: string;
+let node: SimNode;
 let sim: KubeletSim;
 let gw: Gateway;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pb-gw-topo-'));
-  sim = await startKubeletSim({
-    devicePluginDir: join(dir, 'dp'),
-    stateDir: join(dir, 'kubelet'),
-    nodeName: 'topo-node',
-    numaNodes: 2,
-    cpus: 16,
-    memoryPerNumaBytes: 8 * GIB,
-    topologyManagerPolicy: 'restricted',
-    reservedCpus: [0, 1],
-    podResourcesRateLimit: false,
-    logger: silent,
+  node = await simNode(dir, 'topo-node', {
+    sim: {
+      numaNodes: 2,
+      cpus: 16,
+      memoryPerNumaBytes: 8 * GIB,
+      topologyManagerPolicy: 'restricted',
+      reservedCpus: [0, 1],
+      podResourcesRateLimit: false,
+    },
   });
+  sim = node.sim;
   const tokenFile = join(dir, 'token');
   writeFileSync(tokenFile, `${TOKEN}\n`);
-  gw = await startGateway(
-    parseGatewayConfig({
-      resources: [{ name: GPU, simulated: { count: 8, numaNodes: [0, 1] } }],
-      gateway: {
-        nodeName: sim.nodeName,
-        listen: '127.0.0.1:0',
-        devicePluginDir: sim.devicePluginDir,
-        podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 100 },
-        kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-        auth: { tokenFile },
-        topology: { sysfsRoot: sim.sysfsRoot, pollIntervalMs: 100 },
-      },
-    }),
-    { logger: silent },
-  );
+  const document = gatewayDocument(node, {
+    resources: [{ name: GPU, simulated: { count: 8, numaNodes: [0, 1] } }],
+    faults: false,
+    tokenFile,
+    gateway: { podResources: { pollIntervalMs: 100 }, topology: { pollIntervalMs: 100 } },
+  });
+  gw = await startGateway(parseGatewayConfig(document), { logger: silent });
   await waitFor('plugin registered', async () => (await fetch(`${gw.url}/readyz`)).status === 200);
 });
 
 after(async () => {
   await gw?.stop();
-  await sim?.stop();
+  await node?.remove();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -147,7 +147,7 @@ describe('reading', () => {
     assert.equal(items.length, 1);
     const pod = items[0]!;
     assert.equal(`${pod.namespace}/${pod.name}`, 'ml/trainer');
-    const snap = a.gateway.model.snapshot();
+    const snap = await a.gateway.snapshot();
     const expected = snap.pods['ml/trainer']!.containers[0]!.devices[GPU]!.map((k) => ({
       id: snap.devices[k]!.id,
       numaNodes: snap.devices[k]!.numaNodes,
@@ -261,7 +261,7 @@ describe('faults', () => {
     const disabled = await cli([...inject, '--gateway', b.gateway.url]);
     assert.equal(disabled.code, EXIT_CODES.forbidden);
     assert.match(disabled.stderr, /fault injection is disabled on this gateway .*\(HTTP 403\)/);
-    assert.equal(Object.keys(a.gateway.model.snapshot().faults).length, 0, 'nothing was injected');
+    assert.equal(Object.keys((await a.gateway.snapshot()).faults).length, 0, 'nothing was injected');
   });
 
   it('exits 5 when the gateway rejects the request (unknown device), and 2 when the node is ambiguous', async () => {
@@ -343,6 +343,7 @@ describe('watch', () => {
     let resolveSeen: () => void;
     const seen = new Promise<void>((resolve) => (resolveSeen = resolve));
     let injected = false;
+    const injections: Promise<unknown>[] = [];
     const running = cli(['watch', '-o', 'json', ...both], {
       signal: abort.signal,
       onStdout: (all) => {
@@ -354,7 +355,14 @@ describe('watch', () => {
         if (!injected && nodes.size === 2) {
           injected = true;
           // Both snapshots are in: now change node-a and expect the patch to show up.
-          a.gateway.faults.add({ resource: GPU, deviceId: 'gpu-2', reason: 'watch test', ttlSeconds: null });
+          injections.push(
+            a.gateway.faults.add({
+              resource: GPU,
+              deviceId: 'gpu-2',
+              reason: 'watch test',
+              ttlSeconds: null,
+            }),
+          );
         }
         if (lines.some((l) => l.node.nodeName === 'node-a' && l.node.unhealthyDevices === 1)) resolveSeen();
       },
@@ -367,7 +375,8 @@ describe('watch', () => {
     const r = await running;
     assert.equal(r.code, 0, r.stderr);
     assert.ok(lines.length >= 3, `${lines.length} lines`);
-    for (const f of Object.keys(a.gateway.model.snapshot().faults)) a.gateway.faults.remove(f, 'deleted');
+    await Promise.all(injections);
+    for (const f of Object.keys((await a.gateway.snapshot()).faults)) await a.gateway.faults.remove(f);
     await waitForSnapshot(a, (s) => s.resources[GPU]!.kubelet.unhealthy === 0, 'healed');
   });
 

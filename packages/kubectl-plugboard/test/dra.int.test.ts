@@ -148,7 +148,7 @@ describe('DRA through kubectl plugboard', () => {
       r.stderr,
       new RegExp(`"${GPU}" is not a DRA driver on node-a.*DRA drivers there: ${DRA_DRIVER}`),
     );
-    assert.deepEqual(Object.keys(node.gateway.model.snapshot().faults), []);
+    assert.deepEqual(Object.keys((await node.gateway.snapshot()).faults), []);
   });
 
   it('fault inject --taint NoExecute evicts the pod using the device; fault list shows the taint; clear heals', async () => {
@@ -219,8 +219,10 @@ describe('DRA through kubectl plugboard', () => {
     const key = `${DRA_DRIVER}/node-a/${free}`;
     type Line = { dra?: { changes: { key: string; field: string; to: string | null }[] } };
     let lines: Line[] = [];
-    let faultId: string | null = null;
-    let injecting = false;
+    // The fault goes in over the gateway's REST API: its id arrives with the answer, which may come
+    // after the stream has shown the fault, so the clearing waits for it.
+    let added: Promise<{ id: string }> | null = null;
+    const clearing: Promise<void>[] = [];
     const seen = (field: string, to: string) =>
       lines.some((l) => l.dra?.changes.some((c) => c.key === key && c.field === field && c.to === to));
     const running = cli(['watch', '-o', 'json', ...gw], {
@@ -230,19 +232,17 @@ describe('DRA through kubectl plugboard', () => {
           .trimEnd()
           .split('\n')
           .map((l) => JSON.parse(l) as Line);
-        if (!injecting && lines.length > 0) {
-          injecting = true;
-          faultId = node.gateway.faults.add({
+        if (!added && lines.length > 0) {
+          added = node.gateway.faults.add({
             resource: DRA_DRIVER,
             deviceId: free,
             reason: 'watch',
             ttlSeconds: null,
             taint: 'NoSchedule',
-          }).id;
+          });
         }
-        if (faultId !== null && seen('taints', 'NoSchedule') && seen('health', 'Unhealthy')) {
-          node.gateway.faults.remove(faultId, 'deleted');
-          faultId = null;
+        if (added && clearing.length === 0 && seen('taints', 'NoSchedule') && seen('health', 'Unhealthy')) {
+          clearing.push(added.then(({ id }) => node.gateway.faults.remove(id)));
         }
         if (seen('health', 'Healthy') && seen('taints', '-')) abort.abort();
       },
@@ -250,6 +250,7 @@ describe('DRA through kubectl plugboard', () => {
     const deadline = setTimeout(() => abort.abort(), 30_000);
     const r = await running;
     clearTimeout(deadline);
+    await Promise.all(clearing);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(seen('health', 'Unhealthy') && seen('taints', 'NoSchedule'), JSON.stringify(lines));
     assert.ok(seen('health', 'Healthy') && seen('taints', '-'), JSON.stringify(lines));

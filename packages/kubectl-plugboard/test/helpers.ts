@@ -1,13 +1,18 @@
-// Test rig for the kubectl plugin: simulated nodes (kubelet-sim + a real gateway running real device
-// plugins — and, with `dra`, a real DRA driver registered through kubelet-sim's plugins_registry —
-// over Unix sockets in a temp dir, wired as the demo does) and an in-process CLI runner that
-// captures stdout/stderr and the exit code.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// Test rig for the kubectl plugin: simulated nodes from the test bed (kubelet-sim + the real gateway
+// binary running real device plugins — and, with `dra`, a real DRA driver registered through
+// kubelet-sim's plugins_registry — over Unix sockets in a temp dir) and an in-process CLI runner that
+// captures stdout/stderr and the exit code. The gateway runs as a process: a package's tests never
+// import an app.
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '@plugboard/kubelet-sim';
+import type { KubeletSim, KubeletSimOptions } from '@plugboard/kubelet-sim';
 import type { NodeSnapshot } from '@plugboard/api';
-import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
+import {
+  gatewayDocument,
+  gatewayProcess,
+  simNode,
+  type GatewayProcess,
+  type SimNode,
+} from '@plugboard/testbed';
 import { run } from '../src/cli.js';
 
 export const GPU = 'plugboard.example/gpu';
@@ -16,77 +21,44 @@ export const DRA_DRIVER = 'gpu.plugboard.example';
 
 export interface TestNode {
   name: string;
+  /** The test bed's node (its paths, kubeconfig, remove()). */
+  node: SimNode;
   sim: KubeletSim;
-  gateway: Gateway;
+  gateway: GatewayProcess;
 }
 
 export interface NodeOptions {
   faults?: boolean;
   /** Static bearer token the gateway accepts for mutations. */
   token?: string;
-  /** Also run the DRA driver DRA_DRIVER in the gateway (kubelet-sim's plugins_registry set). */
+  /** Also run the DRA driver DRA_DRIVER in the gateway. */
   dra?: boolean;
   sim?: Partial<KubeletSimOptions>;
 }
 
 export async function startNode(root: string, name: string, o: NodeOptions = {}): Promise<TestNode> {
-  const dir = join(root, name);
-  const plugins = join(dir, 'device-plugins');
-  const registry = join(dir, 'plugins_registry');
-  for (const d of [plugins, registry, join(dir, 'kubelet'), join(dir, 'gateway')])
-    mkdirSync(d, { recursive: true });
-  const logger = pino({ level: 'silent' });
-  const sim = await startKubeletSim({
-    devicePluginDir: plugins,
-    stateDir: join(dir, 'kubelet'),
-    nodeName: name,
-    cpus: 8,
-    numaNodes: 2,
-    logger,
-    ...(o.dra ? { pluginsRegistryDir: registry } : {}),
-    ...o.sim,
-  });
-  let tokenFile: string | null = null;
-  if (o.token) {
-    tokenFile = join(dir, 'token');
-    writeFileSync(tokenFile, o.token);
-  }
+  const node = await simNode(root, name, { sim: { cpus: 8, numaNodes: 2, ...o.sim } });
+  let gateway: GatewayProcess | null = null;
   try {
-    const config = parseGatewayConfig(
-      {
-        resources: [{ name: GPU, simulated: { count: 4, numaNodes: [0, 1] } }],
-        ...(o.dra
-          ? {
-              dra: [
-                {
-                  driver: DRA_DRIVER,
-                  simulated: { count: 4, numaNodes: [0, 1], idPrefix: 'gpu' },
-                  cdi: { class: 'gpu' },
-                },
-              ],
-            }
-          : {}),
-        gateway: {
-          nodeName: name,
-          listen: '127.0.0.1:0',
-          devicePluginDir: plugins,
-          ...(o.dra
-            ? { pluginsDir: join(dir, 'plugins'), pluginsRegistryDir: registry, cdiDir: join(dir, 'cdi') }
-            : {}),
-          stateDir: join(dir, 'gateway'),
-          logLevel: 'silent',
-          podResources: { socket: sim.podResourcesSocket },
-          kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath, emitEvents: false },
-          faults: { enabled: o.faults ?? true },
-          ...(tokenFile ? { auth: { tokenFile } } : {}),
-        },
-      },
-      { env: {} },
-    );
-    const gateway = await startGateway(config, { logger });
-    const node = { name, sim, gateway };
+    const document = gatewayDocument(node, {
+      resources: [{ name: GPU, simulated: { count: 4, numaNodes: [0, 1] } }],
+      dra: o.dra
+        ? [
+            {
+              driver: DRA_DRIVER,
+              simulated: { count: 4, numaNodes: [0, 1], idPrefix: 'gpu' },
+              cdi: { class: 'gpu' },
+            },
+          ]
+        : [],
+      faults: o.faults ?? true,
+      stateDir: join(node.dir, 'gateway-state'),
+      gateway: { kube: { emitEvents: false } },
+    });
+    gateway = await gatewayProcess(node, document, o.token ? { token: o.token } : {});
+    const started = { name, node, sim: node.sim, gateway };
     await waitForSnapshot(
-      node,
+      started,
       (s) =>
         s.resources[GPU]?.registration.phase === 'registered' &&
         s.resources[GPU].kubelet.allocatable === 4 &&
@@ -96,11 +68,14 @@ export async function startNode(root: string, name: string, o: NodeOptions = {})
       o.dra
         ? 'registration, allocatable devices and 4 published DRA devices'
         : 'registration and allocatable devices',
+      30_000,
     );
-    return node;
+    return started;
   } catch (err) {
-    await sim.stop();
-    throw err;
+    const log = gateway ? `\ngateway log:\n${gateway.logTail(20)}` : '';
+    await gateway?.stop().catch(() => {});
+    await node.remove();
+    throw log ? new Error(`${(err as Error).message}${log}`, { cause: err }) : err;
   }
 }
 
@@ -152,37 +127,22 @@ export function claimPod(namespace: string, name: string, template: string, node
   };
 }
 
+/** Stops the gateways, then the kubelets; throws (with the log tails) if a gateway did not exit cleanly. */
 export async function stopNodes(nodes: TestNode[]): Promise<void> {
-  await Promise.allSettled(nodes.map((n) => n.gateway.stop()));
-  await Promise.allSettled(nodes.map((n) => n.sim.stop()));
+  const stopped = await Promise.allSettled(nodes.map((n) => n.gateway.stop()));
+  await Promise.allSettled(nodes.map((n) => n.node.remove()));
+  const failed = stopped.flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
+  if (failed.length > 0) throw new AggregateError(failed, failed.map((e) => e.message).join('\n'));
 }
 
-/** Resolves once the gateway's snapshot satisfies `predicate`, re-checking on every model change. */
+/** Resolves once the gateway's snapshot satisfies `predicate`, re-checking on every change of its stream. */
 export function waitForSnapshot(
   node: TestNode,
   predicate: (s: NodeSnapshot) => boolean,
   what: string,
   timeoutMs = 10_000,
 ): Promise<NodeSnapshot> {
-  return new Promise((resolve, reject) => {
-    const model = node.gateway.model;
-    const check = (): void => {
-      const snap = model.snapshot();
-      if (!predicate(snap)) return;
-      cleanup();
-      resolve(snap);
-    };
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`${node.name}: timed out after ${timeoutMs} ms waiting for ${what}`));
-    }, timeoutMs);
-    const cleanup = () => {
-      clearTimeout(timer);
-      model.off('change', check);
-    };
-    model.on('change', check);
-    check();
-  });
+  return node.gateway.waitForSnapshot(predicate, what, timeoutMs);
 }
 
 export interface CliResult {

@@ -127,7 +127,7 @@ describe('through the API server pod proxy', () => {
       badMutationToken.stderr,
       /gateway plugboard\/pb-plugboard-gateway-x1: invalid bearer token \(HTTP 401\)/,
     );
-    assert.equal(Object.keys(node.gateway.model.snapshot().faults).length, 0);
+    assert.equal(Object.keys((await node.gateway.snapshot()).faults).length, 0);
   });
 
   it('exits 6 when the API server cannot reach the pod', async () => {

@@ -1,4 +1,9 @@
-// @plugboard/testbed: one place for a test to get a node and its clients.
+// @plugboard/testbed: one place for a test to get a node — simulated (kubelet-sim) or real (the
+// local cluster) — its gateway and its clients.
+export * from './test-node.js';
+export * from './sim-node.js';
 export * from './real-cluster.js';
+export * from './gateway-document.js';
+export * from './gateway-process.js';
 export * from './pod-resources.js';
 export * from './wait.js';

@@ -6,7 +6,9 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { TestNode } from './test-node.js';
 import { waitFor } from './wait.js';
 import {
   addNode,
@@ -53,13 +55,10 @@ export interface RealCluster {
   namespace(prefix: string): Promise<{ name: string; remove(): Promise<void> }>;
 }
 
-export interface RealNode {
-  name: string;
+export interface RealNode extends TestNode {
+  kind: 'real';
   /** Where this kubelet's device-plugin directory is (a plugin may serve there directly). */
   devicePluginDir: string;
-  pluginsRegistryDir: string;
-  pluginsDir: string;
-  podResourcesSocket: string;
   /** The node's own kubeconfig (system:node:<name>). */
   kubeconfig: string;
   /** argv prefix running a process in the node's mount namespace (third-party plugins with fixed paths). */
@@ -111,12 +110,18 @@ export function realClusterDir(env: NodeJS.ProcessEnv = process.env): string {
 
 function nodeHandle(cluster: RealCluster, bins: Binaries, state: ClusterState, node: NodeState): RealNode {
   return {
+    kind: 'real',
     name: node.name,
+    dir: node.dir,
     devicePluginDir: node.devicePluginDir,
     pluginsRegistryDir: node.pluginsRegistryDir,
     pluginsDir: node.pluginsDir,
+    // The fake runtime takes CDI device names without reading the specs: any directory will do.
+    cdiDir: join(node.dir, 'cdi'),
     podResourcesSocket: node.podResourcesSocket,
     kubeconfig: node.kubeconfig,
+    // The real kubelet reads this machine's topology.
+    sysfsRoot: '/sys',
     exec: node.exec,
     containers: () => {
       let text = '';

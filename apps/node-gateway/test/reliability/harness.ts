@@ -1,12 +1,13 @@
 // Shared pieces of the gateway's reliability tests: a kubelet-sim + gateway pair in a temporary
-// directory, process handle counts (/proc/self/fd), listening Unix sockets (/proc/net/unix),
+// directory (the test bed's simulated node, the gateway in-process on gatewayDocument's config), process handle counts (/proc/self/fd), listening Unix sockets (/proc/net/unix),
 // a tiny REST client and a Unix-socket relay that makes a socket path appear and disappear.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '@plugboard/kubelet-sim';
+import type { KubeletSim, KubeletSimOptions } from '@plugboard/kubelet-sim';
+import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
 import { parseGatewayConfig, startGateway, type Gateway, type GatewaySectionInput } from '../../src/index.js';
 import type { NodeSnapshot } from '@plugboard/api';
 import { waitFor as waitForCondition } from '../helpers.js';
@@ -23,6 +24,7 @@ export const RESOURCES = [
 
 export interface Rig {
   dir: string;
+  node: SimNode;
   sim: KubeletSim;
   gw: Gateway;
   tokenFile: string;
@@ -32,24 +34,18 @@ export interface Rig {
 }
 
 export function gatewayConfig(
-  rig: Pick<Rig, 'dir' | 'sim' | 'tokenFile'>,
+  rig: Pick<Rig, 'dir' | 'node' | 'tokenFile'>,
   overrides: GatewaySectionInput = {},
   resources: unknown[] = RESOURCES,
 ) {
-  return parseGatewayConfig({
+  const document = gatewayDocument(rig.node, {
     resources,
-    gateway: {
-      nodeName: rig.sim.nodeName,
-      listen: '127.0.0.1:0',
-      devicePluginDir: rig.sim.devicePluginDir,
-      stateDir: join(rig.dir, 'gateway-state'),
-      podResources: { socket: rig.sim.podResourcesSocket, pollIntervalMs: 200, maxBackoffMs: 400 },
-      kube: { mode: 'kubeconfig', kubeconfig: rig.sim.kubeconfigPath, maxBackoffMs: 500 },
-      auth: { tokenFile: rig.tokenFile },
-      faults: { enabled: true },
-      ...overrides,
-    },
+    stateDir: join(rig.dir, 'gateway-state'),
+    tokenFile: rig.tokenFile,
+    gateway: { podResources: { pollIntervalMs: 200, maxBackoffMs: 400 }, kube: { maxBackoffMs: 500 } },
   });
+  // An override replaces a whole section (a test that sets `podResources` gets only what it says).
+  return parseGatewayConfig({ ...document, gateway: { ...document.gateway, ...overrides } });
 }
 
 /** kubelet-sim + gateway (plugins in-process) in a fresh temporary directory. */
@@ -67,18 +63,14 @@ export async function startRig(
   const dir = mkdtempSync(join(tmpdir(), 'pb-rel-'));
   const tokenFile = join(dir, 'token');
   writeFileSync(tokenFile, `${TOKEN}\n`);
-  const sim = await startKubeletSim({
-    devicePluginDir: join(dir, 'device-plugins'),
-    stateDir: join(dir, 'kubelet'),
-    nodeName: 'rel-node',
-    listen: '127.0.0.1:0',
-    podResourcesRateLimit: false,
-    logger: silent,
-    ...options.sim,
+  const node = await simNode(dir, 'rel-node', {
+    sim: { listen: '127.0.0.1:0', podResourcesRateLimit: false, ...options.sim },
   });
+  const sim = node.sim;
   const gateways: Gateway[] = [];
   const rig: Rig = {
     dir,
+    node,
     sim,
     tokenFile,
     gw: undefined as unknown as Gateway,
@@ -89,7 +81,7 @@ export async function startRig(
     },
     async stop() {
       for (const g of gateways.splice(0).reverse()) await g.stop();
-      await sim.stop();
+      await node.remove();
       rmSync(dir, { recursive: true, force: true });
     },
   };

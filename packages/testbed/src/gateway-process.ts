@@ -1,0 +1,326 @@
+// The node gateway as a process of its own, for a test: the `plugboard-gateway` binary (the bin of
+// apps/node-gateway, found in the repo's node_modules/.bin or on PATH — a package never imports the
+// app) started on a config document written to a YAML file, with a client for what a test asks of
+// it: the snapshot, waiting for a condition on the live stream, faults, and a clean stop.
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+  closeSync,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  writeFileSync,
+} from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { WebSocket } from 'ws';
+import { stringify } from 'yaml';
+import {
+  applyPatchImmutable,
+  checkSequence,
+  type FaultBody,
+  type FaultState,
+  type NodeSnapshot,
+  type StreamMessage,
+} from '@plugboard/api';
+import { mergeSection, type GatewayDocument } from './gateway-document.js';
+import type { TestNode } from './test-node.js';
+
+export const GATEWAY_BIN = 'plugboard-gateway';
+
+/**
+ * The gateway binary: the nearest `node_modules/.bin/plugboard-gateway` above this module (the
+ * repo's workspace link), else the first on PATH.
+ */
+export function findGatewayBin(env: NodeJS.ProcessEnv = process.env): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ;) {
+    const candidate = join(dir, 'node_modules', '.bin', GATEWAY_BIN);
+    if (existsSync(candidate)) return candidate;
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, GATEWAY_BIN);
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error(
+    `${GATEWAY_BIN} not found in node_modules/.bin or on PATH: run \`npm install\` at the repo root`,
+  );
+}
+
+export interface GatewayProcessOptions {
+  /** Bearer token for mutations: written to a file the document's `auth.tokenFile` names, and sent. */
+  token?: string;
+  /** Where the config, token and log go; default a fresh `<node.dir>/gateway-XXXXXX`. */
+  dir?: string;
+  /** Extra environment (the test's PLUGBOARD_* variables are never inherited: they would override the file). */
+  env?: Record<string, string>;
+  /** The binary; default findGatewayBin(). */
+  bin?: string;
+  /** How long the gateway may take to log its URL (it compiles its TypeScript when not built). */
+  startTimeoutMs?: number;
+}
+
+export interface FaultAdded {
+  id: string;
+  /** The fault with its observed state when the gateway answered. */
+  fault: FaultState | null;
+}
+
+export interface GatewayProcess {
+  /** http://127.0.0.1:PORT, from the gateway's "gateway listening" log line. */
+  url: string;
+  pid: number;
+  dir: string;
+  configFile: string;
+  /** The JSON log lines (and stderr) of the process, all of them. */
+  logFile: string;
+  /** GET /api/v1/node. */
+  snapshot(): Promise<NodeSnapshot>;
+  /**
+   * Resolves with the first snapshot satisfying `predicate`, following the gateway's WebSocket
+   * stream (snapshot + JSON Patch): checked on every change, no polling.
+   */
+  waitForSnapshot(
+    predicate: (s: NodeSnapshot) => boolean,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<NodeSnapshot>;
+  /** POST /api/v1/faults and DELETE /api/v1/faults/{id}, with the bearer token when there is one. */
+  faults: {
+    add(body: FaultBody): Promise<FaultAdded>;
+    remove(id: string): Promise<void>;
+  };
+  /** The last lines of the process's output. */
+  logTail(lines?: number): string;
+  /** SIGTERM, then waits for the exit; throws (with the log tail) unless it exits 0. */
+  stop(): Promise<void>;
+}
+
+const TAIL_LINES = 60;
+
+/** The process's environment: the test's, without what would configure the gateway behind our back. */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('PLUGBOARD_') || key === 'NODE_TEST_CONTEXT' || key === 'KUBERNETES_SERVICE_HOST')
+      continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** Whether `bin` is a Node script (then it runs on this Node, whatever PATH's `node` is). */
+function isNodeScript(bin: string): boolean {
+  if (bin.endsWith('.js') || bin.endsWith('.mjs')) return true;
+  const buf = Buffer.alloc(64);
+  const fd = openSync(bin, 'r');
+  try {
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return /^#!.*\bnode\b/.test(buf.subarray(0, n).toString('utf8').split('\n')[0] ?? '');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Starts `plugboard-gateway --config <dir>/config.yaml` for `node`; resolves once it listens. */
+export async function gatewayProcess(
+  node: TestNode,
+  document: GatewayDocument,
+  options: GatewayProcessOptions = {},
+): Promise<GatewayProcess> {
+  const dir = options.dir ?? mkdtempSync(join(node.dir, 'gateway-'));
+  const token = options.token ?? null;
+  let doc = document;
+  if (token !== null) {
+    const tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+    const auth = doc.gateway.auth as { tokenFile?: unknown } | undefined;
+    if (!auth?.tokenFile) doc = { ...doc, gateway: mergeSection(doc.gateway, { auth: { tokenFile } }) };
+  }
+  const configFile = join(dir, 'config.yaml');
+  writeFileSync(configFile, stringify(doc));
+  const logFile = join(dir, 'gateway.log');
+
+  const bin = options.bin ?? findGatewayBin();
+  const args = ['--config', configFile];
+  const child: ChildProcess = isNodeScript(bin)
+    ? spawn(process.execPath, [bin, ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: childEnv(options.env ?? {}),
+      })
+    : spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv(options.env ?? {}) });
+  // A test process that dies without stopping its gateways must not leave them running.
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  const log = createWriteStream(logFile);
+  const tail: string[] = [];
+  const remember = (line: string): void => {
+    tail.push(line);
+    if (tail.length > TAIL_LINES) tail.shift();
+    log.write(`${line}\n`);
+  };
+  const logTail = (lines = TAIL_LINES): string => tail.slice(-lines).join('\n');
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      process.off('exit', killOnExit);
+      resolve({ code, signal });
+    }),
+  );
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  void exited.then((e) => (exit = e));
+
+  const listening = new Promise<string>((resolve, reject) => {
+    const timeoutMs = options.startTimeoutMs ?? 60_000;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${node.name}: the gateway did not listen within ${timeoutMs} ms:\n${logTail()}`));
+    }, timeoutMs);
+    createInterface({ input: child.stderr! }).on('line', remember);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      remember(line);
+      let entry: { msg?: unknown; url?: unknown };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        return;
+      }
+      if (entry.msg === 'gateway listening' && typeof entry.url === 'string') {
+        clearTimeout(timer);
+        resolve(entry.url);
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(
+        new Error(
+          `${node.name}: the gateway exited (${signal ?? `code ${code}`}) before listening:\n${logTail()}`,
+        ),
+      );
+    });
+  });
+
+  let url: string;
+  try {
+    url = await listening;
+  } catch (err) {
+    log.end();
+    throw err;
+  }
+
+  const died = (): string =>
+    exit ? ` (the gateway exited: ${exit.signal ?? `code ${exit.code}`}):\n${logTail()}` : '';
+
+  const request = async (method: string, path: string, body?: unknown): Promise<Response> => {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    if (!res.ok) throw new Error(`${node.name}: ${method} ${path}: HTTP ${res.status}: ${await res.text()}`);
+    return res;
+  };
+
+  const waitForSnapshot = (
+    predicate: (s: NodeSnapshot) => boolean,
+    what: string,
+    timeoutMs = 10_000,
+  ): Promise<NodeSnapshot> =>
+    new Promise((resolve, reject) => {
+      let doc: NodeSnapshot | null = null;
+      let seq: number | null = null;
+      let lastError: unknown = null;
+      let ws: WebSocket | null = null;
+      let done = false;
+      const finish = (err: Error | null, snap?: NodeSnapshot): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        ws?.removeAllListeners();
+        ws?.on('error', () => {});
+        ws?.terminate();
+        if (err) reject(err);
+        else resolve(snap!);
+      };
+      const timer = setTimeout(() => {
+        const why = lastError instanceof Error ? ` (last check threw: ${lastError.message})` : '';
+        finish(new Error(`${node.name}: timed out after ${timeoutMs} ms waiting for ${what}${why}`));
+      }, timeoutMs);
+      const check = (snap: NodeSnapshot): void => {
+        try {
+          if (predicate(snap)) finish(null, snap);
+        } catch (err) {
+          lastError = err;
+        }
+      };
+      const connect = (): void => {
+        const socket = new WebSocket(
+          `${url.replace(/^http/, 'ws')}/api/v1/stream${seq === null ? '' : `?since=${seq}`}`,
+        );
+        ws = socket;
+        socket.on('message', (data: Buffer) => {
+          const msg = JSON.parse(data.toString('utf8')) as StreamMessage<NodeSnapshot>;
+          if (msg.type === 'error') return finish(new Error(`${node.name}: stream error: ${msg.detail}`));
+          const verdict = checkSequence(seq, msg);
+          if (verdict.kind === 'skip') return;
+          if (verdict.kind === 'gap') {
+            // Resume from what we hold: the gateway replays the missed patches or sends a snapshot.
+            socket.removeAllListeners();
+            socket.on('error', () => {});
+            socket.terminate();
+            return connect();
+          }
+          if (msg.type === 'heartbeat') return;
+          doc = msg.type === 'snapshot' ? msg.node : applyPatchImmutable(doc!, msg.ops);
+          seq = msg.seq;
+          check(doc);
+        });
+        socket.on('close', (code, reason) =>
+          finish(
+            new Error(
+              `${node.name}: the stream closed (${code} ${String(reason)}) while waiting for ${what}${died()}`,
+            ),
+          ),
+        );
+        socket.on('error', (err) =>
+          finish(new Error(`${node.name}: stream: ${err.message} while waiting for ${what}${died()}`)),
+        );
+      };
+      connect();
+    });
+
+  return {
+    url,
+    pid: child.pid!,
+    dir,
+    configFile,
+    logFile,
+    snapshot: async () => (await (await request('GET', '/api/v1/node')).json()) as NodeSnapshot,
+    waitForSnapshot,
+    faults: {
+      add: async (body) => (await (await request('POST', '/api/v1/faults', body)).json()) as FaultAdded,
+      remove: async (id) => void (await request('DELETE', `/api/v1/faults/${encodeURIComponent(id)}`)),
+    },
+    logTail,
+    stop: async () => {
+      if (!exit) {
+        child.kill('SIGTERM');
+        // The gateway gives itself 5 s to stop; past 15 s it is stuck.
+        const stuck = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(stuck);
+      }
+      await new Promise<void>((resolve) => log.end(resolve));
+      const { code, signal } = exit ?? (await exited);
+      if (code !== 0)
+        throw new Error(`${node.name}: the gateway exited ${signal ?? `with code ${code}`}:\n${logTail()}`);
+    },
+  };
+}
