@@ -16,6 +16,7 @@ import {
   type ConnectionRouter,
   type DirectoryWatchLogger,
   type WatchFactory,
+  unixSocketPathProblem,
 } from '@plugboard/proto';
 import { PluginError } from './errors.js';
 import { RestartWatcher, type RestartSignal } from './restart-watch.js';
@@ -58,6 +59,10 @@ export class UnixSocketServer {
   }
 
   async serve(): Promise<void> {
+    // Checked for the final path too: a hidden bind renamed to a path too long would sit there
+    // unreachable (a kubelet's dial fails 'invalid argument') while the driver waited to register.
+    const problem = unixSocketPathProblem(this.path);
+    if (problem) throw new PluginError('invalid-argument', problem);
     const server = this.#options.build();
     const bindPath = this.#options.bindHidden
       ? join(

@@ -26,6 +26,8 @@ export {
   bindUnixServer,
   closeUnixServer,
   connectionRoutes,
+  unixSocketPathProblem,
+  UNIX_SOCKET_PATH_MAX_BYTES,
   type BindUnixServerOptions,
   type ConnectionRefusal,
   type ConnectionRoute,

@@ -11,7 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentials, Server } from '@grpc/grpc-js';
 import { deviceplugin } from './index.js';
-import { bindUnixServer, closeUnixServer, connectionRoutes, type ConnectionRouter } from './unix-server.js';
+import {
+  bindUnixServer,
+  closeUnixServer,
+  connectionRoutes,
+  unixSocketPathProblem,
+  UNIX_SOCKET_PATH_MAX_BYTES,
+  type ConnectionRouter,
+} from './unix-server.js';
 
 function registrationServer(calls: string[]): Server {
   const server = new Server();
@@ -153,4 +160,22 @@ test('an injected router decides how each connection reaches the server; its ref
       reason: 'test',
     });
   }
+});
+
+test('a path longer than a Unix socket address holds is refused by name, nothing bound', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pb-unix-long-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const fits = join(dir, 'a'.repeat(UNIX_SOCKET_PATH_MAX_BYTES - dir.length - 1));
+  const tooLong = `${fits}b`;
+  assert.equal(Buffer.byteLength(fits), UNIX_SOCKET_PATH_MAX_BYTES);
+  assert.equal(unixSocketPathProblem(fits), null);
+  const server = new Server();
+  await assert.rejects(bindUnixServer(server, tooLong), {
+    message: `the socket path ${tooLong} is 108 bytes, longer than a Unix socket address holds (107): use a shorter directory`,
+  });
+  assert.equal(existsSync(tooLong), false);
+  // The longest path that fits binds.
+  await bindUnixServer(server, fits);
+  t.after(() => closeUnixServer(server, fits));
+  assert.ok(lstatSync(fits).isSocket());
 });

@@ -110,11 +110,28 @@ async function removeSocketFile(path: string): Promise<void> {
  * Binds `server` to `socketPath`: creates the socket's directory when missing and replaces a stale
  * socket file left by an earlier process.
  */
+/**
+ * The longest path a Unix socket address holds on Linux: sun_path is 108 bytes with the
+ * terminating NUL. A longer path cannot be bound as given (Node shortens it silently) nor dialled
+ * (the kubelet's dial fails "connect: invalid argument"), even when a rename put the file there.
+ */
+export const UNIX_SOCKET_PATH_MAX_BYTES = 107;
+
+/** Why `socketPath` cannot be a Unix socket address, or null when it can. */
+export function unixSocketPathProblem(socketPath: string): string | null {
+  const bytes = Buffer.byteLength(socketPath);
+  return bytes > UNIX_SOCKET_PATH_MAX_BYTES
+    ? `the socket path ${socketPath} is ${bytes} bytes, longer than a Unix socket address holds (${UNIX_SOCKET_PATH_MAX_BYTES}): use a shorter directory`
+    : null;
+}
+
 export async function bindUnixServer(
   server: Server,
   socketPath: string,
   opts: BindUnixServerOptions = {},
 ): Promise<void> {
+  const problem = unixSocketPathProblem(socketPath);
+  if (problem) throw new Error(problem);
   await mkdir(dirname(socketPath), {
     recursive: true,
     ...(opts.directoryMode !== undefined ? { mode: opts.directoryMode } : {}),

@@ -128,6 +128,16 @@ async function measureDra(side: DraSide): Promise<Record<string, number>> {
     faultTaints: true,
   });
   try {
+    const driver = dra.drivers.get(DRIVER)!;
+    // Registered with the kubelet (its plugin watcher) and the 8 devices published.
+    const registered = performance.now() + 60_000;
+    while (driver.registration().phase !== 'registered') {
+      if (performance.now() > registered)
+        throw new Error(
+          `${side.nodeName}: the kubelet did not register ${DRIVER}: ${JSON.stringify(driver.registration())}`,
+        );
+      await new Promise((r) => setTimeout(r, 5));
+    }
     await until(async () => (await side.published()) === 8);
     const registerMs = performance.now() - t0;
     const pods: number[] = [];
@@ -137,7 +147,6 @@ async function measureDra(side: DraSide): Promise<Record<string, number>> {
       pods.push(performance.now() - t);
       await side.deletePod(`dra-${i}`);
     }
-    const driver = dra.drivers.get(DRIVER)!;
     const device = await side.startPod('dra-health');
     await until(async () => (await side.health('dra-health', device)) === 'Healthy');
     const faults: number[] = [];
@@ -200,10 +209,12 @@ const config = parsePluginConfig(
   { resources: [{ name: GPU, simulated: { count: 8, numaNodes: [0, 1] } }] },
   'bench',
 );
-const work = mkdtempSync(join(tmpdir(), 'pb-bench-real-'));
+// Short: a node's sockets (plugins_registry/<driver>-reg.sock) must fit a Unix socket address.
+const work = mkdtempSync(join(tmpdir(), 'pb-b-'));
+const clusterDir = join(work, 'c');
 const bins = await ensureBinaries();
-await up(bins, { dir: join(work, 'cluster'), nodes: 0, apiserverPort: 0 });
-process.env.PLUGBOARD_REAL_CLUSTER_DIR = join(work, 'cluster');
+await up(bins, { dir: clusterDir, nodes: 0, apiserverPort: 0 });
+process.env.PLUGBOARD_REAL_CLUSTER_DIR = clusterDir;
 const cluster = realCluster();
 const node = await cluster.addNode('bench');
 const ns = await cluster.namespace('bench');
@@ -289,14 +300,14 @@ try {
       await cluster.kubectl(['apply', '-f', '-'], {
         input: JSON.stringify(claimPod(ns.name, name, node.name)),
       });
-      await cluster.kubectl([
-        'wait',
-        '-n',
-        ns.name,
-        '--for=condition=Ready',
-        `pod/${name}`,
-        '--timeout=120s',
-      ]);
+      await cluster
+        .kubectl(['wait', '-n', ns.name, '--for=condition=Ready', `pod/${name}`, '--timeout=120s'])
+        .catch(async (err: Error) => {
+          const describe = await cluster
+            .kubectl(['describe', 'pod', '-n', ns.name, name])
+            .then((r) => r.stdout, String);
+          throw new Error(`${err.message}\n${describe}`);
+        });
       const pod = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, name]);
       const claim = await cluster.kubectlJson<ClaimJson>([
         'get',
@@ -371,7 +382,7 @@ try {
   Object.assign(realResult, await measureDra(realDra));
   Object.assign(simResult, await measureDra(simDra));
   await cluster.kubectl(['delete', 'deviceclass', `${ns.name}-gpu`, '--ignore-not-found']);
-  const state = readState(join(work, 'cluster'));
+  const state = readState(clusterDir);
   const rss = (pid: number): number => {
     try {
       return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
@@ -403,6 +414,6 @@ try {
   await sim.stop();
   await ns.remove();
   await node.remove();
-  await down(join(work, 'cluster'));
+  await down(clusterDir);
   rmSync(work, { recursive: true, force: true });
 }
