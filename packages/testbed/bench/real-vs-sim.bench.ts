@@ -325,7 +325,7 @@ try {
       const claim = await cluster.kubectlJson<ClaimJson>(['get', 'resourceclaim', '-n', ns.name, claimName]);
       return healthOf(pod, claim, device);
     },
-    deletePod: real.deletePod,
+    deletePod: (name) => real.deletePod(name),
   };
   const simGet = async <T>(path: string): Promise<T> => {
     const res = await fetch(`${sim.url}${path}`);
@@ -377,7 +377,7 @@ try {
       const got = await simClaim(name);
       return got ? healthOf(got.pod, got.claim, device) : undefined;
     },
-    deletePod: simSide.deletePod,
+    deletePod: (name) => simSide.deletePod(name),
   };
   Object.assign(realResult, await measureDra(realDra));
   Object.assign(simResult, await measureDra(simDra));
