@@ -2,68 +2,26 @@
 // in the README; as its own process it registers with a test DRA kubelet, publishes its
 // ResourceSlice to the fake API server, prepares a claim with a CDI device (running its prepare
 // hook), reports a broken widget to the kubelet and taints it, and stops on SIGTERM.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { drahealthv1 } from '@plugboard/proto';
-import { allocatedClaim, FakeApiServer } from './fake-api-server.js';
-import { healthOf, TestDraKubelet } from './test-dra-kubelet.js';
+import { allocatedClaim } from './fake-api-server.js';
+import { readmeDraExample } from './readme-example.js';
+import { healthOf } from './test-dra-kubelet.js';
 
-const root = fileURLToPath(new URL('../../../..', import.meta.url));
-const example = join(root, 'examples/plugins/minimal-dra-driver.ts');
 const DRIVER = 'widget.example.com';
 const NODE = 'node-a';
 
 describe('README minimal DRA driver', () => {
-  let api: FakeApiServer;
-  let dir: string;
-
-  before(async () => {
-    api = await FakeApiServer.start();
-    api.addNode(NODE);
-    dir = await mkdtemp(join(tmpdir(), 'pb-dra-readme-'));
-  });
-
-  after(async () => {
-    await api.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it('the README shows the example file verbatim', async () => {
-    const readme = await readFile(join(root, 'packages/plugin/README.md'), 'utf8');
-    const code = await readFile(example, 'utf8');
-    assert.ok(
-      readme.includes('```ts\n' + code + '```'),
-      'README code block equals examples/plugins/minimal-dra-driver.ts',
-    );
-  });
+  const example = readmeDraExample('minimal-dra-driver.ts', DRIVER, NODE);
 
   it('registers, publishes, prepares a claim with CDI, reports and taints a broken widget, exits 0 on SIGTERM', async () => {
-    const registry = join(dir, 'registry');
+    const { api, dir } = example;
     const cdi = join(dir, 'cdi');
-    await mkdir(registry, { recursive: true });
-    const kubelet = new TestDraKubelet(registry);
-    kubelet.start();
-    const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: api.kubeconfigPath, NODE_NAME: NODE };
-    Object.assign(env, {
-      PLUGINS_DIR: join(dir, 'plugins'),
-      PLUGINS_REGISTRY_DIR: registry,
-      CDI_DIR: cdi,
-      WIDGET_FLAG_DIR: dir,
-    });
-    const child = spawn(process.execPath, ['--conditions=@plugboard/source', '--import', 'tsx', example], {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const exited = once(child, 'exit');
-    try {
-      await kubelet.registered(DRIVER, { timeoutMs: 60_000 });
+    const env = { PLUGINS_DIR: join(dir, 'plugins'), CDI_DIR: cdi, WIDGET_FLAG_DIR: dir };
+    await example.run(env, async (kubelet) => {
       const [slice] = await api.waitFor(() => {
         const slices = api.slicesOf(DRIVER);
         return slices[0]?.spec.devices?.length === 4 ? slices : null;
@@ -109,12 +67,6 @@ describe('README minimal DRA driver', () => {
         (d) => healthOf(d, 'widget-2')?.health === drahealthv1.HealthStatus.HEALTHY,
       );
       await api.waitFor(() => api.slicesOf(DRIVER)[0]?.spec.devices?.[2]?.taints === undefined);
-    } finally {
-      child.kill('SIGTERM');
-      kubelet.stop();
-    }
-    const [code] = (await exited) as [number | null];
-    assert.equal(code, 0);
-    await assert.rejects(stat(join(registry, `${DRIVER}-reg.sock`)), { code: 'ENOENT' });
+    });
   });
 });

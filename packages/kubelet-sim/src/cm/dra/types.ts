@@ -1,23 +1,8 @@
 // The resource.k8s.io/v1 and core/v1 fields the kubelet's DRA manager reads (k8s.io/api, 1.37), as
 // structural types over the JSON objects the API slice stores. The scheduler and controllers keep
 // their own, fuller view of the same objects.
-import type { DeviceTaintEffect } from '@plugboard/k8s-api';
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ClaimConsumer {
-  apiGroup?: string;
-  resource: string;
-  name: string;
-  uid: string;
-}
+import type { OwnerReference } from '@plugboard/apimachinery';
+import type { DeviceTaintEffect, ResourceClaimConsumerReference } from '@plugboard/k8s-api';
 
 export interface DeviceRequestAllocationResult {
   request: string;
@@ -53,7 +38,7 @@ export interface ResourceClaimView {
       nodeSelector?: unknown;
       [field: string]: unknown;
     };
-    reservedFor?: ClaimConsumer[];
+    reservedFor?: ResourceClaimConsumerReference[];
     [field: string]: unknown;
   };
   [field: string]: unknown;
