@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import fastJsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
 import { KubeConfig, KubernetesObjectApi, ResourceV1Api } from '@kubernetes/client-node';
-import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
+import type { KubeletSim } from '@plugboard/kubelet-sim';
+import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
 import type {
   DraDeviceCounts,
   DraDeviceState,
@@ -33,6 +34,7 @@ const TOKEN = 'test-token-0123456789abcdef';
 const silent = pino({ level: 'silent' });
 
 let dir: string;
+let node: SimNode;
 let sim: KubeletSim;
 let gw: Gateway;
 let resource: ResourceV1Api;
@@ -95,18 +97,12 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pb-gw-dra-'));
   const tokenFile = join(dir, 'token');
   writeFileSync(tokenFile, `${TOKEN}\n`);
-  sim = await startKubeletSim({
-    devicePluginDir: join(dir, 'device-plugins'),
-    stateDir: join(dir, 'kubelet'),
-    pluginsRegistryDir: join(dir, 'plugins_registry'),
-    nodeName: NODE,
-    listen: '127.0.0.1:0',
-    podResourcesRateLimit: false,
-    syncFrequencyMs: 200,
-    logger: silent,
+  node = await simNode(dir, NODE, {
+    sim: { listen: '127.0.0.1:0', podResourcesRateLimit: false, syncFrequencyMs: 200 },
   });
+  sim = node.sim;
   const kc = new KubeConfig();
-  kc.loadFromFile(sim.kubeconfigPath);
+  kc.loadFromFile(node.kubeconfig);
   resource = kc.makeApiClient(ResourceV1Api);
   objects = KubernetesObjectApi.makeApiClient(kc);
   await resource.createDeviceClass({
@@ -122,30 +118,22 @@ before(async () => {
       spec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: DRIVER } }] } } },
     },
   });
-  const config = parseGatewayConfig({
-    resources: [{ name: GPU, simulated: { count: 2, numaNodes: [0, 1] } }],
-    dra: [
-      {
-        driver: DRIVER,
-        simulated: { count: 4, numaNodes: [0, 1] },
-        attributes: { model: { string: 'PB-100' }, serial: { string: 'sn-{{id}}' } },
-        capacity: { memory: '80Gi' },
-      },
-    ],
-    gateway: {
-      nodeName: NODE,
-      listen: '127.0.0.1:0',
-      devicePluginDir: sim.devicePluginDir,
-      pluginsDir: join(dir, 'plugins'),
-      pluginsRegistryDir: join(dir, 'plugins_registry'),
-      cdiDir: join(dir, 'cdi'),
+  const config = parseGatewayConfig(
+    gatewayDocument(node, {
+      resources: [{ name: GPU, simulated: { count: 2, numaNodes: [0, 1] } }],
+      dra: [
+        {
+          driver: DRIVER,
+          simulated: { count: 4, numaNodes: [0, 1] },
+          attributes: { model: { string: 'PB-100' }, serial: { string: 'sn-{{id}}' } },
+          capacity: { memory: '80Gi' },
+        },
+      ],
       stateDir: join(dir, 'gateway-state'),
-      podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 200, maxBackoffMs: 400 },
-      kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-      auth: { tokenFile },
-      faults: { enabled: true },
-    },
-  });
+      tokenFile,
+      gateway: { podResources: { pollIntervalMs: 200, maxBackoffMs: 400 } },
+    }),
+  );
   gw = await startGateway(config, { logger: silent });
   stream = await connectStream(gw.url.replace('http', 'ws') + '/api/v1/stream');
   const first = await stream.next((m) => m.type === 'snapshot', 'the stream snapshot');
@@ -156,7 +144,7 @@ before(async () => {
 after(async () => {
   await stream?.close();
   await gw?.stop();
-  await sim?.stop();
+  await node?.remove();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '@plugboard/kubelet-sim';
+import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
 import { parseGatewayConfig, startGateway } from '../src/index.js';
 import type { JsonPatchOp, NodeSnapshot } from '@plugboard/api';
 import { connectStream, waitFor, type Msg, type StreamClient } from './helpers.js';
@@ -21,13 +21,8 @@ const silent = pino({ level: 'silent' });
 const dir = mkdtempSync(join(tmpdir(), 'pb-gone-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const simOptions: KubeletSimOptions = {
-  devicePluginDir: join(dir, 'device-plugins'),
-  stateDir: join(dir, 'kubelet'),
-  nodeName: 'gone-node',
-  listen: '127.0.0.1:0',
-  logger: silent,
-};
+/** kubelet-sim for the node `gone-node` in `<dir>/gone-node`: a second one takes the same directories. */
+const goneNode = (listen = '127.0.0.1:0'): Promise<SimNode> => simNode(dir, 'gone-node', { sim: { listen } });
 
 const snapshotOf = async (url: string): Promise<NodeSnapshot> =>
   (await (await fetch(`${url}/api/v1/node`)).json()) as NodeSnapshot;
@@ -68,31 +63,31 @@ function allSetPhase(stream: StreamClient, resources: string[], phase: string): 
 }
 
 test('kubelet-sim stops: plugins leave registered when the kubelet goes, gauge 0, /readyz says why; back when it returns', async () => {
-  let sim: KubeletSim = await startKubeletSim(simOptions);
-  const port = new URL(sim.url).port;
+  let node = await goneNode();
+  const port = new URL(node.sim.url).port;
   const tokenFile = join(dir, 'token');
   writeFileSync(tokenFile, 'gone-token-0123456789abcdef\n');
   const gw = await startGateway(
-    parseGatewayConfig({
-      resources: [
-        { name: GPU, simulated: { count: 4, numaNodes: [0, 1] } },
-        { name: NIC, simulated: { count: 8, numaNodes: [0, 1] } },
-      ],
-      gateway: {
-        nodeName: sim.nodeName,
-        listen: '127.0.0.1:0',
-        devicePluginDir: sim.devicePluginDir,
+    parseGatewayConfig(
+      gatewayDocument(node, {
+        resources: [
+          { name: GPU, simulated: { count: 4, numaNodes: [0, 1] } },
+          { name: NIC, simulated: { count: 8, numaNodes: [0, 1] } },
+        ],
         stateDir: join(dir, 'gateway-state'),
-        podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 200, maxBackoffMs: 400 },
-        kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath, maxBackoffMs: 400 },
-        auth: { tokenFile },
-      },
-    }),
+        tokenFile,
+        faults: false,
+        gateway: {
+          podResources: { pollIntervalMs: 200, maxBackoffMs: 400 },
+          kube: { maxBackoffMs: 400 },
+        },
+      }),
+    ),
     { logger: silent },
   );
   after(async () => {
     await gw.stop();
-    await sim.stop();
+    await node.remove();
   });
   await waitFor('plugins registered', async () => (await fetch(`${gw.url}/readyz`)).status === 200, 10_000);
   // The API server's view of the Node carries the resources (the kubelet reported them).
@@ -106,7 +101,7 @@ test('kubelet-sim stops: plugins leave registered when the kubelet goes, gauge 0
   await stream.next((m) => m.type === 'snapshot', 'snapshot');
 
   // --- the kubelet goes away
-  await sim.stop();
+  await node.remove();
   await allSetPhase(stream, [GPU, NIC], 'waiting-for-kubelet');
   // No time bound here (a loaded machine stretches any): that the plugins reacted to the kubelet
   // going — not to a poll or a retry timer — is what the registration error below names.
@@ -147,10 +142,10 @@ test('kubelet-sim stops: plugins leave registered when the kubelet goes, gauge 0
   });
 
   // --- a kubelet comes back on the same directories (and API port): it deletes the sockets
-  sim = await startKubeletSim({ ...simOptions, listen: `127.0.0.1:${port}` });
+  node = await goneNode(`127.0.0.1:${port}`);
   await allSetPhase(stream, [GPU, NIC], 'registered');
   await waitFor('the new kubelet has the devices', () =>
-    [GPU, NIC].every((r) => sim.state().resources[r]?.registered),
+    [GPU, NIC].every((r) => node.sim.state().resources[r]?.registered),
   );
   const back = await snapshotOf(gw.url);
   for (const r of [GPU, NIC]) {

@@ -10,8 +10,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { chromium, type Browser } from '@playwright/test';
-import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
-import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
+import {
+  gatewayDocument,
+  gatewayProcess,
+  simNode,
+  type GatewayProcess,
+  type SimNode,
+} from '@plugboard/testbed';
 import type { NodeSnapshot } from '@plugboard/api';
 import { REPO_ROOT, startWebServer, stopPid } from '../e2e/processes';
 import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from '../e2e/chromium';
@@ -56,9 +61,10 @@ async function waitFor<T>(
   }
 }
 
-interface SimNode {
-  sim: KubeletSim;
-  gw: Gateway;
+/** A kubelet-sim node and its gateway (the plugboard-gateway binary, a process of its own). */
+interface BenchNode {
+  node: SimNode;
+  gw: GatewayProcess;
 }
 
 async function startNode(
@@ -68,41 +74,31 @@ async function startNode(
   numaNodes: number,
   pods: number,
   perPod: number,
-): Promise<SimNode> {
-  const base = join(dir, name);
-  // 250 pods exceed the kubelet's default of 110 per node; kubelet-sim's node shape honours maxPods
-  // (like the kubelet's --max-pods) although its options type does not list it yet.
-  const shapeExtras = { maxPods: Math.max(110, pods + 10) };
-  const sim = await startKubeletSim({
-    ...shapeExtras,
-    devicePluginDir: join(base, 'dp'),
-    stateDir: join(base, 'kubelet'),
-    nodeName: name,
-    listen: '127.0.0.1:0',
-    numaNodes,
-    cpus: numaNodes * 16,
-    podResourcesRateLimit: false,
-    logger,
+): Promise<BenchNode> {
+  const node = await simNode(dir, name, {
+    sim: {
+      // 250 pods exceed the kubelet's default of 110 per node (kubelet-sim honours maxPods, like
+      // the kubelet's --max-pods).
+      maxPods: Math.max(110, pods + 10),
+      listen: '127.0.0.1:0',
+      numaNodes,
+      cpus: numaNodes * 16,
+      podResourcesRateLimit: false,
+      logger,
+    },
   });
-  const gw = await startGateway(
-    parseGatewayConfig({
+  const sim = node.sim;
+  const gw = await gatewayProcess(
+    node,
+    gatewayDocument(node, {
       resources: [
         {
           name: GPU,
           simulated: { count: devices, numaNodes: Array.from({ length: numaNodes }, (_, i) => i) },
         },
       ],
-      gateway: {
-        nodeName: name,
-        listen: '127.0.0.1:0',
-        devicePluginDir: sim.devicePluginDir,
-        stateDir: null,
-        podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 1000 },
-        kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-        faults: { enabled: true },
-      },
+      gateway: { podResources: { pollIntervalMs: 1000 } },
     }),
-    { logger },
   );
   await waitFor(`${name} ready`, async () => (await fetch(`${gw.url}/readyz`)).status === 200);
   for (let i = 0; i < pods; i++) {
@@ -118,44 +114,24 @@ async function startNode(
     const s = (await (await fetch(`${gw.url}/api/v1/node`)).json()) as { pods: Record<string, unknown> };
     return Object.keys(s.pods).length === pods;
   });
-  return { sim, gw };
+  return { node, gw };
 }
 
 /**
  * One node with both APIs, like the demo's dra-node: 8 GPUs from a device plugin and 8 from a DRA
  * driver (`xpu-*`) run by the same gateway on one kubelet-sim.
  */
-async function startMixedNode(dir: string, name: string): Promise<SimNode> {
-  const base = join(dir, name);
-  const sim = await startKubeletSim({
-    devicePluginDir: join(base, 'dp'),
-    stateDir: join(base, 'kubelet'),
-    pluginsRegistryDir: join(base, 'plugins_registry'),
-    nodeName: name,
-    listen: '127.0.0.1:0',
-    numaNodes: 2,
-    cpus: 32,
-    podResourcesRateLimit: false,
-    logger,
+async function startMixedNode(dir: string, name: string): Promise<BenchNode> {
+  const node = await simNode(dir, name, {
+    sim: { listen: '127.0.0.1:0', numaNodes: 2, cpus: 32, podResourcesRateLimit: false, logger },
   });
-  const gw = await startGateway(
-    parseGatewayConfig({
+  const gw = await gatewayProcess(
+    node,
+    gatewayDocument(node, {
       resources: [{ name: GPU, simulated: { count: 8, numaNodes: [0, 1] } }],
       dra: [{ driver: DRA_DRIVER, simulated: { count: 8, numaNodes: [0, 1], idPrefix: 'xpu' } }],
-      gateway: {
-        nodeName: name,
-        listen: '127.0.0.1:0',
-        devicePluginDir: sim.devicePluginDir,
-        pluginsDir: join(base, 'plugins'),
-        pluginsRegistryDir: join(base, 'plugins_registry'),
-        cdiDir: join(base, 'cdi'),
-        stateDir: null,
-        podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 1000 },
-        kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-        faults: { enabled: true },
-      },
+      gateway: { podResources: { pollIntervalMs: 1000 } },
     }),
-    { logger },
   );
   await waitFor(`${name} ready, its DRA devices published and their health streamed`, async () => {
     if ((await fetch(`${gw.url}/readyz`)).status !== 200) return false;
@@ -163,7 +139,7 @@ async function startMixedNode(dir: string, name: string): Promise<SimNode> {
     const devices = Object.values(s.dra?.devices ?? {});
     return devices.length === 8 && devices.every((d) => d.published && d.kubeletHealth === 'Healthy');
   });
-  return { sim, gw };
+  return { node, gw };
 }
 
 /**
@@ -290,7 +266,7 @@ async function main(): Promise<void> {
     executablePath: CHROMIUM_EXECUTABLE,
     args: CHROMIUM_ARGS,
   });
-  const nodes: SimNode[] = [];
+  const nodes: BenchNode[] = [];
   const pids: number[] = [];
   const fakes = await startFakeGateways(200);
   // The same 1,024 device-plugin devices / 250 pods, with and without 1,024 DRA devices, 250 claims
@@ -320,8 +296,8 @@ async function main(): Promise<void> {
     // The overview's 2-gateway baseline stays the two device-plugin nodes.
     const web = await startWebServer(
       nodes
-        .filter((n) => n.sim.nodeName !== 'mixed-node')
-        .map((n) => `${n.sim.nodeName}=${n.gw.url}`)
+        .filter((n) => n.node.name !== 'mixed-node')
+        .map((n) => `${n.node.name}=${n.gw.url}`)
         .join(','),
     );
     pids.push(web.child.pid!);
@@ -342,7 +318,7 @@ async function main(): Promise<void> {
     await stopPid(web.child.pid);
 
     console.log(`[bench] fault → browser, device plugin and DRA interleaved, ${FAULT_ROUNDS} rounds…`);
-    const mixed = nodes.find((n) => n.sim.nodeName === 'mixed-node')!;
+    const mixed = nodes.find((n) => n.node.name === 'mixed-node')!;
     const webMixed = await startWebServer(`mixed-node=${mixed.gw.url}`);
     pids.push(webMixed.child.pid!);
     await faultToBrowser(browser, webMixed.value, 'mixed-node', 2); // warm-up
@@ -458,7 +434,7 @@ How it is measured:
     await fakePlugin.stop();
     for (const n of nodes.reverse()) {
       await n.gw.stop().catch(() => {});
-      await n.sim.stop().catch(() => {});
+      await n.node.remove().catch(() => {});
     }
     rmSync(dir, { recursive: true, force: true });
   }

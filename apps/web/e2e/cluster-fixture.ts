@@ -1,16 +1,22 @@
 // A real cluster for the browser tests and the benchmark: per node a kubelet-sim and a gateway
-// running real plugins (and DRA drivers) over real Unix sockets, with pods admitted through the
+// (the test bed's simNode and the plugboard-gateway binary, a process of its own) running real
+// plugins (and DRA drivers) over real Unix sockets, with pods admitted through the
 // kubelet-sim (so devices are really allocated by the plugin, and claims by the scheduler's DRA
 // allocator and prepared by the driver). Run as its own process:
 //   node --conditions=@plugboard/source --import tsx apps/web/e2e/cluster-fixture.ts
 // It prints one line `PLUGBOARD_FIXTURE=<json>` when every gateway shows its pods, and tears
 // everything down on SIGTERM/SIGINT.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
-import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
+import {
+  gatewayDocument,
+  gatewayProcess,
+  simNode,
+  type GatewayProcess,
+  type SimNode,
+} from '@plugboard/testbed';
 import type { NodeSnapshot } from '@plugboard/api';
 
 import { E2E_TOKEN, NODES, type NodeSpec } from './fixture-spec';
@@ -111,61 +117,51 @@ function podShown(s: NodeSnapshot, p: NodeSpec['pods'][number]): boolean {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pb-web-e2e-'));
+  // The kubelet-sims' log; each gateway's is its own process's, in <dir>/<node>/gateway-*/gateway.log.
   const logger = pino({ level: process.env.PLUGBOARD_FIXTURE_LOG ?? 'silent' });
-  const sims: KubeletSim[] = [];
-  const gateways: Gateway[] = [];
+  const nodes: SimNode[] = [];
+  const gateways: GatewayProcess[] = [];
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    for (const g of gateways.reverse()) await g.stop().catch(() => {});
-    for (const s of sims.reverse()) await s.stop().catch(() => {});
+    // At once: the gateways are processes of their own, to be gone before our stopper's SIGKILL.
+    await Promise.all(gateways.map((g) => g.stop().catch(() => {})));
+    for (const n of nodes.reverse()) await n.remove().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
     process.exit(code);
   };
   process.once('SIGTERM', () => void stop(0));
   process.once('SIGINT', () => void stop(0));
 
-  const tokenFile = () => {
-    const path = join(dir, 'gateway-token');
-    writeFileSync(path, `${E2E_TOKEN}\n`, { mode: 0o600 });
-    return path;
-  };
   try {
     for (const spec of NODES) {
-      const base = join(dir, spec.name);
-      const sim = await startKubeletSim({
-        devicePluginDir: join(base, 'device-plugins'),
-        stateDir: join(base, 'kubelet'),
-        // The kubelet's plugin watcher, where DRA drivers register.
-        pluginsRegistryDir: join(base, 'plugins_registry'),
-        // Pod status (allocatedResourcesStatus: a DRA device's health) every 200 ms, not 10 s.
-        ...(spec.dra ? { syncFrequencyMs: 200 } : {}),
-        nodeName: spec.name,
-        listen: '127.0.0.1:0',
-        numaNodes: spec.numaNodes,
-        cpus: spec.cpus,
-        podResourcesRateLimit: false,
-        logger,
+      // kubelet-sim in <dir>/<node>, its plugin watcher on (where DRA drivers register).
+      const node = await simNode(dir, spec.name, {
+        sim: {
+          // Pod status (allocatedResourcesStatus: a DRA device's health) every 200 ms, not 10 s.
+          ...(spec.dra ? { syncFrequencyMs: 200 } : {}),
+          listen: '127.0.0.1:0',
+          numaNodes: spec.numaNodes,
+          cpus: spec.cpus,
+          podResourcesRateLimit: false,
+          logger,
+        },
       });
-      sims.push(sim);
+      nodes.push(node);
+      const sim = node.sim;
       await createDraObjects(sim.url, spec);
-      const gw = await startGateway(
-        parseGatewayConfig({
+      const gw = await gatewayProcess(
+        node,
+        gatewayDocument(node, {
           resources: spec.resources,
-          ...(spec.dra ? { dra: spec.dra } : {}),
+          dra: spec.dra ?? [],
+          stateDir: join(node.dir, 'gateway'),
+          faults: spec.faults !== 'disabled',
           gateway: {
-            nodeName: spec.name,
-            listen: '127.0.0.1:0',
-            devicePluginDir: sim.devicePluginDir,
-            pluginsDir: join(base, 'plugins'),
-            pluginsRegistryDir: join(base, 'plugins_registry'),
-            cdiDir: join(base, 'cdi'),
-            stateDir: join(base, 'gateway'),
-            podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 200 },
-            kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-            // The CPU↔NUMA layout of the simulated node, as a real gateway reads /sys.
-            topology: { sysfsRoot: sim.sysfsRoot, pollIntervalMs: 200 },
+            podResources: { pollIntervalMs: 200 },
+            // The CPU↔NUMA layout of the simulated node (the document's sysfsRoot), read every 200 ms.
+            topology: { pollIntervalMs: 200 },
             // History buckets of 1 s so a fault reaches the charts' tables within the test.
             history: {
               tiers: [
@@ -173,11 +169,9 @@ async function main(): Promise<void> {
                 { resolutionMs: 60_000, retentionMs: 86_400_000 },
               ],
             },
-            faults: { enabled: spec.faults !== 'disabled' },
-            ...(spec.faults === 'token' ? { auth: { tokenFile: tokenFile() } } : {}),
           },
         }),
-        { logger },
+        spec.faults === 'token' ? { token: E2E_TOKEN } : {},
       );
       gateways.push(gw);
       await waitFor(
@@ -240,7 +234,7 @@ async function main(): Promise<void> {
     }
     const info: FixtureInfo = {
       gateways: NODES.map((n, i) => ({ name: n.name, url: gateways[i]!.url })),
-      sims: NODES.map((n, i) => ({ name: n.name, url: sims[i]!.url })),
+      sims: NODES.map((n, i) => ({ name: n.name, url: nodes[i]!.sim.url })),
     };
     console.log(`PLUGBOARD_FIXTURE=${JSON.stringify(info)}`);
   } catch (err) {

@@ -3,14 +3,20 @@
 // node stream proxy, origin checks, and the cluster summary hub including a gateway going away.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { WebSocket } from 'ws';
-import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
-import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
+import type { KubeletSim } from '@plugboard/kubelet-sim';
+import {
+  gatewayDocument,
+  gatewayProcess,
+  simNode,
+  type GatewayProcess,
+  type SimNode,
+} from '@plugboard/testbed';
 import type { NodeHistory, NodeSnapshot } from '@plugboard/api';
 import type { ClusterDocument } from '../lib/cluster-types';
 import { applyLiveMessage, type LiveDocument, type LiveMessage } from '../lib/live-document';
@@ -23,8 +29,9 @@ const TOKEN = 'web-int-token-0123456789';
 const silent = pino({ level: 'silent' });
 
 let dir: string;
+let node: SimNode;
 let sim: KubeletSim;
-let gw: Gateway;
+let gw: GatewayProcess;
 let api: ApiServer;
 let server: Server;
 let base: string;
@@ -70,32 +77,21 @@ function openStream<T>(path: string, origin?: string) {
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pb-web-int-'));
-  writeFileSync(join(dir, 'token'), TOKEN);
-  sim = await startKubeletSim({
-    devicePluginDir: join(dir, 'dp'),
-    stateDir: join(dir, 'kubelet'),
-    nodeName: 'int-node',
-    listen: '127.0.0.1:0',
-    numaNodes: 2,
-    podResourcesRateLimit: false,
-    logger: silent,
+  node = await simNode(dir, 'int-node', {
+    sim: { listen: '127.0.0.1:0', numaNodes: 2, podResourcesRateLimit: false },
   });
-  gw = await startGateway(
-    parseGatewayConfig({
+  sim = node.sim;
+  // The plugboard-gateway binary: the web app's tests do not import the gateway app.
+  gw = await gatewayProcess(
+    node,
+    gatewayDocument(node, {
       resources: [{ name: GPU, simulated: { count: 4, numaNodes: [0, 1] } }],
       gateway: {
-        nodeName: 'int-node',
-        listen: '127.0.0.1:0',
-        devicePluginDir: sim.devicePluginDir,
-        stateDir: null,
-        podResources: { socket: sim.podResourcesSocket, pollIntervalMs: 100 },
-        kube: { mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-        auth: { tokenFile: join(dir, 'token') },
-        faults: { enabled: true },
+        podResources: { pollIntervalMs: 100 },
         history: { tiers: [{ resolutionMs: 200, retentionMs: 60_000 }] },
       },
     }),
-    { logger: silent },
+    { token: TOKEN },
   );
   await waitFor('gateway ready', async () => (await fetch(`${gw.url}/readyz`)).status === 200);
   await sim.admitPod({
@@ -133,7 +129,7 @@ after(async () => {
   server?.closeAllConnections();
   await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
   await gw?.stop().catch(() => {});
-  await sim?.stop();
+  await node?.remove();
   rmSync(dir, { recursive: true, force: true });
 });
 

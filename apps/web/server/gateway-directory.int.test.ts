@@ -6,30 +6,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
+import type { KubeletSim } from '@plugboard/kubelet-sim';
+import { simNode, type SimNode } from '@plugboard/testbed';
 import { kubernetesDirectory, type GatewayDirectory } from './gateway-directory';
 
 let dir: string;
+let node: SimNode;
 let sim: KubeletSim;
 let directory: GatewayDirectory | undefined;
 const savedKubeconfig = process.env.KUBECONFIG;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pb-web-disc-'));
-  sim = await startKubeletSim({
-    devicePluginDir: join(dir, 'dp'),
-    stateDir: join(dir, 'kubelet'),
-    nodeName: 'disc-node',
-    listen: '127.0.0.1:0',
-    logger: pino({ level: 'silent' }),
-  });
+  node = await simNode(dir, 'disc-node', { sim: { listen: '127.0.0.1:0' } });
+  sim = node.sim;
   // The informer loads its client config the standard way (KUBECONFIG, else in-cluster).
-  process.env.KUBECONFIG = sim.kubeconfigPath;
+  process.env.KUBECONFIG = node.kubeconfig;
 });
 
 after(async () => {
   await directory?.stop();
-  await sim?.stop();
+  await node?.remove();
   if (savedKubeconfig === undefined) delete process.env.KUBECONFIG;
   else process.env.KUBECONFIG = savedKubeconfig;
   rmSync(dir, { recursive: true, force: true });

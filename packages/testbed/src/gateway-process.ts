@@ -104,11 +104,12 @@ const TAIL_LINES = 60;
 
 /** The process's environment: the test's, without what would configure the gateway behind our back. */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
+  // A copy of process.env, not a fresh object: its type stays ProcessEnv also where it is augmented
+  // with required keys (Next's types require NODE_ENV; the web app's tests use the test bed).
+  const env = { ...process.env };
+  for (const key of Object.keys(env)) {
     if (key.startsWith('PLUGBOARD_') || key === 'NODE_TEST_CONTEXT' || key === 'KUBERNETES_SERVICE_HOST')
-      continue;
-    env[key] = value;
+      delete env[key];
   }
   return { ...env, ...extra };
 }
