@@ -208,6 +208,11 @@ export class TestKubelet extends EventEmitter<TestKubeletEvents> {
     if (options.recreateKubeletSocket ?? true) await this.start();
   }
 
+  /** Drops every ListAndWatch stream (as a kubelet's connections go when it dies), serving on. */
+  closeStreams(): void {
+    for (const name of [...this.endpoints.keys()]) this.#closeEndpoint(name);
+  }
+
   async stop(options: { keepDir?: boolean } = {}): Promise<void> {
     for (const name of [...this.endpoints.keys()]) this.#closeEndpoint(name);
     for (const client of this.#idle) client.close();
