@@ -77,7 +77,12 @@ export type {
 } from './dra/draplugin.js';
 export type { ClaimRef } from './dra/claims.js';
 export { driverNameProblem } from './dra/names.js';
-export { kubeApiFromKubeConfig, type DraKubeApi, type KubeAccess } from './dra/kube-api.js';
+export {
+  allowPlainHttpClusters,
+  kubeApiFromKubeConfig,
+  type DraKubeApi,
+  type KubeAccess,
+} from './dra/kube-api.js';
 export {
   startDraDrivers,
   draDriverFromConfig,

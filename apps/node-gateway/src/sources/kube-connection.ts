@@ -6,6 +6,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import http from 'node:http';
 import https from 'node:https';
+import { allowPlainHttpClusters } from '@plugboard/plugin';
 import type { ApiServerRequest } from './api-server-request.js';
 import { GatewayError } from '../errors.js';
 
@@ -25,19 +26,8 @@ export function loadKubeConfig(mode: 'in-cluster' | 'kubeconfig', file: string |
   }
   if (!kc.getCurrentCluster())
     throw new GatewayError('config-invalid', `kubeconfig ${file ?? ''} has no current cluster`);
-  // client-node refuses plain-HTTP servers unless TLS verification is "skipped"; for an http:// URL
-  // there is no TLS to verify (kubelet-sim, kubectl proxy), so say so instead of failing every call.
-  if (kc.clusters.some((c) => c.server.startsWith('http://') && !c.skipTLSVerify)) {
-    kc.loadFromOptions({
-      clusters: kc.clusters.map((c) => ({
-        ...c,
-        skipTLSVerify: c.skipTLSVerify || c.server.startsWith('http://'),
-      })),
-      users: kc.users,
-      contexts: kc.contexts,
-      currentContext: kc.currentContext,
-    });
-  }
+  // An http:// server (kubelet-sim, kubectl proxy) has no TLS to verify.
+  allowPlainHttpClusters(kc);
   return kc;
 }
 

@@ -321,20 +321,7 @@ export async function kubeApiFromKubeConfig(access: KubeAccess): Promise<DraKube
   if (!kc.getCurrentCluster()) {
     throw new PluginError('config-invalid', 'the Kubernetes API access has no current cluster');
   }
-  // client-node refuses plain-HTTP servers unless TLS verification is "skipped"; an http:// URL has
-  // no TLS to verify (kubelet-sim, kubectl proxy), so say so instead of failing every call (the
-  // gateway's kube.ts does the same).
-  if (kc.clusters.some((c) => c.server.startsWith('http://') && !c.skipTLSVerify)) {
-    kc.loadFromOptions({
-      clusters: kc.clusters.map((c) => ({
-        ...c,
-        skipTLSVerify: c.skipTLSVerify || c.server.startsWith('http://'),
-      })),
-      users: kc.users,
-      contexts: kc.contexts,
-      currentContext: kc.currentContext,
-    });
-  }
+  allowPlainHttpClusters(kc);
   const resource: ResourceV1Api = kc.makeApiClient(k8s.ResourceV1Api);
   const core: CoreV1Api = kc.makeApiClient(k8s.CoreV1Api);
   return {
@@ -389,4 +376,22 @@ export async function kubeApiFromKubeConfig(access: KubeAccess): Promise<DraKube
       }
     },
   };
+}
+
+/**
+ * client-node refuses plain-HTTP servers unless TLS verification is "skipped"; an http:// URL has no
+ * TLS to verify (kubelet-sim, kubectl proxy), so say so instead of failing every call. The one place
+ * for it: the DRA driver's API access and the gateway's kubeconfig both call it.
+ */
+export function allowPlainHttpClusters(kc: KubeConfig): void {
+  if (!kc.clusters.some((c) => c.server.startsWith('http://') && !c.skipTLSVerify)) return;
+  kc.loadFromOptions({
+    clusters: kc.clusters.map((c) => ({
+      ...c,
+      skipTLSVerify: c.skipTLSVerify || c.server.startsWith('http://'),
+    })),
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
 }
