@@ -11,7 +11,9 @@ import { parseArgs } from 'node:util';
 import { ensureBinaries, type BinaryName, type BuildProgress } from './binaries.js';
 import {
   addNode,
+  assertNodeSocketsFit,
   CONTROL_PLANE_COMPONENTS,
+  defaultNodeNames,
   down,
   readState,
   removeNode,
@@ -119,6 +121,7 @@ export async function main(argv: string[]): Promise<number> {
         const nodes = int(values.nodes, '--nodes', 0);
         if (nodes === undefined) throw new LocalClusterError('usage', `up: --nodes is required\n${USAGE}`);
         const dir = requireDir(values.dir);
+        assertNodeSocketsFit(dir, defaultNodeNames(nodes));
         if (process.getuid?.() !== 0) {
           // Before the long build: the cluster cannot start anyway.
           throw new LocalClusterError(

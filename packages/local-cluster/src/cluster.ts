@@ -11,7 +11,16 @@ import { apiClient, healthz } from './api-client.js';
 import type { Binaries } from './binaries.js';
 import { LocalClusterError } from './errors.js';
 import type { TopologyManagerPolicy } from './kubelet-config.js';
-import { startNode, stopNode, kubeletArgv, validNodeName, waitNodeReady, type NodeSpec } from './node.js';
+import {
+  kubeletArgv,
+  NODE_NAME_ROOM_BYTES,
+  nodeSocketPathProblem,
+  startNode,
+  stopNode,
+  validNodeName,
+  waitNodeReady,
+  type NodeSpec,
+} from './node.js';
 import { writeClientCert, writeClusterPki, writeKubeconfig } from './pki.js';
 import { assertPortFree, freePort } from './ports.js';
 import {
@@ -118,6 +127,22 @@ function raiseInotifyInstances(log: (l: string) => void): void {
 function anyAlive(state: ClusterState): ProcessRecord | null {
   const all = [...state.controlPlane, ...state.nodes.flatMap((n) => [n.kubelet, n.namespace, n.runtime])];
   return all.find((p) => recordAlive(p)) ?? null;
+}
+
+/** The names `up --nodes N` gives its nodes. */
+export const defaultNodeNames = (count: number): string[] =>
+  Array.from({ length: count }, (_, i) => `node-${i + 1}`);
+
+/**
+ * Refuses a cluster directory too long for its nodes' sockets (nodeSocketPathProblem) before
+ * anything is built or started. Nodes added later (`node add`, the test bed) get names of their own:
+ * with none given, a typical length is assumed.
+ */
+export function assertNodeSocketsFit(dir: string, nodeNames: readonly string[] = []): void {
+  for (const n of nodeNames.length > 0 ? nodeNames : ['n'.repeat(NODE_NAME_ROOM_BYTES)]) {
+    const problem = nodeSocketPathProblem(resolve(dir), n);
+    if (problem) throw new LocalClusterError('usage', problem);
+  }
 }
 
 /** Refuses a DIR that a running cluster uses, or that holds something else; clears a stopped cluster's. */
@@ -357,7 +382,7 @@ export async function up(bins: Binaries, opts: UpOptions): Promise<ClusterInfo> 
   if (!Number.isInteger(opts.nodes) || opts.nodes < 0) {
     throw new LocalClusterError('usage', `--nodes: expected a whole number ≥ 0, got ${String(opts.nodes)}`);
   }
-  const names = opts.nodeNames ?? Array.from({ length: opts.nodes }, (_, i) => `node-${i + 1}`);
+  const names = opts.nodeNames ?? defaultNodeNames(opts.nodes);
   for (const n of names) {
     if (!validNodeName(n))
       throw new LocalClusterError('usage', `node name "${n}": expected a DNS label (a-z, 0-9, -)`);
@@ -365,6 +390,7 @@ export async function up(bins: Binaries, opts: UpOptions): Promise<ClusterInfo> 
   requireRoot();
   requireTools();
   const dir = resolve(opts.dir);
+  assertNodeSocketsFit(dir, names);
   prepareDir(dir);
   if (names.length > 0) await assertHostDevicePluginDirFree();
   const apiserverPort = opts.apiserverPort ?? 6443;
@@ -454,6 +480,8 @@ export async function addNode(
   if (state.nodes.some((n) => n.name === spec.name)) {
     throw new LocalClusterError('usage', `node ${spec.name} already exists in ${state.dir}`);
   }
+  const problem = nodeSocketPathProblem(state.dir, spec.name);
+  if (problem) throw new LocalClusterError('usage', problem);
   const isolated = spec.isolated ?? true;
   const node = await startNode(bins, state, { ...spec, isolated }, { timeoutMs: opts.timeoutMs ?? 180_000 });
   state.nodes.push(node);

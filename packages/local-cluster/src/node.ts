@@ -10,6 +10,7 @@
 // same namespace, and so can a third-party device plugin with a hard-coded path (`exec`).
 import { mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { UNIX_SOCKET_PATH_MAX_BYTES } from '@plugboard/proto';
 import { stringify } from 'yaml';
 import { apiClient } from './api-client.js';
 import type { Binaries } from './binaries.js';
@@ -31,6 +32,36 @@ const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function validNodeName(name: string): boolean {
   return name.length <= 63 && NAME.test(name);
+}
+
+/**
+ * The room kept for a DRA driver's name in a node's sockets: the kubelet dials
+ * `plugins_registry/<driver>-reg.sock` and `plugins/<driver>/dra.sock` under its root directory, and
+ * a Unix socket address holds UNIX_SOCKET_PATH_MAX_BYTES. 21 bytes fit Plugboard's driver
+ * (`gpu.plugboard.example`), dra-example-driver's (`gpu.example.com`) and NVIDIA's (`gpu.nvidia.com`).
+ */
+export const DRIVER_NAME_ROOM_BYTES = 21;
+/** The node name length `up` assumes for nodes added later, like the test bed's `dra-1a2b3c`. */
+export const NODE_NAME_ROOM_BYTES = 10;
+
+/**
+ * Why a node named `nodeName` in the cluster directory `clusterDir` could not serve its sockets —
+ * the longest (a DRA driver's registration socket, with DRIVER_NAME_ROOM_BYTES for the driver's
+ * name) would not fit a Unix socket address — or null when it can. Checked before anything starts,
+ * so that a long `--dir` is refused by name instead of a driver failing to register later.
+ */
+export function nodeSocketPathProblem(clusterDir: string, nodeName: string): string | null {
+  const registry = join(clusterDir, 'nodes', nodeName, 'kubelet', 'plugins_registry');
+  const longest = join(registry, `${'d'.repeat(DRIVER_NAME_ROOM_BYTES)}-reg.sock`);
+  const bytes = Buffer.byteLength(longest);
+  if (bytes <= UNIX_SOCKET_PATH_MAX_BYTES) return null;
+  const room = UNIX_SOCKET_PATH_MAX_BYTES - Buffer.byteLength(join(registry, '-reg.sock'));
+  return (
+    `--dir ${clusterDir} is too long for node ${nodeName}'s sockets: a DRA driver registers at ` +
+    `${registry}/<driver>-reg.sock and a Unix socket address holds ${UNIX_SOCKET_PATH_MAX_BYTES} bytes, ` +
+    `which leaves ${Math.max(room, 0)} bytes for the driver's name (${DRIVER_NAME_ROOM_BYTES} needed): ` +
+    `use a shorter --dir, e.g. one made by mktemp -d /tmp/pb-XXXXXX`
+  );
 }
 
 function mountNamespaceReady(pid: number, isolated: boolean): boolean {

@@ -193,6 +193,15 @@ describe('plugboard-cluster', () => {
     assert.equal(badFlag.code, 2);
     assert.match(badFlag.stderr, /--nodes: expected a whole number ≥ 0, got "two"/);
 
+    const longDir = join(other, 'a-directory-name-long-enough-that-no-driver-could-register-under-it');
+    const tooLong = await cli(['up', '--nodes', '1', '--dir', longDir]);
+    assert.equal(tooLong.code, 2);
+    assert.match(
+      tooLong.stderr,
+      /is too long for node node-1's sockets: a DRA driver registers at .*plugins_registry\/<driver>-reg\.sock .* use a shorter --dir/,
+    );
+    assert.ok(!existsSync(longDir), 'nothing created');
+
     const notRoot = await cli(['up', '--nodes', '0', '--dir', join(other, 'x')], { asUser: 65534 });
     assert.equal(notRoot.code, 1);
     assert.match(notRoot.stderr, /must run as root .* sudo/);
