@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { waitFor } from '@plugboard/testbed/wait';
 
 /** The path of a binary on PATH; throws saying how to install it when it is missing. */
 export function requireBinary(name: 'prometheus' | 'promtool'): string {
@@ -28,33 +29,8 @@ export function promtool(args: string[], input?: string): string {
   return output;
 }
 
-/**
- * Polls `fn` until it returns a truthy value, at most `timeoutMs`; the error names what was awaited
- * and the last value or error seen, so a failure says what the state was.
- */
-export async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  timeoutMs = 20_000,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value) return value;
-      last = value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) {
-      const seen = last instanceof Error ? last.message : JSON.stringify(last);
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${seen}`);
-    }
-    await delay(intervalMs);
-  }
-}
+/** Polls until a condition holds (the test bed's waitFor: deadline, last value or error in the failure). */
+export const until = waitFor;
 
 async function freePort(): Promise<number> {
   const server = createServer();

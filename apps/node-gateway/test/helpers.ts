@@ -6,34 +6,21 @@ import { parse as parseYaml } from 'yaml';
 import { WebSocket } from 'ws';
 import type { V1ContainerStatus } from '@kubernetes/client-node';
 import type { NodeSnapshot, StreamMessage } from '@plugboard/api';
+import { waitFor as waitUntil } from '@plugboard/testbed/wait';
 
 /** What the gateway sends (it never sends `error` frames; it closes with a code instead). */
 export type Msg = Exclude<StreamMessage<NodeSnapshot>, { type: 'error' }>;
 
-export async function waitFor<T>(
+/**
+ * The test bed's waitFor, re-checking every 10 ms (the gateway reacts within milliseconds) with a
+ * 15 s deadline — a bound for a CI machine under load, not a pause.
+ */
+export const waitFor = <T>(
   what: string,
   fn: () => T | undefined | false | null | Promise<T | undefined | false | null>,
-  // A deadline, not a pause: it only bounds how long a condition may take, so it is generous
-  // enough for a CI machine under load (the condition is re-checked every intervalMs).
   timeoutMs = 15_000,
   intervalMs = 10,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
-      );
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+): Promise<T> => waitUntil(what, fn, timeoutMs, intervalMs);
 
 export interface StreamClient {
   ws: WebSocket;

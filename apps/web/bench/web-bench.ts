@@ -16,6 +16,7 @@ import {
   simNode,
   type GatewayProcess,
   type SimNode,
+  waitFor,
 } from '@plugboard/testbed';
 import type { NodeSnapshot } from '@plugboard/api';
 import { REPO_ROOT, startWebServer, stopPid } from '../e2e/processes';
@@ -45,20 +46,6 @@ function rssMb(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | null | undefined | false>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** A kubelet-sim node and its gateway (the plugboard-gateway binary, a process of its own). */

@@ -16,6 +16,7 @@ import {
   simNode,
   type GatewayProcess,
   type SimNode,
+  waitFor,
 } from '@plugboard/testbed';
 import type { NodeSnapshot } from '@plugboard/api';
 
@@ -24,26 +25,6 @@ import { E2E_TOKEN, NODES, type NodeSpec } from './fixture-spec';
 export interface FixtureInfo {
   gateways: { name: string; url: string }[];
   sims: { name: string; url: string }[];
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | null | undefined | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** POSTs one resource.k8s.io/v1 object to the node's API slice, as `kubectl create` would. */

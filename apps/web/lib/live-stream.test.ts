@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { applyLiveMessage, type LiveDocument, type LiveMessage } from './live-document';
 import { LiveStream, type LinkStatus } from './live-stream';
+import { waitFor as waitUntil } from '@plugboard/testbed/wait';
 
 type Doc = { n: number };
 
@@ -21,19 +22,9 @@ before(async () => {
 });
 after(() => new Promise<void>((r) => wss.close(() => r())));
 
-async function waitFor<T>(
-  what: string,
-  fn: () => T | null | undefined | false,
-  timeoutMs = 5000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** Stream state changes within milliseconds: re-check often. */
+const waitFor = <T>(what: string, fn: () => T | null | undefined | false): Promise<T> =>
+  waitUntil(what, fn, 5000, 10);
 
 class FakeVisibility extends EventTarget {
   hidden = false;

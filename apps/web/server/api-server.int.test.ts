@@ -16,6 +16,7 @@ import {
   simNode,
   type GatewayProcess,
   type SimNode,
+  waitFor,
 } from '@plugboard/testbed';
 import type { NodeHistory, NodeSnapshot } from '@plugboard/api';
 import type { ClusterDocument } from '../lib/cluster-types';
@@ -35,20 +36,6 @@ let gw: GatewayProcess;
 let api: ApiServer;
 let server: Server;
 let base: string;
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | null | undefined | false> | T | null | undefined | false,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 interface Problem {
   title: string;

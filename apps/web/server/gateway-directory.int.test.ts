@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { KubeletSim } from '@plugboard/kubelet-sim';
-import { simNode, type SimNode } from '@plugboard/testbed';
+import { simNode, type SimNode, waitFor } from '@plugboard/testbed';
 import { kubernetesDirectory, type GatewayDirectory } from './gateway-directory';
 
 let dir: string;
@@ -31,20 +31,6 @@ after(async () => {
   else process.env.KUBECONFIG = savedKubeconfig;
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function waitFor<T>(
-  what: string,
-  fn: () => T | null | undefined | false,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 it('lists running gateway pods matching the selector by node name and follows deletions', async () => {
   const labels = { 'app.kubernetes.io/name': 'plugboard', 'app.kubernetes.io/component': 'gateway' };

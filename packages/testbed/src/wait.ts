@@ -1,5 +1,12 @@
 // Waiting on a condition with a deadline: re-checked until it holds; the deadline only bounds how
-// long it may take on a busy machine, it is not a pause.
+// long it may take on a busy machine, it is not a pause. The one waitFor of Plugboard's tests,
+// benches and fixtures (also exported alone as `@plugboard/testbed/wait`, which loads nothing else).
+
+/**
+ * Re-checks `fn` every `intervalMs` until it returns a truthy value (a throw counts as not yet),
+ * at most `timeoutMs`; the error names what was awaited and the last error or value seen, so a
+ * failure says what the state was.
+ */
 export async function waitFor<T>(
   what: string,
   fn: () => T | undefined | false | null | Promise<T | undefined | false | null>,
@@ -12,13 +19,13 @@ export async function waitFor<T>(
     try {
       const v = await fn();
       if (v) return v;
+      last = v;
     } catch (err) {
       last = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`,
-      );
+      const seen = last instanceof Error ? `: ${last.message}` : ` (last seen: ${String(last)})`;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${seen}`);
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
