@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startKubeletSim, type KubeletSim, type KubeletSimOptions } from '../src/index.js';
 import { TestPlugin, type TestPluginOptions } from './test-plugin.js';
+import { waitFor as waitUntil, type Falsy } from '@plugboard/testbed/wait';
 
 export interface SimFixture {
   sim: KubeletSim;
@@ -66,22 +67,15 @@ export async function startWithPlugin(
   };
 }
 
-type Falsy = undefined | null | false | 0 | '';
-
-/** Polls `check` (sync or async) until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(
+/**
+ * The test bed's waitFor with this suite's argument order: re-checks `check` every 10 ms until it
+ * returns a truthy value, for at most `timeoutMs` (a bound for a busy machine, not a pause).
+ */
+export const waitFor = <T>(
   check: () => T | Falsy | Promise<T | Falsy>,
   what: string,
   timeoutMs = 5000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+): Promise<T> => waitUntil(what, check, timeoutMs, 10);
 
 export function pod(
   name: string,

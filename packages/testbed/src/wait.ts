@@ -2,6 +2,9 @@
 // long it may take on a busy machine, it is not a pause. The one waitFor of Plugboard's tests,
 // benches and fixtures (also exported alone as `@plugboard/testbed/wait`, which loads nothing else).
 
+/** What counts as "not yet". */
+export type Falsy = undefined | null | false | 0 | '';
+
 /**
  * Re-checks `fn` every `intervalMs` until it returns a truthy value (a throw counts as not yet),
  * at most `timeoutMs`; the error names what was awaited and the last error or value seen, so a
@@ -9,7 +12,7 @@
  */
 export async function waitFor<T>(
   what: string,
-  fn: () => T | undefined | false | null | Promise<T | undefined | false | null>,
+  fn: () => T | Falsy | Promise<T | Falsy>,
   timeoutMs = 60_000,
   intervalMs = 100,
 ): Promise<T> {
