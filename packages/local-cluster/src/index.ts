@@ -22,6 +22,7 @@ export {
   type UpOptions,
   type ComponentStatus,
 } from './cluster.js';
+export { writeKubeconfig } from './pki.js';
 export { LocalClusterError, type LocalClusterErrorCode } from './errors.js';
 export type { TopologyManagerPolicy } from './kubelet-config.js';
 export {

@@ -48,11 +48,27 @@ export function writeClientCert(pkiBin: string, dir: string, id: ClientIdentity)
   ]);
 }
 
-/** A kubeconfig that authenticates with a client certificate of pkiDir. */
+/**
+ * A kubeconfig for the cluster: authenticating with a client certificate of pkiDir (`client`), or
+ * with a bearer token alone (`token`, e.g. a ServiceAccount's from the TokenRequest API: no client
+ * certificate, which the API server would authenticate first).
+ */
 export function writeKubeconfig(
   path: string,
-  opts: { server: string; pkiDir: string; client: string; name: string },
+  opts: { server: string; pkiDir: string; name: string } & (
+    { client: string } | { token: string; user: string }
+  ),
 ): void {
+  const [userName, user] =
+    'client' in opts
+      ? [
+          opts.client,
+          {
+            'client-certificate': join(opts.pkiDir, `${opts.client}.crt`),
+            'client-key': join(opts.pkiDir, `${opts.client}.key`),
+          },
+        ]
+      : [opts.user, { token: opts.token }];
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
@@ -62,16 +78,8 @@ export function writeKubeconfig(
         cluster: { server: opts.server, 'certificate-authority': join(opts.pkiDir, 'ca.crt') },
       },
     ],
-    users: [
-      {
-        name: opts.client,
-        user: {
-          'client-certificate': join(opts.pkiDir, `${opts.client}.crt`),
-          'client-key': join(opts.pkiDir, `${opts.client}.key`),
-        },
-      },
-    ],
-    contexts: [{ name: opts.name, context: { cluster: opts.name, user: opts.client } }],
+    users: [{ name: userName, user }],
+    contexts: [{ name: opts.name, context: { cluster: opts.name, user: userName } }],
     'current-context': opts.name,
   };
   writeFileSync(path, stringify(config), { mode: 0o600 });

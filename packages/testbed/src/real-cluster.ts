@@ -22,6 +22,7 @@ import {
   type ClusterState,
   type NodeState,
   type TopologyManagerPolicy,
+  writeKubeconfig,
 } from '@plugboard/local-cluster';
 
 const run = promisify(execFile);
@@ -53,6 +54,26 @@ export interface RealCluster {
   ): Promise<RealNode>;
   /** A new namespace named `<prefix>-<random>`; deleted (without waiting) by the returned function. */
   namespace(prefix: string): Promise<{ name: string; remove(): Promise<void> }>;
+  /**
+   * The real kubectl as a ServiceAccount: a token from the TokenRequest API (`kubectl create token`),
+   * bound to a Pod when `boundPod` names one (as the kubelet's projected token of a pod is: the API
+   * server then puts the pod's node into the token, `authentication.kubernetes.io/node-name`), in a
+   * kubeconfig of its own under `dir` that holds the token and the cluster's CA and nothing else.
+   */
+  serviceAccount(
+    namespace: string,
+    name: string,
+    opts: { dir: string; boundPod?: string },
+  ): Promise<ServiceAccountClient>;
+}
+
+/** kubectl as a ServiceAccount (RealCluster.serviceAccount). */
+export interface ServiceAccountClient {
+  /** `system:serviceaccount:<namespace>:<name>`. */
+  username: string;
+  token: string;
+  kubeconfig: string;
+  kubectl(args: readonly string[], opts?: { input?: string }): Promise<KubectlResult>;
 }
 
 export interface RealNode extends TestNode {
@@ -161,18 +182,21 @@ export function realCluster(env: NodeJS.ProcessEnv = process.env): RealCluster {
   const bins = cachedBinaries(env);
   if (!bins) throw new Error('the local cluster’s binaries are not built: run `npx plugboard-cluster build`');
   const state = readState(dir);
-  const kubectl = async (args: readonly string[], opts: { input?: string } = {}): Promise<KubectlResult> => {
-    const child = run(bins.kubectl, ['--kubeconfig', state.kubeconfig, ...args], {
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    child.child.stdin?.end(opts.input ?? '');
-    try {
-      return await child;
-    } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, { cause: err });
-    }
-  };
+  const kubectlWith =
+    (kubeconfig: string) =>
+    async (args: readonly string[], opts: { input?: string } = {}): Promise<KubectlResult> => {
+      const child = run(bins.kubectl, ['--kubeconfig', kubeconfig, ...args], {
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      child.child.stdin?.end(opts.input ?? '');
+      try {
+        return await child;
+      } catch (err) {
+        const e = err as { stderr?: string; message: string };
+        throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, { cause: err });
+      }
+    };
+  const kubectl = kubectlWith(state.kubeconfig);
   const cluster: RealCluster = {
     dir,
     kubeconfig: state.kubeconfig,
@@ -198,6 +222,36 @@ export function realCluster(env: NodeJS.ProcessEnv = process.env): RealCluster {
         name,
         remove: async () => void (await kubectl(['delete', 'namespace', name, '--wait=false'])),
       };
+    },
+    serviceAccount: async (namespace, name, opts) => {
+      const bound: string[] = [];
+      if (opts.boundPod) {
+        const uid = (
+          await kubectl(['get', 'pod', '-n', namespace, opts.boundPod, '-o', 'jsonpath={.metadata.uid}'])
+        ).stdout;
+        bound.push(
+          '--bound-object-kind',
+          'Pod',
+          '--bound-object-name',
+          opts.boundPod,
+          '--bound-object-uid',
+          uid,
+        );
+      }
+      const token = (await kubectl(['create', 'token', name, '-n', namespace, ...bound])).stdout.trim();
+      const username = `system:serviceaccount:${namespace}:${name}`;
+      const kubeconfig = join(
+        opts.dir,
+        `${namespace}.${name}${opts.boundPod ? `.${opts.boundPod}` : ''}.kubeconfig`,
+      );
+      writeKubeconfig(kubeconfig, {
+        server: state.server,
+        pkiDir: state.pkiDir,
+        name: 'plugboard-local',
+        token,
+        user: username,
+      });
+      return { username, token, kubeconfig, kubectl: kubectlWith(kubeconfig) };
     },
   };
   return cluster;
