@@ -294,6 +294,18 @@ describe('the chart on a real API server (Kubernetes v1.37.2)', () => {
       },
       conditions: ['always', 'config.dra'],
     },
+    {
+      name: 'auth.mode=kubernetes and gateway.rbac.nodesProxy',
+      valuesFiles: () => {
+        const file = join(work, 'rbac-options-values.json');
+        writeFileSync(
+          file,
+          JSON.stringify({ auth: { mode: 'kubernetes' }, gateway: { rbac: { nodesProxy: true } } }),
+        );
+        return [file];
+      },
+      conditions: ['always', 'auth.mode=kubernetes', 'gateway.rbac.nodesProxy'],
+    },
     // The observer install (no plugins of the gateway's own) joins this table once the chart has
     // values for it: { name: 'observer values', valuesFiles: …, conditions: ['always'] }.
   ];
