@@ -223,6 +223,23 @@ test("clearing the device's faults deletes the rule", async () => {
   await until('no fault left', (s) => Object.keys(s.faults).length === 0);
 });
 
+test('a fault whose TTL runs out deletes its rule', async () => {
+  const r = await post('/api/v1/faults', {
+    resource: OTHER,
+    deviceId: device,
+    reason: 'drill: one second',
+    taint: 'NoSchedule',
+    ttlSeconds: 1,
+  });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.deepEqual(
+    (await rules()).map((x) => x.spec.taint.effect),
+    ['NoSchedule'],
+  );
+  await waitFor('the rule deleted at expiry', async () => ((await rules()).length === 0 ? true : null));
+  await until('no fault left', (s) => Object.keys(s.faults).length === 0);
+});
+
 test('an unknown device of the other driver: 422 problem+json, no rule', async () => {
   const r = await post('/api/v1/faults', { resource: OTHER, deviceId: 'nope', reason: 'x', taint: 'None' });
   assert.equal(r.status, 422);
