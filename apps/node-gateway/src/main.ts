@@ -13,6 +13,7 @@ import { readiness } from './model/readiness.js';
 import { TopologyState } from './model/topology-state.js';
 import { FaultStore } from './faults/fault-store.js';
 import { ScenarioRunner, scenarioDevices } from './faults/scenarios.js';
+import { TaintRuleFaults } from './faults/taint-rules.js';
 import { restorePersistedFaults } from './faults/restore.js';
 import { createGatewayEvents } from './events/gateway-events.js';
 import { faultStoreEvents } from './events/fault-events.js';
@@ -153,6 +154,12 @@ async function startCore(
     ...faultStoreEvents({ events, metrics, model, logger }),
   });
   cleanups.push(() => faults.close());
+  // Faults on other drivers' DRA devices: DeviceTaintRules, written once the API connection exists.
+  const taintRules = new TaintRuleFaults({
+    nodeName: config.nodeName,
+    onError: (rule, error) => logger.warn({ rule, error }, 'DeviceTaintRule write failed; retrying'),
+  });
+  cleanups.push(() => taintRules.close());
   model.setGateway({ persistence: faults.persistence });
   if (!faults.persistence.enabled && config.stateDir) {
     logger.warn(
@@ -172,7 +179,20 @@ async function startCore(
     : null;
   if (history) cleanups.push(() => history.stop());
   publishModelChanges(model, stream.hub, metrics);
-  return { ...base, kubeClient, authorizer, model, events, metrics, topology, faults, stream, history, live };
+  return {
+    ...base,
+    kubeClient,
+    authorizer,
+    model,
+    events,
+    metrics,
+    topology,
+    faults,
+    taintRules,
+    stream,
+    history,
+    live,
+  };
 }
 
 /** The plugins (started here unless given), their events, the faults they carry, the scenario runner. */
@@ -206,7 +226,11 @@ async function startPluginsAndFaults(
   cleanups.push(attachDraDrivers(drivers, model, draDriverEventHooks({ ...parts, pollSoon })));
   cleanups.push(attachDraModelEvents(model, parts.events));
 
-  restorePersistedFaults(faults, routeFaults(pluginActuator(runtime), draActuator(drivers)), logger);
+  restorePersistedFaults(
+    faults,
+    routeFaults(pluginActuator(runtime), draActuator(drivers), parts.taintRules),
+    logger,
+  );
   const scenarios = new ScenarioRunner({
     nodeName: config.nodeName,
     faults,
@@ -249,6 +273,7 @@ function startSources(parts: Parts): KubeletTopologySource | null {
   // kubelet-sim's control API behind a kubeconfig as extra detail. One API-server connection for both.
   const request = kubeClient.module.createApiServerRequest(kubeClient.kc);
   cleanups.push(() => request.close());
+  parts.taintRules.connect(request);
   if (config.topology.configz.enabled) {
     const configz = new KubeletConfigz({
       nodeName: config.nodeName,

@@ -384,6 +384,33 @@ test('a fault with taint NoExecute: the taint shows on the device, the pod is ev
   );
 });
 
+test('a fault with taint None on a driver run here: a marker taint in the slice, not counted as tainted', async () => {
+  const r = await post('/api/v1/faults', {
+    resource: DRIVER,
+    deviceId: 'gpu-3',
+    reason: 'marker',
+    taint: 'None',
+  });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  const key = deviceKey('gpu-3');
+  const s = await until('the None taint in the slice', (s) =>
+    s.dra?.devices[key]?.taints.some((t) => t.effect === 'None'),
+  );
+  assert.deepEqual(
+    s.dra!.devices[key]!.taints.map((t) => [t.key, t.value, t.effect, t.source]),
+    [[`${DRIVER}/fault`, 'simulated', 'None', 'ResourceSlice']],
+  );
+  assert.equal(s.faults[r.body.id as string]!.taint, 'None');
+  assert.equal(
+    s.faults[r.body.id as string]!.taintRule,
+    undefined,
+    'no DeviceTaintRule for a driver run here',
+  );
+  assert.equal(s.dra!.drivers[DRIVER]!.counts.tainted, 0);
+  assert.equal(await del(`/api/v1/faults/${r.body.id as string}`), 204);
+  await until('untainted and healthy again', (s) => s.dra?.devices[key]?.taints.length === 0);
+});
+
 test("a claim nothing fits is pending with the scheduler's message", async () => {
   await resource.createNamespacedResourceClaim({
     namespace: 'default',

@@ -237,10 +237,49 @@ export interface FaultRecord {
   /** Why the plugin could not take the fault (set only for a fault restored after a restart). */
   failure?: string | null;
   /**
-   * DRA devices only: the taint the driver puts on the faulted device in its ResourceSlice
-   * (NoSchedule: no new claims get it; NoExecute: pods using it are evicted). null/absent: health only.
+   * DRA devices only: the taint the driver puts on the faulted device in its ResourceSlice, or the
+   * DeviceTaintRule's taint (`taintRule`) (None: no effect, a marker and for a rule a dry run;
+   * NoSchedule: no new claims get it; NoExecute: pods using it are evicted). null/absent: health only.
    */
-  taint?: Exclude<DraTaintEffect, 'None'> | null;
+  taint?: DraTaintEffect | null;
+  /**
+   * A device of a DRA driver this gateway does not run: the DeviceTaintRule the fault is (created,
+   * deleted with the fault); its effect is `taint`. Absent for every other fault.
+   */
+  taintRule?: FaultTaintRule | null;
+}
+
+/** The DeviceTaintRule of a fault on another driver's device: its name and `spec.deviceSelector`. */
+export interface FaultTaintRule {
+  /** `plugboard-fault-<hash of driver/pool/device>`: one rule per device, found again after a restart. */
+  name: string;
+  driver: string;
+  pool: string;
+  device: string;
+}
+
+/**
+ * The fault's DeviceTaintRule as the API server reports it (the gateway's DeviceTaintRule informer):
+ * its taint, and the `EvictionInProgress` condition kube-controller-manager's device taint eviction
+ * controller writes — for effect None a dry run ("… 1 pod would be evicted in 1 namespace if the
+ * effect was NoExecute …"). The API names no pods: `podsUsingDevice` are the pods whose claims
+ * (ResourceClaims informer) hold the device.
+ */
+export interface FaultTaintRuleStatus {
+  /** Whether the informer holds the rule (false: not created yet, or deleted behind the gateway). */
+  observed: boolean;
+  /** The rule's `spec.taint.effect` as observed; null when not observed. */
+  effect: DraTaintEffect | null;
+  /** `status.conditions[type=EvictionInProgress]`; null until the controller writes it. */
+  condition: {
+    status: 'True' | 'False' | 'Unknown';
+    reason: string;
+    message: string;
+    lastTransitionTime: Timestamp;
+    /** Whether it was computed for the rule's current spec (observedGeneration = generation). */
+    current: boolean;
+  } | null;
+  podsUsingDevice: string[];
 }
 
 /**
@@ -258,6 +297,8 @@ export interface FaultState extends FaultRecord {
   state: FaultPhase;
   /** Why the fault is not 'active'; null when it is. */
   stateReason: string | null;
+  /** With `taintRule`: the rule as observed; absent for every other fault. */
+  taintRuleStatus?: FaultTaintRuleStatus;
 }
 
 export type NodeEventKind =

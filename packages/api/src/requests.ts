@@ -24,8 +24,12 @@ export const faultBodySchema = z
       .max(30 * 24 * 3600)
       .nullable()
       .optional(),
-    /** DRA devices only: also taint the device in its ResourceSlice with this effect. */
-    taint: z.enum(['NoSchedule', 'NoExecute']).nullable().optional(),
+    /**
+     * DRA devices only: also taint the device with this effect — in its ResourceSlice for a driver
+     * this gateway runs, through a DeviceTaintRule for any other driver (None: a dry run, the rule's
+     * status says how many pods NoExecute would evict).
+     */
+    taint: z.enum(['None', 'NoSchedule', 'NoExecute']).nullable().optional(),
   })
   .strict();
 

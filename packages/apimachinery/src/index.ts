@@ -11,4 +11,4 @@ export {
   QuantityError,
   type QuantityFormat,
 } from './api/resource/quantity.ts';
-export type { ObjectMeta, OwnerReference } from './apis/meta/v1/types.ts';
+export type { Condition, ObjectMeta, OwnerReference } from './apis/meta/v1/types.ts';

@@ -192,6 +192,24 @@ describe('DeviceTaintRule in the API slice', () => {
         'NoSchedule',
       ]);
 
+      // The control plane's eviction controller writes the rule's status at once, as upstream's does.
+      const ref = { apiVersion: GV, kind: 'DeviceTaintRule', metadata: { name: 'gpu-0-maintenance' } };
+      let written: DeviceTaintRule | null = null;
+      await waitFor(async () => {
+        const r = await objects.read<DeviceTaintRule>(ref);
+        if (r.status?.conditions?.length) written = r;
+        return written !== null;
+      }, "the eviction controller's condition");
+      const { lastTransitionTime, ...condition } = written!.status!.conditions![0]!;
+      assert.match(String(lastTransitionTime), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      assert.deepEqual(condition, {
+        type: 'EvictionInProgress',
+        status: 'False',
+        reason: 'OtherEffect',
+        message: 'Eviction only happens for the NoExecute effect.',
+        observedGeneration: 1,
+      });
+
       // The status only through its subresource (what the eviction controller writes).
       const status = {
         conditions: [
@@ -209,7 +227,7 @@ describe('DeviceTaintRule in the API slice', () => {
         'PUT',
         '/apis/resource.k8s.io/v1/devicetaintrules/gpu-0-maintenance/status',
         {
-          ...created,
+          ...written!,
           status,
         },
       );

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync, unlinkSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { FaultRecord } from '@plugboard/api';
+import type { FaultRecord, FaultTaintRule } from '@plugboard/api';
 import { REPLICA_SEPARATOR } from '@plugboard/plugin';
 import { GatewayError } from '../errors.js';
 
@@ -18,15 +18,16 @@ export type FaultTaint = NonNullable<FaultRecord['taint']>;
 export interface FaultActuator {
   /**
    * `absentOk`: the device may be absent now (a fault restored after a restart); `taint`: a DRA
-   * device also gets that taint in its ResourceSlice (a device plugin refuses it).
+   * device also gets that taint in its ResourceSlice (a device plugin refuses it); `taintRule`: the
+   * device is another driver's, the fault is that DeviceTaintRule (faults/taint-rules.ts).
    */
   inject(
     resource: string,
     deviceId: string,
     reason: string,
-    options?: { absentOk?: boolean; taint?: FaultTaint | null },
+    options?: { absentOk?: boolean; taint?: FaultTaint | null; taintRule?: FaultTaintRule | null },
   ): void;
-  clear(resource: string, deviceId: string): void;
+  clear(resource: string, deviceId: string, options?: { taintRule?: FaultTaintRule | null }): void;
   /** The ID a fault is kept under (a DRA device's ResourceSlice name → its source ID). */
   resolve?(resource: string, deviceId: string): string;
 }
@@ -37,11 +38,16 @@ export interface NewFault {
   reason: string;
   ttlSeconds?: number | null;
   scenarioId?: string | null;
-  /** DRA devices only: taint the device in its ResourceSlice too. */
+  /** DRA devices only: taint the device in its ResourceSlice too (or through `taintRule`). */
   taint?: FaultTaint | null;
+  /** A device of a DRA driver this gateway does not run: the DeviceTaintRule the fault is. */
+  taintRule?: FaultTaintRule | null;
 }
 
-const taintOf = (f: FaultRecord): { taint?: FaultTaint } => (f.taint ? { taint: f.taint } : {});
+const taintOf = (f: FaultRecord): { taint?: FaultTaint; taintRule?: FaultTaintRule } => ({
+  ...(f.taint ? { taint: f.taint } : {}),
+  ...(f.taintRule ? { taintRule: f.taintRule } : {}),
+});
 
 export type FaultClearCause = 'deleted' | 'expired' | 'scenario-stopped' | 'expired-while-down';
 
@@ -199,6 +205,7 @@ export class FaultStore {
       scenarioId: input.scenarioId ?? null,
       simulated: true,
       ...(input.taint ? { taint: input.taint } : {}),
+      ...(input.taintRule ? { taintRule: input.taintRule } : {}),
     };
     // The plugin takes the fault first: a refusal is the caller's error and nothing is kept.
     this.actuator?.inject(fault.resource, fault.deviceId, fault.reason, taintOf(fault));
@@ -217,7 +224,7 @@ export class FaultStore {
     if (!fault.failure) {
       const others = this.deviceFaults(fault.resource, fault.deviceId).filter((f) => !f.failure);
       try {
-        if (others.length === 0) this.actuator?.clear(fault.resource, fault.deviceId);
+        if (others.length === 0) this.actuator?.clear(fault.resource, fault.deviceId, taintOf(fault));
         // Another fault still holds the device; keep its reason (and taint) current.
         else {
           const last = others.at(-1)!;

@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../config.js';
 import type { NodeModel } from '../model/node-model.js';
 import type { FaultStore } from '../faults/fault-store.js';
 import type { ScenarioRunner } from '../faults/scenarios.js';
+import type { TaintRuleFaults } from '../faults/taint-rules.js';
 import type { NodeHistoryStore } from '../model/history.js';
 import type { Placement } from '../model/placement.js';
 import type { Authorizer } from './auth.js';
@@ -14,6 +15,8 @@ export interface HttpContext {
   config: GatewayConfig;
   model: NodeModel;
   faults: FaultStore;
+  /** Faults on other drivers' DRA devices as DeviceTaintRules (null/absent: not wired, as in some tests). */
+  taintRules?: TaintRuleFaults | null;
   scenarios: ScenarioRunner;
   authorizer: Authorizer;
   hub: StreamHub;

@@ -3,6 +3,7 @@
 // the event ring. No I/O and no clock: the caller passes `updatedAt`, so equal inputs give equal output.
 import type { V1Node, V1Pod, V1ContainerStatus } from '@kubernetes/client-node';
 import { Quantity } from '@plugboard/apimachinery';
+import { DEVICE_TAINT_CONDITION_EVICTION_IN_PROGRESS } from '@plugboard/k8s-api';
 import type { podresources } from '@plugboard/proto';
 import type {
   ContainerState,
@@ -12,6 +13,7 @@ import type {
   DynamicResourceState,
   FaultRecord,
   FaultState,
+  FaultTaintRuleStatus,
   GatewayInfo,
   Health,
   NodeEvent,
@@ -252,6 +254,10 @@ function buildFaults(
       out[f.id] = state('failed', f.failure);
       continue;
     }
+    if (f.taintRule) {
+      out[f.id] = taintRuleFault(f, state, inputs.kube?.dra ?? null, dra);
+      continue;
+    }
     if (draDrivers.has(f.resource)) {
       const device = Object.values(dra.devices).find(
         (d) => d.driver === f.resource && d.sourceId === f.deviceId,
@@ -289,6 +295,52 @@ function buildFaults(
     }
   }
   return out;
+}
+
+/**
+ * A fault that is a DeviceTaintRule (another driver's device): 'active' once the DeviceTaintRule
+ * informer holds the rule with the fault's effect, with the rule's status as the controller wrote it.
+ */
+function taintRuleFault(
+  f: FaultRecord,
+  state: (phase: FaultState['state'], stateReason: string | null) => FaultState,
+  kube: DraKubeInput | null,
+  dra: DraState,
+): FaultState {
+  const rule = f.taintRule!;
+  const stored = kube?.taintRules.find((r) => r.metadata.name === rule.name) ?? null;
+  const effect = f.taint ?? 'None';
+  const condition = stored?.status?.conditions?.find(
+    (c) => c.type === DEVICE_TAINT_CONDITION_EVICTION_IN_PROGRESS,
+  );
+  const device = dra.devices[`${rule.driver}/${rule.pool}/${rule.device}`];
+  const taintRuleStatus: FaultTaintRuleStatus = {
+    observed: stored !== null,
+    effect: stored?.spec.taint.effect ?? null,
+    condition: condition
+      ? {
+          status: condition.status,
+          reason: condition.reason,
+          message: condition.message,
+          lastTransitionTime: condition.lastTransitionTime,
+          current: condition.observedGeneration === stored?.metadata.generation,
+        }
+      : null,
+    podsUsingDevice: [...new Set(device?.allocations.flatMap((a) => a.pods) ?? [])].sort(),
+  };
+  const phase: [FaultState['state'], string | null] = !kube
+    ? ['pending', 'the DeviceTaintRule informer is not running (no Kubernetes API)']
+    : kube.notServed['DeviceTaintRule']
+      ? ['failed', `the API server does not serve DeviceTaintRule: ${kube.notServed['DeviceTaintRule']}`]
+      : !stored
+        ? ['pending', `the API server does not hold DeviceTaintRule ${rule.name} (yet)`]
+        : stored.spec.taint.effect !== effect
+          ? [
+              'pending',
+              `DeviceTaintRule ${rule.name} has effect ${stored.spec.taint.effect}, not ${effect} (yet)`,
+            ]
+          : ['active', null];
+  return { ...state(phase[0], phase[1]), taintRuleStatus };
 }
 
 function buildDevices(
@@ -701,7 +753,9 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
         cache?.dra ?? null,
       ),
   );
-  const faults = m('faults', [inputs.faults, devices, dra], () => buildFaults(inputs, devices, dra));
+  const faults = m('faults', [inputs.faults, devices, dra, inputs.kube?.dra?.taintRules], () =>
+    buildFaults(inputs, devices, dra),
+  );
   return {
     schema: 1,
     nodeName: inputs.nodeName,

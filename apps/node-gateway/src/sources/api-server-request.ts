@@ -14,7 +14,7 @@ export interface ApiServerResponse {
  * builds it from @kubernetes/client-node's KubeConfig on node:http/https).
  */
 export type ApiServerRequest = (
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   /** Path and query, e.g. `/control/v1/state?view=admissions`. */
   path: string,
   options: { headers?: Record<string, string>; body?: string; timeoutMs: number },

@@ -18,6 +18,7 @@ import type { GatewayConfig } from '../config.js';
 import type { DraDriverInput } from '../model/dra.js';
 import type { NodeModel } from '../model/node-model.js';
 import type { FaultActuator } from '../faults/fault-store.js';
+import type { TaintRuleFaults } from '../faults/taint-rules.js';
 import { GatewayError } from '../errors.js';
 import { sameItems } from '../same-items.js';
 
@@ -148,16 +149,28 @@ export function draActuator(runtime: DraDrivers): FaultActuator & { serves(resou
   };
 }
 
-/** Routes each fault to the DRA driver of that name, else to the device plugin of that resource. */
+/**
+ * Routes each fault to its DeviceTaintRule (a fault with `taintRule`: another driver's device), else
+ * to the DRA driver of that name, else to the device plugin of that resource.
+ */
 export function routeFaults(
   plugins: FaultActuator,
   dra: FaultActuator & { serves(resource: string): boolean },
+  taintRules?: TaintRuleFaults,
 ): FaultActuator {
   const to = (resource: string): FaultActuator => (dra.serves(resource) ? dra : plugins);
   return {
-    inject: (resource, deviceId, reason, options) => to(resource).inject(resource, deviceId, reason, options),
-    clear: (resource, deviceId) => to(resource).clear(resource, deviceId),
-    resolve: (resource, deviceId) => to(resource).resolve?.(resource, deviceId) ?? deviceId,
+    inject: (resource, deviceId, reason, options) => {
+      if (options?.taintRule && taintRules) {
+        taintRules.want({ rule: options.taintRule, effect: options.taint ?? 'None', reason });
+      } else to(resource).inject(resource, deviceId, reason, options);
+    },
+    clear: (resource, deviceId, options) => {
+      if (options?.taintRule && taintRules) taintRules.unwant(options.taintRule);
+      else to(resource).clear(resource, deviceId);
+    },
+    resolve: (resource, deviceId) =>
+      (dra.serves(resource) ? dra.resolve?.(resource, deviceId) : null) ?? deviceId,
   };
 }
 

@@ -48,8 +48,8 @@ import {
 
 export type { DraClaimContext, DraClaimOutcome, DraRegistrationPhase, DraRegistrationState };
 
-/** A device taint effect a fault may ask for. */
-export type FaultTaintEffect = Exclude<DeviceTaintEffect, 'None'>;
+/** A device taint effect a fault may ask for (None: the taint is there, with no effect: a marker). */
+export type FaultTaintEffect = DeviceTaintEffect;
 
 export interface DraFaultOptions {
   /** The device may be absent now (a fault restored after a restart). */
@@ -427,7 +427,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
         {
           reason,
           present: this.#state.present(id),
-          taint: (this.#faultTaints.get(id)?.effect as FaultTaintEffect | undefined) ?? null,
+          taint: this.#faultTaints.get(id)?.effect ?? null,
         },
       ]),
     );

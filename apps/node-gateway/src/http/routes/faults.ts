@@ -1,6 +1,7 @@
 // Fault injection: GET|POST|DELETE /api/v1/faults and GET|DELETE /api/v1/faults/{id}.
-import { faultBodySchema, type NodeSnapshot } from '@plugboard/api';
+import { faultBodySchema, type FaultRecord, type FaultTaintRule, type NodeSnapshot } from '@plugboard/api';
 import { GatewayError } from '../../errors.js';
+import { faultTaintRule } from '../../faults/taint-rules.js';
 import type { HttpContext } from '../context.js';
 import type { MutationGuard } from '../mutation-guard.js';
 import { parseBody } from '../body.js';
@@ -16,10 +17,11 @@ function deviceFilter(url: URL): { resource: string | undefined; deviceId: strin
 }
 
 export function faultRoutes(
-  ctx: Pick<HttpContext, 'model' | 'faults' | 'logger'>,
+  ctx: Pick<HttpContext, 'model' | 'faults' | 'logger' | 'taintRules'>,
   guard: MutationGuard,
 ): Route[] {
   const { model, faults, logger } = ctx;
+  const taintRules = ctx.taintRules ?? null;
 
   /**
    * Faults with their observed state. After a change, one turn of the event loop lets the plugin's
@@ -30,6 +32,49 @@ export function faultRoutes(
     if (settle) await new Promise<void>((resolve) => setImmediate(resolve));
     model.flush();
     return model.snapshot().faults;
+  }
+
+  /**
+   * A device of a DRA driver this gateway does not run (seen through this node's ResourceSlices),
+   * named by its device name or `<pool>/<device>`: the DeviceTaintRule a fault on it is. null: the
+   * resource is not such a driver.
+   */
+  function otherDriversDevice(resource: string, deviceId: string): FaultTaintRule | null {
+    const snap = model.snapshot();
+    const driver = snap.dra?.drivers[resource];
+    if (!driver || driver.inProcess) return null;
+    const found = Object.values(snap.dra!.devices).filter(
+      (d) => d.driver === resource && (d.name === deviceId || `${d.pool}/${d.name}` === deviceId),
+    );
+    if (found.length === 0)
+      throw new GatewayError(
+        'invalid-body',
+        `unknown device "${deviceId}" of DRA driver "${resource}" (not in this node's ResourceSlices)`,
+      );
+    if (found.length > 1)
+      throw new GatewayError(
+        'invalid-body',
+        `device "${deviceId}" of DRA driver "${resource}" is in several pools (${found.map((d) => d.pool).join(', ')}): name it <pool>/<device>`,
+      );
+    return faultTaintRule(resource, found[0]!.pool, found[0]!.name);
+  }
+
+  /** The fault as a DeviceTaintRule: created (or adopted) first, so a refusal stores nothing. */
+  async function addTaintRuleFault(
+    body: Omit<Parameters<typeof faults.add>[0], 'taintRule'>,
+    rule: FaultTaintRule,
+  ): Promise<FaultRecord> {
+    if (!taintRules)
+      throw new GatewayError('unavailable', "faults on other drivers' devices need the Kubernetes API");
+    const taint = body.taint ?? 'None';
+    await taintRules.apply({ rule, effect: taint, reason: body.reason });
+    try {
+      return faults.add({ ...body, deviceId: rule.device, taint, taintRule: rule });
+    } catch (err) {
+      // The store refused (e.g. too many faults): the rule goes unless another fault holds it.
+      if (!faults.list().some((f) => f.taintRule?.name === rule.name)) taintRules.unwant(rule);
+      throw err;
+    }
   }
 
   function resolveDevice(resource: string, deviceId: string): void {
@@ -77,14 +122,18 @@ export function faultRoutes(
           const who = await guard.faultMutation(req, 'inject a fault');
           const body = await parseBody(req, faultBodySchema, guard.bodyOptions(['json']));
           guard.checkTtl(body.ttlSeconds ?? Infinity);
-          resolveDevice(body.resource, body.deviceId);
-          const fault = faults.add({ ...body, ttlSeconds: body.ttlSeconds ?? null });
+          const rule = otherDriversDevice(body.resource, body.deviceId);
+          if (!rule) resolveDevice(body.resource, body.deviceId);
+          const fault = rule
+            ? await addTaintRuleFault({ ...body, ttlSeconds: body.ttlSeconds ?? null }, rule)
+            : faults.add({ ...body, ttlSeconds: body.ttlSeconds ?? null });
           logger.info(
             {
               fault: fault.id,
               resource: fault.resource,
               device: fault.deviceId,
               taint: fault.taint ?? null,
+              taintRule: fault.taintRule?.name ?? null,
               ttlSeconds: body.ttlSeconds ?? null,
               by: who,
             },

@@ -3,7 +3,7 @@
 // (@plugboard/plugin), kubelet-sim's API slice and scheduler, and the gateway's informers share.
 // Structural types over the JSON: a field nobody here reads is not typed, and an object keeps its
 // other fields untouched. Everything the API server may leave out is optional.
-import type { ObjectMeta } from '@plugboard/apimachinery';
+import type { Condition, ObjectMeta } from '@plugboard/apimachinery';
 import type { NodeSelector } from '../../core/v1/types.js';
 
 export const GROUP_VERSION = 'resource.k8s.io/v1';
@@ -270,4 +270,14 @@ export interface DeviceTaintRule {
     deviceSelector?: DeviceTaintSelector;
     taint: DeviceTaint;
   };
+  /** Written by the device taint eviction controller (kube-controller-manager). */
+  status?: DeviceTaintRuleStatus;
 }
+
+export interface DeviceTaintRuleStatus {
+  /** At most one of type `EvictionInProgress` (DEVICE_TAINT_CONDITION_EVICTION_IN_PROGRESS). */
+  conditions?: Condition[];
+}
+
+/** resourceapi.DeviceTaintConditionEvictionInProgress */
+export const DEVICE_TAINT_CONDITION_EVICTION_IN_PROGRESS = 'EvictionInProgress';

@@ -26,3 +26,14 @@ export interface ObjectMeta {
   ownerReferences?: OwnerReference[];
   finalizers?: string[];
 }
+
+/** metav1.Condition: the standard condition of an object's status. */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  /** RFC 3339, whole seconds. */
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
