@@ -10,6 +10,7 @@ import type { GatewayConfig } from './config.js';
 import { GatewayError } from './errors.js';
 import { NodeModel } from './model/node-model.js';
 import { readiness } from './model/readiness.js';
+import { isOwnResource } from './model/observed.js';
 import { TopologyState } from './model/topology-state.js';
 import { FaultStore } from './faults/fault-store.js';
 import { ScenarioRunner, scenarioDevices } from './faults/scenarios.js';
@@ -325,7 +326,8 @@ async function startHttp(
     history: history?.store ?? null,
     readiness: () => {
       const s = model.snapshot();
-      return readiness(Object.values(s.resources), Object.values(s.dra?.drivers ?? {}));
+      // Only what this gateway serves: an observed device plugin's state is not the gateway's readiness.
+      return readiness(Object.values(s.resources).filter(isOwnResource), Object.values(s.dra?.drivers ?? {}));
     },
   });
   const server = await listenHttp(config.listen, handlers);

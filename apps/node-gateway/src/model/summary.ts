@@ -8,6 +8,7 @@ export function summarize(s: NodeSnapshot): NodeSummary {
   for (const r of Object.values(s.resources)) {
     resources[r.name] = {
       ...r.kubelet,
+      ...(r.servedBy ? { servedBy: r.servedBy } : {}),
       apiServer: r.apiServer,
       registered: r.registration.phase === 'registered',
       registration: r.registration.phase,
