@@ -20,6 +20,7 @@ import { faultStoreEvents } from './events/fault-events.js';
 import { pluginEventHooks } from './events/plugin-events.js';
 import { admissionRejectionEvents } from './events/admission-events.js';
 import { attachDraModelEvents, draDriverEventHooks } from './events/dra-events.js';
+import { attachObservedEvents } from './events/observed-events.js';
 import { PodResourcesPoller } from './sources/pod-resources.js';
 import type { KubeSource } from './sources/kube.js';
 import { loadKubeClient } from './sources/kube-client.js';
@@ -206,6 +207,7 @@ async function startPluginsAndFaults(
   cleanups.push(attachPlugins(runtime, model, hooks));
   cleanups.push(attachDraDrivers(drivers, model, draDriverEventHooks({ ...parts, pollSoon })));
   cleanups.push(attachDraModelEvents(model, parts.events));
+  cleanups.push(attachObservedEvents(model, parts.events));
 
   restorePersistedFaults(faults, routeFaults(pluginActuator(runtime), draActuator(drivers)), logger);
   const scenarios = new ScenarioRunner({

@@ -20,6 +20,7 @@ import {
   type SimNode,
 } from '@plugboard/testbed';
 import type { NodeSnapshot } from '@plugboard/api';
+import { waitFor } from './helpers.js';
 
 const OTHER = 'other.example/gpu';
 /** kubelet-sim's grace period for a gone plugin (upstream: 5 minutes). */
@@ -199,6 +200,42 @@ test("resources: [] observes the other device plugin, refuses a fault on it, fol
     ['device-plugin', 0, 'stopped'],
   );
   assert.match(gone.registration.error!, /grace period ended/);
+
+  // What the kubelet showed changing: ring events (the last one lands in the change after) and
+  // Events on the Node.
+  s = await gw.waitForSnapshot(
+    (x) => x.events.some((e) => e.resource === OTHER && /capacity 0, allocatable 0/.test(e.message)),
+    'the capacity-0 ring event',
+  );
+  const ring = s.events
+    .filter((e) => e.kind === 'registration' && e.resource === OTHER)
+    .map((e) => e.message);
+  assert.ok(
+    ring.some((m) => /capacity 4, allocatable 3: 1 of 4 unhealthy/.test(m)),
+    ring.join('\n'),
+  );
+  assert.ok(
+    ring.some((m) => /capacity 0, allocatable 0 .*was capacity 4/.test(m)),
+    ring.join('\n'),
+  );
+  assert.ok(
+    s.events.some((e) => e.kind === 'health' && e.resource === OTHER && e.deviceIds[0] === heldId),
+    'the held device going unhealthy is a health event',
+  );
+  type EventList = {
+    items: { reason: string; message: string; involvedObject: { kind: string; name: string } }[];
+  };
+  await waitFor('ObservedResourceChanged Events on the Node', async () => {
+    const list = (await (
+      await fetch(`${node.sim.url}/api/v1/namespaces/default/events`)
+    ).json()) as EventList;
+    return list.items.some(
+      (e) =>
+        e.involvedObject.name === node.name &&
+        e.reason === 'ObservedResourceChanged' &&
+        /other\.example\/gpu .*capacity 0/.test(e.message),
+    );
+  });
 
   const metrics = await (await fetch(`${gw.url}/metrics`)).text();
   assert.match(
