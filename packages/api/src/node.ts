@@ -419,6 +419,8 @@ export interface NodeSummary {
     ResourceCounts & {
       /** As `NodeSnapshot.resources[name].servedBy` (absent from older gateways). */
       servedBy?: ResourceServedBy;
+      /** As `NodeSnapshot.resources[name].observed`. */
+      observed?: ObservedResourceView;
       apiServer: ApiServerView | null;
       registered: boolean;
       /** The registration phase (`registered` is `phase === 'registered'`). */

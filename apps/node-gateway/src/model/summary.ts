@@ -9,6 +9,7 @@ export function summarize(s: NodeSnapshot): NodeSummary {
     resources[r.name] = {
       ...r.kubelet,
       ...(r.servedBy ? { servedBy: r.servedBy } : {}),
+      ...(r.observed ? { observed: r.observed } : {}),
       apiServer: r.apiServer,
       registered: r.registration.phase === 'registered',
       registration: r.registration.phase,
