@@ -58,7 +58,6 @@ test('invalid configs name the file, the field and the reason', () => {
       },
       /dra: DRA drivers need the Kubernetes API/,
     ],
-    [{ resources: [] }, /resources: needs at least one resource/],
     [{ resources: [{ name: 'gpu', simulated: { count: 1 } }] }, /resources\[0\]\.name/],
   ];
   for (const [doc, message] of cases) {
@@ -69,6 +68,23 @@ test('invalid configs name the file, the field and the reason', () => {
       `${JSON.stringify(doc)} should fail with ${message}`,
     );
   }
+});
+
+test('observer: no resource and no DRA driver is a gateway with nothing of its own (the plugin CLI refuses it)', () => {
+  for (const doc of [{ resources: [] }, { resources: [], dra: [] }, {}, null]) {
+    const c = parseGatewayConfig(doc, { env: {} });
+    assert.deepEqual([c.plugins.resources, c.plugins.dra], [[], []], JSON.stringify(doc));
+  }
+  // No --config at all: every default, flags and env still applied.
+  const loaded = loadGatewayConfig(['--node-name', 'n1', '--listen', '127.0.0.1:0'], {
+    PLUGBOARD_LOG_LEVEL: 'warn',
+  });
+  assert.ok(!loaded.help);
+  assert.equal(loaded.config.source, '<no --config: observer>');
+  assert.deepEqual(loaded.config.plugins.resources, []);
+  assert.equal(loaded.config.nodeName, 'n1');
+  assert.equal(loaded.config.logLevel, 'warn');
+  assert.deepEqual(loaded.config.listen, { host: '127.0.0.1', port: 0 });
 });
 
 test('flags override env, env overrides the file', () => {
@@ -151,7 +167,6 @@ test("DRA directories: kubelet defaults, the file, PLUGBOARD_* env and flags (th
 
 test('command-line errors', () => {
   const cfg = file('b.yaml', 'resources:\n  - name: plugboard.example/gpu\n    simulated: { count: 1 }\n');
-  assert.throws(() => loadGatewayConfig([], {}), /missing --config/);
   assert.throws(
     () => loadGatewayConfig(['--config', cfg, '--frobnicate'], {}),
     /invalid command line: .*frobnicate/,

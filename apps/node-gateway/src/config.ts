@@ -249,7 +249,8 @@ export function parseGatewayConfig(
   let parsed: z.output<typeof documentSchema>;
   try {
     // The plugin package's parser names file, field and reason the same way for both sections.
-    parsed = parseConfigWith(documentSchema, document ?? {}, source);
+    // No resource and no DRA driver is fine here: the gateway then observes (docs/GATEWAY.md).
+    parsed = parseConfigWith(documentSchema, document ?? {}, source, { allowNothingToServe: true });
   } catch (err) {
     throw new GatewayError('config-invalid', `invalid gateway config:\n${(err as Error).message}`, {
       cause: err,
@@ -304,12 +305,14 @@ export function parseGatewayConfig(
   });
 }
 
-export const GATEWAY_USAGE = `Usage: plugboard-gateway --config FILE [options]
+export const GATEWAY_USAGE = `Usage: plugboard-gateway [--config FILE] [options]
 
 Runs the node's device plugins and serves the node model (REST, WebSocket, Prometheus metrics).
+With no resource and no DRA driver (no --config, or \`resources: []\`) it runs as an observer: it
+serves the model from the kubelet's and the API server's view only (other device plugins included).
 
 Options (each has a PLUGBOARD_* environment equivalent; flags win over env, env over the file):
-  --config FILE                  plugin + gateway YAML config            PLUGBOARD_CONFIG
+  --config FILE                  plugin + gateway YAML config (optional) PLUGBOARD_CONFIG
   --device-plugin-dir DIR        kubelet device-plugin directory         PLUGBOARD_DEVICE_PLUGIN_DIR
                                  (default ${DEVICE_PLUGIN_PATH})
   --plugins-dir DIR              DRA drivers serve DIR/<driver>/dra.sock PLUGBOARD_PLUGINS_DIR
@@ -393,27 +396,29 @@ export function loadGatewayConfig(
     );
   }
 
+  // No config file: an observer with every default (flags and env still apply).
   const file = values.config ?? env.PLUGBOARD_CONFIG;
-  if (!file)
-    throw new GatewayError('config-invalid', 'missing --config FILE (or PLUGBOARD_CONFIG); see --help');
-  let document: Record<string, unknown>;
-  try {
-    const raw: unknown = parseYaml(readFileSync(file, 'utf8'));
-    if (raw !== null && raw !== undefined && (typeof raw !== 'object' || Array.isArray(raw))) {
-      throw new Error('the top level must be a mapping');
+  const source = file ?? '<no --config: observer>';
+  let document: Record<string, unknown> = {};
+  if (file) {
+    try {
+      const raw: unknown = parseYaml(readFileSync(file, 'utf8'));
+      if (raw !== null && raw !== undefined && (typeof raw !== 'object' || Array.isArray(raw))) {
+        throw new Error('the top level must be a mapping');
+      }
+      document = (raw ?? {}) as Record<string, unknown>;
+    } catch (err) {
+      throw new GatewayError('config-invalid', `cannot read config ${file}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
-    document = (raw ?? {}) as Record<string, unknown>;
-  } catch (err) {
-    throw new GatewayError('config-invalid', `cannot read config ${file}: ${(err as Error).message}`, {
-      cause: err,
-    });
   }
   const fileGateway = document.gateway;
   if (
     fileGateway !== undefined &&
     (fileGateway === null || typeof fileGateway !== 'object' || Array.isArray(fileGateway))
   ) {
-    throw new GatewayError('config-invalid', `invalid gateway config: ${file}: gateway: must be a mapping`);
+    throw new GatewayError('config-invalid', `invalid gateway config: ${source}: gateway: must be a mapping`);
   }
   type Section = Record<string, unknown>;
   const gw: Section = structuredClone((fileGateway ?? {}) as Section);
@@ -468,5 +473,5 @@ export function loadGatewayConfig(
       .filter(Boolean);
   if (origins !== undefined) section('stream').allowedOrigins = origins;
 
-  return { help: false, config: parseGatewayConfig({ ...document, gateway: gw }, { source: file, env }) };
+  return { help: false, config: parseGatewayConfig({ ...document, gateway: gw }, { source, env }) };
 }

@@ -10,6 +10,7 @@ import type { GatewayConfig } from './config.js';
 import { GatewayError } from './errors.js';
 import { NodeModel } from './model/node-model.js';
 import { readiness } from './model/readiness.js';
+import { isOwnResource } from './model/observed.js';
 import { TopologyState } from './model/topology-state.js';
 import { FaultStore } from './faults/fault-store.js';
 import { ScenarioRunner, scenarioDevices } from './faults/scenarios.js';
@@ -20,6 +21,7 @@ import { faultStoreEvents } from './events/fault-events.js';
 import { pluginEventHooks } from './events/plugin-events.js';
 import { admissionRejectionEvents } from './events/admission-events.js';
 import { attachDraModelEvents, draDriverEventHooks } from './events/dra-events.js';
+import { attachObservedEvents } from './events/observed-events.js';
 import { PodResourcesPoller } from './sources/pod-resources.js';
 import type { KubeSource } from './sources/kube.js';
 import { loadKubeClient } from './sources/kube-client.js';
@@ -225,6 +227,7 @@ async function startPluginsAndFaults(
   cleanups.push(attachPlugins(runtime, model, hooks));
   cleanups.push(attachDraDrivers(drivers, model, draDriverEventHooks({ ...parts, pollSoon })));
   cleanups.push(attachDraModelEvents(model, parts.events));
+  cleanups.push(attachObservedEvents(model, parts.events));
 
   restorePersistedFaults(
     faults,
@@ -350,7 +353,8 @@ async function startHttp(
     history: history?.store ?? null,
     readiness: () => {
       const s = model.snapshot();
-      return readiness(Object.values(s.resources), Object.values(s.dra?.drivers ?? {}));
+      // Only what this gateway serves: an observed device plugin's state is not the gateway's readiness.
+      return readiness(Object.values(s.resources).filter(isOwnResource), Object.values(s.dra?.drivers ?? {}));
     },
   });
   const server = await listenHttp(config.listen, handlers);

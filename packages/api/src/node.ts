@@ -62,8 +62,44 @@ export interface ResourceCounts {
   unhealthy: number;
 }
 
+/**
+ * Who serves a resource on this node (docs/API.md, "Who serves a resource"):
+ * - 'plugin': this gateway's own device plugin (its config's `resources`);
+ * - 'device-plugin': another device plugin on the node (NVIDIA's, AMD's, Intel's, …), observed: the
+ *   kubelet listed its devices in PodResources (now, or earlier in this gateway's life);
+ * - 'node-status': an extended resource only the Node's status names: PodResources never listed a
+ *   device of it while this gateway watched (a device plugin whose devices are all unhealthy or gone,
+ *   or a resource advertised by patching the Node status, which no kubelet manages).
+ * DRA drivers' devices are not resources: they are in `snapshot.dra`.
+ */
+export type ResourceServedBy = 'plugin' | 'device-plugin' | 'node-status';
+
+/**
+ * A resource this gateway does not serve: what the kubelet shows of it, and in words what it does
+ * not show. Only the kubelet's reports (PodResources, the Node status, pods'
+ * `allocatedResourcesStatus`) feed it; nothing is inferred beyond the counts.
+ */
+export interface ObservedResourceView {
+  /**
+   * Devices the kubelet counts unhealthy: the Node's capacity − allocatable (the kubelet's device
+   * manager reports all devices as capacity, healthy ones as allocatable). null without the Node.
+   */
+  unhealthy: number | null;
+  /** How many unhealthy devices the model names (in `devices`): those a pod holds. */
+  unhealthyNamed: number;
+  /**
+   * What the kubelet does not report, said plainly, e.g. "2 of 8 unhealthy — the kubelet does not
+   * say which unless a pod holds them"; null when the view is complete.
+   */
+  note: string | null;
+}
+
 export interface ResourceState {
   name: string;
+  /** Who serves it; absent from gateways older than observed resources (then: 'plugin'). */
+  servedBy?: ResourceServedBy;
+  /** Set for a resource this gateway does not serve (`servedBy` other than 'plugin'). */
+  observed?: ObservedResourceView;
   /** As the kubelet sees it: plugin ListAndWatch + PodResources. */
   kubelet: ResourceCounts;
   /** As the API server's Node object reports it (null when the Kubernetes API is disabled or unseen). */
@@ -112,6 +148,12 @@ export interface DeviceState {
   key: string;
   resource: string;
   id: string;
+  /**
+   * Who serves its resource (as `resources[resource].servedBy`); absent from older gateways. For an
+   * observed device `health` is the kubelet's (healthy: in `GetAllocatableResources`; a holder's
+   * `allocatedResourcesStatus` when it says more), `kubeletHealth` the same, `fault` always null.
+   */
+  servedBy?: ResourceServedBy;
   health: Health;
   /** Why it is unhealthy (or why it healed); null when never changed. */
   reason: string | null;
@@ -416,6 +458,10 @@ export interface NodeSummary {
   resources: Record<
     string,
     ResourceCounts & {
+      /** As `NodeSnapshot.resources[name].servedBy` (absent from older gateways). */
+      servedBy?: ResourceServedBy;
+      /** As `NodeSnapshot.resources[name].observed`. */
+      observed?: ObservedResourceView;
       apiServer: ApiServerView | null;
       registered: boolean;
       /** The registration phase (`registered` is `phase === 'registered'`). */

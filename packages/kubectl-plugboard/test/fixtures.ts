@@ -294,6 +294,8 @@ function summaryOf(s: NodeSnapshot): NodeSummary {
   for (const r of Object.values(s.resources))
     resources[r.name] = {
       ...r.kubelet,
+      ...(r.servedBy ? { servedBy: r.servedBy } : {}),
+      ...(r.observed ? { observed: r.observed } : {}),
       apiServer: r.apiServer,
       registered: true,
       registration: 'registered',

@@ -258,6 +258,18 @@ describe('plugin config', () => {
     );
   });
 
+  it('allows nothing to serve only when asked (the gateway observing), still validating the rest', () => {
+    assert.throws(() => parseConfigWith(pluginConfigSchema, { resources: [] }, 'p.yaml'), /at least one/);
+    const parsed = parseConfigWith(pluginConfigSchema, { resources: [] }, 'gw.yaml', {
+      allowNothingToServe: true,
+    });
+    assert.deepEqual([parsed.resources, parsed.dra], [[], []]);
+    assert.throws(
+      () => parseConfigWith(pluginConfigSchema, { bogus: 1 }, 'gw.yaml', { allowNothingToServe: true }),
+      /gw\.yaml: \(root\): unknown key "bogus"/,
+    );
+  });
+
   it('reports YAML syntax errors with file and line', () => {
     assert.throws(
       () => parsePluginConfig('resources:\n  - name: [unclosed\n', 'bad.yaml'),

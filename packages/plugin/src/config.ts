@@ -340,7 +340,7 @@ function checkUniqueDrivers(drivers: z.output<typeof draDriverConfigSchema>[], c
 /**
  * The whole file. A plain (strict) object schema, refinements live on its fields, so the gateway
  * can `pluginConfigSchema.extend({ gateway: … })`. The one cross-field rule (something to run)
- * is checked by parseConfigWith.
+ * is checked by parseConfigWith (unless `allowNothingToServe`: the gateway's observer mode).
  */
 export const pluginConfigSchema = z.strictObject({
   resources: z.array(resourceConfigSchema.superRefine(checkResource)).default([]).superRefine(checkUnique),
@@ -369,6 +369,15 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+export interface ParseConfigOptions {
+  /**
+   * Accept a document with no resource and no DRA driver. A plugin process with nothing to serve
+   * is an error (the default); the node gateway allows it: with nothing of its own it observes the
+   * kubelet's and the API server's view of the node.
+   */
+  allowNothingToServe?: boolean;
+}
+
 /**
  * Parses YAML text or an already-parsed object with any zod schema (the gateway passes its
  * extension of pluginConfigSchema). Throws `config-invalid` naming source, field and reason.
@@ -377,6 +386,7 @@ export function parseConfigWith<S extends z.ZodType>(
   schema: S,
   input: unknown,
   source = '<inline>',
+  options: ParseConfigOptions = {},
 ): z.output<S> {
   let raw = input;
   if (typeof input === 'string') {
@@ -392,7 +402,7 @@ export function parseConfigWith<S extends z.ZodType>(
     }
   }
   const result = schema.safeParse(raw ?? {});
-  if (result.success) {
+  if (result.success && !options.allowNothingToServe) {
     const parsed = result.data as { resources?: unknown[]; dra?: unknown[] };
     if ((parsed.resources?.length ?? 0) === 0 && (parsed.dra?.length ?? 0) === 0) {
       throw new PluginError(

@@ -10,6 +10,7 @@ export {
   type PluginConfig,
   type ResourceConfig,
   type DraDriverConfig,
+  type ParseConfigOptions,
 } from './config.js';
 export {
   startPlugins,

@@ -62,6 +62,11 @@ export interface GatewayProcessOptions {
   bin?: string;
   /** How long the gateway may take to log its URL (it compiles its TypeScript when not built). */
   startTimeoutMs?: number;
+  /**
+   * Run with these flags and no `--config` (the document is then not written): an observer gateway
+   * started from its command line alone.
+   */
+  flagsOnly?: readonly string[];
 }
 
 export interface FaultAdded {
@@ -143,11 +148,11 @@ export async function gatewayProcess(
     if (!auth?.tokenFile) doc = { ...doc, gateway: mergeSection(doc.gateway, { auth: { tokenFile } }) };
   }
   const configFile = join(dir, 'config.yaml');
-  writeFileSync(configFile, stringify(doc));
+  if (!options.flagsOnly) writeFileSync(configFile, stringify(doc));
   const logFile = join(dir, 'gateway.log');
 
   const bin = options.bin ?? findGatewayBin();
-  const args = ['--config', configFile];
+  const args = options.flagsOnly ? [...options.flagsOnly] : ['--config', configFile];
   const child: ChildProcess = isNodeScript(bin)
     ? spawn(process.execPath, [bin, ...args], {
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -19,6 +19,8 @@ export type NodeEventReason =
   | 'DeviceUntainted'
   | 'DevicePluginRegistered'
   | 'DevicePluginWaitingForKubelet'
+  /** Another device plugin's resource (observed) appeared or its capacity/allocatable moved. */
+  | 'ObservedResourceChanged'
   | 'KubeletRestartDetected';
 
 /** Posts an Event on the Node (KubeSource.postNodeEvent). */

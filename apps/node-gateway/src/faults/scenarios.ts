@@ -17,6 +17,7 @@ import type {
 } from '@plugboard/api';
 import type { FaultClearCause, FaultStore } from './fault-store.js';
 import { GatewayError } from '../errors.js';
+import { isOwnResource } from '../model/observed.js';
 
 /**
  * A device a scenario can fail: a device-plugin device (`resource`, its ID) or a device of a DRA
@@ -28,7 +29,8 @@ export type ScenarioDevice = Pick<DeviceState, 'resource' | 'id' | 'replicaOf' |
 
 /** This node's devices a scenario can fail: the device plugins' and the in-process DRA drivers'. */
 export function scenarioDevices(s: NodeSnapshot): ScenarioDevice[] {
-  const out: ScenarioDevice[] = Object.values(s.devices);
+  // Not another device plugin's devices (observed): only their plugin can mark them unhealthy.
+  const out: ScenarioDevice[] = Object.values(s.devices).filter(isOwnResource);
   for (const d of Object.values(s.dra?.devices ?? {})) {
     if (d.sourceId === null) continue;
     out.push({

@@ -14,6 +14,7 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DraClaimPhase, DraDeviceCounts, FaultPhase, NodeSnapshot } from '@plugboard/api';
 import type { StreamView } from './stream.js';
+import { isOwnResource } from '../model/observed.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
@@ -63,6 +64,9 @@ const DRA_DEVICE_STATES: readonly (keyof DraDeviceCounts)[] = [
   'tainted',
 ];
 const TAINTING = new Set(['NoSchedule', 'NoExecute']);
+
+/** The resources this gateway's plugins serve (the per-plugin series are theirs alone). */
+const ownResources = (s: NodeSnapshot) => Object.values(s.resources).filter(isOwnResource);
 
 export function createMetrics(snapshot: () => NodeSnapshot) {
   const registry = new Registry();
@@ -159,11 +163,30 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
     'Allocatable devices in the Node status (API server); -1 when unknown.',
     (r) => (r.apiServer ? r.apiServer.allocatable : -1),
   );
-  perResource(
-    'plugboard_device_plugin_registered',
-    'Whether the resource is registered with the kubelet (1) or not (0).',
-    (r) => (r.registration.phase === 'registered' ? 1 : 0),
-  );
+  new Gauge({
+    name: 'plugboard_device_plugin_registered',
+    help: "Whether this gateway's plugin for the resource is registered with the kubelet (1) or not (0).",
+    labelNames: ['node', 'resource'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const s = snapshot();
+      for (const r of ownResources(s))
+        this.set({ node: s.nodeName, resource: r.name }, r.registration.phase === 'registered' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'plugboard_resource_served_by',
+    help: "Who serves the resource (1 for its served_by): 'plugin' (this gateway), 'device-plugin' (another device plugin, observed through the kubelet), 'node-status' (only the Node status names it).",
+    labelNames: ['node', 'resource', 'served_by'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const s = snapshot();
+      for (const r of Object.values(s.resources))
+        this.set({ node: s.nodeName, resource: r.name, served_by: r.servedBy ?? 'plugin' }, 1);
+    },
+  });
   draMetrics(registry, snapshot);
   new Gauge({
     name: 'plugboard_gateway_faults_active',
@@ -173,7 +196,7 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
     collect() {
       this.reset();
       const s = snapshot();
-      for (const name of [...Object.keys(s.resources), ...inProcessDrivers(s)])
+      for (const name of [...ownResources(s).map((r) => r.name), ...inProcessDrivers(s)])
         for (const state of FAULT_PHASES) this.set({ resource: name, state }, 0);
       for (const f of Object.values(s.faults)) this.inc({ resource: f.resource, state: f.state });
     },
@@ -240,7 +263,7 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
   };
   const initServedResources = (): void => {
     const s = snapshot();
-    for (const resource of Object.keys(s.resources)) initResource(resource);
+    for (const r of ownResources(s)) initResource(r.name);
     // A DRA driver takes faults too (and nothing else these series count).
     for (const driver of inProcessDrivers(s)) faultsInjected.inc({ resource: driver }, 0);
   };
@@ -335,7 +358,8 @@ export function createMetrics(snapshot: () => NodeSnapshot) {
     },
     faultsInjected: {
       inc(labels: { resource: string }) {
-        if (snapshot().resources[labels.resource]) initResource(labels.resource);
+        const r = snapshot().resources[labels.resource];
+        if (r && isOwnResource(r)) initResource(labels.resource);
         faultsInjected.inc(labels);
       },
     },

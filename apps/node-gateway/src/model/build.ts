@@ -36,6 +36,7 @@ import {
   type TopologyInput,
 } from './topology.js';
 import { sameItems } from '../same-items.js';
+import { buildObserved, ObservedMemory } from './observed.js';
 
 /** A device as the plugin advertises it (structurally @plugboard/plugin's PluginDevice). */
 export interface DeviceInput {
@@ -80,6 +81,8 @@ export interface KubeInput {
 export interface ModelInputs {
   nodeName: string;
   updatedAt: string;
+  /** The time of this build: when an observed device was first seen or changed health (default updatedAt). */
+  now?: string;
   gateway: GatewayInfo;
   resources: readonly ResourceInput[];
   /** The DRA drivers this gateway runs, by name. */
@@ -109,6 +112,8 @@ export class BuildCache {
   podDevices: object = {};
   /** The DRA section's devices and claims of the last build. */
   readonly dra = new DraBuildCache();
+  /** Resources of other device plugins: their devices of the last build, the resources seen listed. */
+  readonly observed = new ObservedMemory();
   private readonly sections = new Map<string, { deps: readonly unknown[]; value: unknown }>();
 
   /** `compute()`'s last value while every dependency is the same object/value as last time. */
@@ -134,13 +139,18 @@ export class BuildCache {
     // op, and the diff keeps the previous object. Caching the rebuilt one instead made every later
     // diff walk it deeply again (measured at 1,024 devices / 250 pods: ~90 pods re-walked on every
     // update, about 3 ms per model update, long after the change that rebuilt them).
-    if (this.sections.get('devices')?.value !== snapshot.devices) {
-      for (const [key, cached] of this.devices) {
-        const kept = snapshot.devices[key];
-        if (kept && kept !== cached) this.devices.set(key, kept);
+    if (this.sections.get('all-devices')?.value !== snapshot.devices) {
+      for (const map of [this.devices, this.observed.devices]) {
+        for (const [key, cached] of map) {
+          const kept = snapshot.devices[key];
+          if (kept && kept !== cached) map.set(key, kept);
+        }
       }
     }
-    this.keep('devices', snapshot.devices);
+    // The own devices are the whole section only while no observed device is there.
+    if (this.sections.get('all-devices')?.value === this.sections.get('devices')?.value)
+      this.keep('devices', snapshot.devices);
+    this.keep('all-devices', snapshot.devices);
     if (this.sections.get('pods')?.value !== snapshot.pods) {
       for (const [key, entry] of this.pods) {
         const kept = snapshot.pods[key];
@@ -393,6 +403,7 @@ function buildDevices(
         key,
         resource: r.name,
         id: d.id,
+        servedBy: 'plugin',
         health: d.health,
         reason: d.reason,
         since: d.since,
@@ -462,6 +473,7 @@ function buildResources(
       : count();
     out[r.name] = {
       name: r.name,
+      servedBy: 'plugin',
       kubelet,
       apiServer: node
         ? {
@@ -729,13 +741,33 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     byDevice: m('allocations', [prPods], () => indexAllocations(prPods ?? [])),
     allocatable: m('allocatable', [prAllocatable], () => indexAllocatable(prAllocatable)),
   };
-  const devices = m(
+  const ownDevices = m(
     'devices',
     [index.byDevice, inputs.faults, ...inputs.resources.flatMap((r) => [r.name, r.devices, r.reported])],
     () => buildDevices(inputs, index, cache),
   );
   const draDrivers = inputs.draDrivers ?? [];
   const kube = inputs.kube;
+  // Resources of other device plugins, as the kubelet shows them (observed.ts).
+  const observed = m(
+    'observed',
+    [prPods, prAllocatable, kube?.node, ...(kube?.pods ?? []), ...inputs.resources.map((r) => r.name)],
+    () =>
+      buildObserved(
+        {
+          own: new Set(inputs.resources.map((r) => r.name)),
+          podResources: inputs.podResources,
+          node: kube?.node ?? null,
+          pods: kube?.pods ?? [],
+          now: inputs.now ?? inputs.updatedAt,
+        },
+        parseCount,
+        cache?.observed ?? null,
+      ),
+  );
+  const devices = m('all-devices', [ownDevices, observed.devices], () =>
+    Object.keys(observed.devices).length === 0 ? ownDevices : { ...ownDevices, ...observed.devices },
+  );
   const dra = m(
     'dra',
     [...draDrivers, kube?.dra, kube?.waitingPods, prPods, inputs.faults, ...(kube?.pods ?? [])],
@@ -761,15 +793,16 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
     nodeName: inputs.nodeName,
     updatedAt: inputs.updatedAt,
     gateway: inputs.gateway,
-    resources: buildResources(inputs, devices, index, cache),
+    resources: { ...buildResources(inputs, ownDevices, index, cache), ...observed.resources },
     devices,
-    numa: m('numa', [cache?.layout ?? devices, prAllocatable, inputs.topology?.host], () =>
+    numa: m('numa', [cache?.layout ?? devices, observed.devices, prAllocatable, inputs.topology?.host], () =>
       buildNuma(inputs, devices),
     ),
     pods: m(
       'pods',
       [
         cache?.podDevices ?? devices,
+        observed.devices,
         // The pods section's DRA input: a new token only when a claim, or a DRA device a claim or
         // PodResources names, is another object. A fault on a free DRA device leaves the pods alone.
         m(

@@ -215,6 +215,7 @@ export class NodeModel extends EventEmitter<NodeModelEvents> {
       {
         ...this.inputs,
         updatedAt,
+        now: this.now().toISOString(),
         // Code-unit order: resource names are ASCII, and localeCompare would load ICU collation data.
         resources: [...this.resources.values()].sort((a, b) =>
           a.name < b.name ? -1 : a.name > b.name ? 1 : 0,

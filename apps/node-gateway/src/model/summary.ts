@@ -8,6 +8,8 @@ export function summarize(s: NodeSnapshot): NodeSummary {
   for (const r of Object.values(s.resources)) {
     resources[r.name] = {
       ...r.kubelet,
+      ...(r.servedBy ? { servedBy: r.servedBy } : {}),
+      ...(r.observed ? { observed: r.observed } : {}),
       apiServer: r.apiServer,
       registered: r.registration.phase === 'registered',
       registration: r.registration.phase,

@@ -29,12 +29,12 @@ describe('devices', () => {
     assert.equal(
       out.stdout,
       [
-        'NODE     API             RESOURCE                DEVICE         HEALTH      KUBELET     NUMA   FAULT                TAINTS      CLAIM            POD              SINCE   REASON',
-        'node-a   device-plugin   plugboard.example/gpu   gpu-0          Healthy     Healthy     0      -                    -           -                ml/legacy/main   60m     -',
-        'node-a   device-plugin   plugboard.example/gpu   gpu-1          Healthy     Healthy     1      -                    -           -                -                60m     -',
-        'node-a   DRA             gpu.plugboard.example   node-a/gpu-0   Healthy     Healthy     0      -                    -           ml/trainer-gpu   ml/trainer       60m     -',
-        'node-a   DRA             gpu.plugboard.example   node-a/gpu-1   Unhealthy   Unhealthy   1      simulated (active)   NoExecute   -                -                2m      drill',
-        'node-a   DRA             gpu.plugboard.example   node-a/gpu-2   Healthy     -           1      -                    -           -                -                60m     -',
+        'NODE     API             SERVED BY   RESOURCE                DEVICE         HEALTH      KUBELET     NUMA   FAULT                TAINTS      CLAIM            POD              SINCE   REASON',
+        'node-a   device-plugin   plugin      plugboard.example/gpu   gpu-0          Healthy     Healthy     0      -                    -           -                ml/legacy/main   60m     -',
+        'node-a   device-plugin   plugin      plugboard.example/gpu   gpu-1          Healthy     Healthy     1      -                    -           -                -                60m     -',
+        'node-a   DRA             plugin      gpu.plugboard.example   node-a/gpu-0   Healthy     Healthy     0      -                    -           ml/trainer-gpu   ml/trainer       60m     -',
+        'node-a   DRA             plugin      gpu.plugboard.example   node-a/gpu-1   Unhealthy   Unhealthy   1      simulated (active)   NoExecute   -                -                2m      drill',
+        'node-a   DRA             plugin      gpu.plugboard.example   node-a/gpu-2   Healthy     -           1      -                    -           -                -                60m     -',
         '',
       ].join('\n'),
     );
@@ -60,11 +60,11 @@ describe('devices', () => {
         .trimEnd()
         .split('\n')
         .slice(1)
-        .map((l) => l.split(/ +/).slice(0, 4).join(' ')),
+        .map((l) => l.split(/ +/).slice(0, 5).join(' ')),
       [
-        'node-a DRA gpu.plugboard.example node-a/gpu-0',
-        'node-a DRA gpu.plugboard.example node-a/gpu-1',
-        'node-a DRA gpu.plugboard.example node-a/gpu-2',
+        'node-a DRA plugin gpu.plugboard.example node-a/gpu-0',
+        'node-a DRA plugin gpu.plugboard.example node-a/gpu-1',
+        'node-a DRA plugin gpu.plugboard.example node-a/gpu-2',
       ],
     );
     assert.equal(
@@ -82,7 +82,7 @@ describe('devices', () => {
     const out = await devices({ resource: DRIVER, unhealthy: true });
     const rows = out.stdout.trimEnd().split('\n').slice(1);
     assert.equal(rows.length, 1);
-    assert.match(rows[0]!, /^node-a +DRA +gpu\.plugboard\.example +node-a\/gpu-1 +Unhealthy/);
+    assert.match(rows[0]!, /^node-a +DRA +plugin +gpu\.plugboard\.example +node-a\/gpu-1 +Unhealthy/);
   });
 
   it('-o json: each device is the gateway document with node and api', async () => {
@@ -149,6 +149,57 @@ describe('nodes', () => {
     assert.deepEqual(
       items.map((i) => i.dra?.pendingClaims),
       [['ml/waiter-gpu'], undefined],
+    );
+  });
+});
+
+describe('observed resources (another device plugin on the node)', () => {
+  const OBS = 'nvidia.com/gpu';
+  const note = '1 of 2 unhealthy — the kubelet does not say which unless a pod holds them';
+  function withObserved() {
+    const s = legacyNode();
+    const own = Object.values(s.resources)[0]!;
+    const dev = s.devices[own.deviceKeys[0]!]!;
+    s.resources[OBS] = {
+      ...own,
+      name: OBS,
+      servedBy: 'device-plugin',
+      observed: { unhealthy: 1, unhealthyNamed: 0, note },
+      kubelet: { capacity: 2, allocatable: 1, allocated: 0, free: 1, healthy: 1, unhealthy: 1 },
+      deviceKeys: [`${OBS}/nv-0`],
+    };
+    s.devices[`${OBS}/nv-0`] = {
+      ...dev,
+      key: `${OBS}/nv-0`,
+      resource: OBS,
+      id: 'nv-0',
+      servedBy: 'device-plugin',
+      allocation: null,
+    };
+    return s;
+  }
+
+  it('nodes and devices say who serves each resource, and nodes says what the kubelet does not report', async () => {
+    const nodes = fixtureContext([new FixtureGateway(withObserved())]);
+    await nodesCommand(nodes.ctx, { node: null });
+    const [table, ...notes] = nodes.out.stdout.split('\n\n');
+    const rows = table!.trimEnd().split('\n');
+    assert.match(rows[0]!, /REGISTERED +SERVED BY +FAULTS/);
+    assert.match(
+      rows.find((l) => l.includes(OBS))!,
+      / 2 +1 +0 +1 +yes +device-plugin /,
+    );
+    assert.match(
+      rows.find((l) => l.includes(GPU))!,
+      / plugin /,
+    );
+    assert.deepEqual(notes, [`Note: node-b ${OBS}: ${note}`]);
+
+    const devs = fixtureContext([new FixtureGateway(withObserved())]);
+    await devicesCommand(devs.ctx, { node: null, resource: OBS, unhealthy: false, api: null });
+    assert.match(
+      devs.out.stdout.split('\n')[1]!,
+      /^node-b +device-plugin +device-plugin +nvidia\.com\/gpu +nv-0 /,
     );
   });
 });

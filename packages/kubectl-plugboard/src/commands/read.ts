@@ -57,6 +57,11 @@ export async function nodesCommand(ctx: CommandContext, o: { node: string | null
         header: 'registered',
         value: (r) => (r.resource === null ? null : registeredText(r.s.resources[r.resource]!)),
       },
+      // Who serves it: this gateway's plugin, or another device plugin it only observes.
+      {
+        header: 'served by',
+        value: (r) => (r.resource === null ? null : (r.s.resources[r.resource]!.servedBy ?? 'plugin')),
+      },
       { header: 'faults', value: (r) => r.s.activeFaults },
       {
         header: 'sources',
@@ -69,6 +74,13 @@ export async function nodesCommand(ctx: CommandContext, o: { node: string | null
     'No nodes found.',
   );
   if (draTable !== null) ctx.io.stdout(`\n${draTable}`);
+  // What the kubelet does not report about an observed resource (e.g. which devices are unhealthy).
+  if (ctx.output === 'table') {
+    for (const r of rows) {
+      const note = r.resource === null ? null : r.s.resources[r.resource]!.observed?.note;
+      if (note) ctx.io.stdout(`\nNote: ${r.s.nodeName} ${r.resource}: ${note}`);
+    }
+  }
 }
 
 /** Each gateway's node snapshot with the gateway's label, sorted by node. */
@@ -91,6 +103,8 @@ const byName = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: tru
 interface DeviceRow {
   node: string;
   api: DeviceApi;
+  /** 'plugin' (this gateway's), 'device-plugin' / 'node-status' (observed), 'dra-driver' (a DRA driver it does not run). */
+  servedBy: string;
   resource: string;
   device: string;
   health: string;
@@ -143,6 +157,7 @@ export async function devicesCommand(
     [
       { header: 'node', value: (r) => r.node },
       { header: 'api', value: (r) => r.api },
+      { header: 'served by', value: (r) => r.servedBy },
       { header: 'resource', value: (r) => r.resource },
       { header: 'device', value: (r) => r.device },
       { header: 'health', value: (r) => r.health },
@@ -181,6 +196,7 @@ function deviceRows(
             .map((d) => ({
               node,
               api: 'device-plugin',
+              servedBy: d.servedBy ?? 'plugin',
               resource: d.resource,
               device: d.id,
               health: d.health,
@@ -203,6 +219,7 @@ function deviceRows(
             .map((d) => ({
               node,
               api: 'DRA',
+              servedBy: s.dra?.drivers[d.driver]?.inProcess ? 'plugin' : 'dra-driver',
               resource: d.driver,
               device: draDeviceText(d),
               health: d.health,

@@ -2,6 +2,7 @@
 import { faultBodySchema, type FaultRecord, type FaultTaintRule, type NodeSnapshot } from '@plugboard/api';
 import { GatewayError } from '../../errors.js';
 import { faultTaintRule } from '../../faults/taint-rules.js';
+import { isOwnResource } from '../../model/observed.js';
 import type { HttpContext } from '../context.js';
 import type { MutationGuard } from '../mutation-guard.js';
 import { parseBody } from '../body.js';
@@ -90,9 +91,22 @@ export function faultRoutes(
       return;
     }
     const r = snap.resources[resource];
+    if (r && !isOwnResource(r)) {
+      // Nothing but the device plugin itself can mark its device unhealthy: the device-plugin API
+      // has the plugin tell the kubelet (ListAndWatch), and the kubelet takes it from no one else.
+      throw new GatewayError(
+        'invalid-body',
+        `resource "${resource}" is served by another device plugin on this node (servedBy: ${r.servedBy}), which this gateway only observes: the device-plugin API gives nobody but that plugin a way to mark its device "${deviceId}" unhealthy (its ListAndWatch stream to the kubelet); nothing was stored`,
+      );
+    }
     if (!r) {
       const drivers = Object.values(snap.dra?.drivers ?? {}).filter((d) => d.inProcess);
-      const served = [...Object.keys(snap.resources), ...drivers.map((d) => d.name)];
+      const served = [
+        ...Object.values(snap.resources)
+          .filter(isOwnResource)
+          .map((x) => x.name),
+        ...drivers.map((d) => d.name),
+      ];
       throw new GatewayError(
         'invalid-body',
         `unknown resource "${resource}"; this node serves: ${served.join(', ') || 'none'}`,
