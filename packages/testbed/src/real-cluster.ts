@@ -148,7 +148,7 @@ export function realCluster(env: NodeJS.ProcessEnv = process.env): RealCluster {
     kubectlJson: async <T>(args: readonly string[]) =>
       JSON.parse((await kubectl([...args, '-o', 'json'])).stdout) as T,
     adminKubeconfig: () => state.kubeconfig,
-    close: async () => undefined,
+    close: () => Promise.resolve(),
     addNode: async (prefix, opts = {}) => {
       const name = `${prefix}-${randomBytes(3).toString('hex')}`;
       const node = await addNode(bins, state, { name, nodeStatusUpdateFrequency: '1s', ...opts });

@@ -120,7 +120,10 @@ export function simCluster(root: string, env: NodeJS.ProcessEnv = process.env): 
     // kubelet-sim creates a namespace on first use (apiserver/bootstrap.ts), on whichever node's API
     // server; it goes with the node.
     namespace: (prefix): Promise<TestNamespace> =>
-      Promise.resolve({ name: `${prefix}-${randomBytes(3).toString('hex')}`, remove: async () => undefined }),
+      Promise.resolve({
+        name: `${prefix}-${randomBytes(3).toString('hex')}`,
+        remove: () => Promise.resolve(),
+      }),
     kubectl,
     kubectlJson: async <T>(args: readonly string[], opts: { node?: TestNode } = {}) =>
       JSON.parse((await kubectl([...args, '-o', 'json'], opts)).stdout) as T,
