@@ -124,6 +124,8 @@ export async function startKubeletSim(opts: KubeletSimOptions): Promise<KubeletS
     dryRunPod: (pod, override) => kubelet.dryRunPod(pod, override),
     deletePod: (namespace, name) => kubelet.deletePod(namespace, name),
     restart: () => kubelet.restart(),
+    stopKubelet: () => kubelet.stopKubelet(),
+    startKubelet: () => kubelet.startKubelet(),
     state: () => kubelet.state(),
     pluginWatchMode: () => kubelet.pluginWatchMode(),
     on(event, listener) {

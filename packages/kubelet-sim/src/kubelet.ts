@@ -63,6 +63,13 @@ export interface Kubelet {
   deletePod(namespace: string, name: string): Promise<void>;
   /** A kubelet restart: sockets and registrations go, the checkpoints and the pods stay. */
   restart(): Promise<void>;
+  /**
+   * The first half of a restart, held: the kubelet's sockets (kubelet.sock, PodResources) go and
+   * every plugin stream closes, until `startKubelet`. The API server and control plane stay.
+   */
+  stopKubelet(): Promise<void>;
+  /** The second half: the kubelet starts again from its checkpoints; plugins register again. */
+  startKubelet(): Promise<void>;
   state(): KubeletState;
   /** How the plugin watcher follows plugins_registry (watch, or poll and why); null without one. */
   pluginWatchMode(): { mode: DirectoryWatchMode; reason: string | null } | null;
@@ -198,31 +205,50 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
     dra,
   };
   let stopped = false;
+  // The kubelet process is down (between stopKubelet and startKubelet).
+  let down = false;
   let restarting: Promise<void> | null = null;
-  const restart = async (): Promise<void> => {
+  const goDown = async (): Promise<void> => {
+    down = true;
+    await podResources.stop();
+    await deviceManager.stop();
+  };
+  const comeUp = async (): Promise<void> => {
+    // The DRA manager forgets its plugins, reads its checkpoint back and wipes this node's
+    // ResourceSlices; the drivers register again through the plugin watcher.
+    await dra.restart();
+    await deviceManager.startAfterStop();
+    pluginWatcher?.rescan();
+    pods.reconcileAllocations();
+    void pods.reconcileDra();
+    await podResources.start();
+    down = false;
+    nodeStatus.restarted();
+    o.emit('restarted');
+  };
+  /** One restart step at a time (restart, stop, start), each refused once the simulator is stopped. */
+  const step = (what: string, run: () => Promise<void>): Promise<void> => {
     if (stopped) throw new KubeletSimError('Stopped', 'the kubelet simulator is stopped');
-    if (restarting) return restarting;
-    restarting = (async () => {
-      logger.info(
-        { component: 'kubelet' },
-        'kubelet restarting: deleting device-plugin sockets, keeping the checkpoint',
-      );
-      await podResources.stop();
-      // The DRA manager forgets its plugins, reads its checkpoint back and wipes this node's
-      // ResourceSlices; the drivers register again through the plugin watcher.
-      await dra.restart();
-      await deviceManager.restart();
-      pluginWatcher?.rescan();
-      pods.reconcileAllocations();
-      void pods.reconcileDra();
-      await podResources.start();
-      nodeStatus.restarted();
-      o.emit('restarted');
-    })().finally(() => {
+    if (restarting) return restarting.then(() => step(what, run));
+    logger.info({ component: 'kubelet' }, what);
+    restarting = run().finally(() => {
       restarting = null;
     });
     return restarting;
   };
+  const restart = (): Promise<void> =>
+    step('kubelet restarting: deleting device-plugin sockets, keeping the checkpoint', async () => {
+      if (!down) await goDown();
+      await comeUp();
+    });
+  const stopKubelet = (): Promise<void> =>
+    step('kubelet stopping: deleting device-plugin sockets, keeping the checkpoint', async () => {
+      if (!down) await goDown();
+    });
+  const startKubelet = (): Promise<void> =>
+    step('kubelet starting from its checkpoint', async () => {
+      if (down) await comeUp();
+    });
   const state = () => kubeletState(parts);
   const disconnect: (() => void)[] = [];
 
@@ -232,19 +258,24 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
     dryRunPod: (pod, override) => pods.dryRun(pod, override),
     deletePod: (namespace, name) => pods.delete(namespace, name),
     restart,
+    stopKubelet,
+    startKubelet,
     state,
     pluginWatchMode: () => pluginWatcher?.watchMode ?? null,
     async stop() {
       if (stopped) return;
       stopped = true;
+      await restarting?.catch(() => undefined);
       for (const d of disconnect.splice(0)) d();
       pods.stop();
       dra.stop();
       nodeLease.stop();
       nodeStatus.stop();
       pluginWatcher?.stop();
-      await podResources.stop();
-      await deviceManager.stop();
+      if (!down) {
+        await podResources.stop();
+        await deviceManager.stop();
+      }
     },
   };
 

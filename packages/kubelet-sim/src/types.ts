@@ -190,6 +190,13 @@ export interface KubeletSim {
   dryRunPod(pod: PodSpecInput, override?: TopologyOverride): Promise<AdmissionDecision>;
   deletePod(namespace: string, name: string): Promise<void>;
   restart(): Promise<void>;
+  /**
+   * The kubelet going down, held (the first half of `restart`): kubelet.sock and the PodResources
+   * socket go and every plugin stream closes; the API server and control plane stay up.
+   */
+  stopKubelet(): Promise<void>;
+  /** The kubelet starting again after `stopKubelet`, from its checkpoints (the second half of `restart`). */
+  startKubelet(): Promise<void>;
   state(): KubeletState;
   /**
    * How the plugin watcher follows plugins_registry: `watch` (fs.watch), or `poll` with the reason

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { TestNode } from './test-node.js';
+import type { ClusterNode, CreateContainerRecord, KubectlResult, TestCluster } from './test-node.js';
 import { waitFor } from './wait.js';
 import {
   addNode,
@@ -29,21 +29,30 @@ const run = promisify(execFile);
 
 export const REAL_CLUSTER_ENV = 'PLUGBOARD_REAL_CLUSTER_DIR';
 
-export interface KubectlResult {
-  stdout: string;
-  stderr: string;
+/** The real kubectl `bin` with `kubeconfig`; rejects with kubectl's stderr. */
+export async function runKubectl(
+  bin: string,
+  kubeconfig: string,
+  args: readonly string[],
+  opts: { input?: string } = {},
+): Promise<KubectlResult> {
+  const child = run(bin, ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024 });
+  child.child.stdin?.end(opts.input ?? '');
+  try {
+    return await child;
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, { cause: err });
+  }
 }
 
-export interface RealCluster {
+export interface RealCluster extends TestCluster {
+  kind: 'real';
   dir: string;
   /** The cluster admin's kubeconfig. */
   kubeconfig: string;
   server: string;
   binaries: Binaries;
-  /** The real kubectl (v1.37, built with the cluster) as the cluster admin. */
-  kubectl(args: readonly string[], opts?: { input?: string }): Promise<KubectlResult>;
-  /** `kubectl … -o json`, parsed. */
-  kubectlJson<T = unknown>(args: readonly string[]): Promise<T>;
   /**
    * A new real kubelet on this cluster, named `<prefix>-<random>`. It reports node status every
    * second (upstream's default is 10 s) so that tests see capacity changes without long waits.
@@ -52,8 +61,6 @@ export interface RealCluster {
     prefix: string,
     opts?: { topologyManagerPolicy?: TopologyManagerPolicy; nodeStatusUpdateFrequency?: string },
   ): Promise<RealNode>;
-  /** A new namespace named `<prefix>-<random>`; deleted (without waiting) by the returned function. */
-  namespace(prefix: string): Promise<{ name: string; remove(): Promise<void> }>;
   /**
    * The real kubectl as a ServiceAccount: a token from the TokenRequest API (`kubectl create token`),
    * bound to a Pod when `boundPod` names one (as the kubelet's projected token of a pod is: the API
@@ -76,44 +83,12 @@ export interface ServiceAccountClient {
   kubectl(args: readonly string[], opts?: { input?: string }): Promise<KubectlResult>;
 }
 
-export interface RealNode extends TestNode {
+export interface RealNode extends ClusterNode {
   kind: 'real';
-  /** Where this kubelet's device-plugin directory is (a plugin may serve there directly). */
-  devicePluginDir: string;
   /** The node's own kubeconfig (system:node:<name>). */
   kubeconfig: string;
   /** argv prefix running a process in the node's mount namespace (third-party plugins with fixed paths). */
   exec: string[];
-  /** Every CreateContainer request the node's fake runtime received, oldest first. */
-  containers(): CreateContainerRecord[];
-  /** Stops the kubelet and starts it again, as a kubelet restart; resolves when the Node is Ready. */
-  restartKubelet(): Promise<void>;
-  /** Stops the kubelet (plugins and the runtime stay), as a kubelet going down. */
-  stopKubelet(): Promise<void>;
-  /** Starts the stopped kubelet again; resolves when the Node is Ready. */
-  startKubelet(): Promise<void>;
-  /** Stops the node's processes and deletes its Node object. */
-  remove(): Promise<void>;
-}
-
-/** What the fake runtime recorded of one CreateContainer request (CRI v1, JSON field names). */
-export interface CreateContainerRecord {
-  containerId?: string;
-  request: {
-    podSandboxId: string;
-    config: {
-      metadata: { name: string; attempt?: number };
-      /** Decoded (the record holds CRI's bytes in base64). */
-      envs?: { key: string; value: string }[];
-      devices?: { containerPath: string; hostPath: string; permissions: string }[];
-      mounts?: { containerPath: string; hostPath: string; readonly?: boolean }[];
-      annotations?: Record<string, string>;
-      CDIDevices?: { name: string }[];
-      cdiDevices?: { name: string }[];
-      labels?: Record<string, string>;
-    };
-    sandboxConfig: { metadata: { name: string; namespace: string; uid: string } };
-  };
 }
 
 export function realClusterDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -184,20 +159,11 @@ export function realCluster(env: NodeJS.ProcessEnv = process.env): RealCluster {
   const state = readState(dir);
   const kubectlWith =
     (kubeconfig: string) =>
-    async (args: readonly string[], opts: { input?: string } = {}): Promise<KubectlResult> => {
-      const child = run(bins.kubectl, ['--kubeconfig', kubeconfig, ...args], {
-        maxBuffer: 64 * 1024 * 1024,
-      });
-      child.child.stdin?.end(opts.input ?? '');
-      try {
-        return await child;
-      } catch (err) {
-        const e = err as { stderr?: string; message: string };
-        throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, { cause: err });
-      }
-    };
+    (args: readonly string[], opts: { input?: string } = {}): Promise<KubectlResult> =>
+      runKubectl(bins.kubectl, kubeconfig, args, opts);
   const kubectl = kubectlWith(state.kubeconfig);
   const cluster: RealCluster = {
+    kind: 'real',
     dir,
     kubeconfig: state.kubeconfig,
     server: state.server,
@@ -205,6 +171,8 @@ export function realCluster(env: NodeJS.ProcessEnv = process.env): RealCluster {
     kubectl,
     kubectlJson: async <T>(args: readonly string[]) =>
       JSON.parse((await kubectl([...args, '-o', 'json'])).stdout) as T,
+    adminKubeconfig: () => state.kubeconfig,
+    close: () => Promise.resolve(),
     addNode: async (prefix, opts = {}) => {
       const name = `${prefix}-${randomBytes(3).toString('hex')}`;
       const node = await addNode(bins, state, { name, nodeStatusUpdateFrequency: '1s', ...opts });

@@ -110,7 +110,8 @@ export const RESOURCES: readonly ResourceInfo[] = [
     kind: 'Pod',
     listKind: 'PodList',
     namespaced: true,
-    verbs: READ,
+    // create: a Pod written through the API (kubectl apply) goes to this node's scheduler and kubelet.
+    verbs: ['create', 'get', 'list', 'watch'],
     shortNames: ['po'],
     categories: ['all'],
     subresources: [

@@ -406,6 +406,10 @@ export class ApiServer {
       if (namespace === undefined) throw methodNotAllowed();
       return this.createEvent(req, res, namespace);
     }
+    if (info.resource === 'pods') {
+      if (namespace === undefined) throw methodNotAllowed();
+      return this.createPod(req, res, namespace);
+    }
     const body = await readObject(req);
     const caller = { mayWrite: this.mayWrite(req) };
     if (info.resource === 'selfsubjectaccessreviews')
@@ -413,6 +417,38 @@ export class ApiServer {
     if (info.resource === 'selfsubjectrulesreviews')
       return json(res, 201, selfSubjectRulesReview(body, caller));
     throw methodNotAllowed();
+  }
+
+  /**
+   * `create` of a Pod (with the token): stored, then scheduled and admitted the way the control API's
+   * `POST /control/v1/pods` does it. As on kube-apiserver the answer is the stored Pod (201) also when
+   * the kubelet then rejects it (the Pod is Failed with the kubelet's reason); a Pod that does not
+   * validate is refused and not stored.
+   */
+  private async createPod(req: IncomingMessage, res: ServerResponse, namespace: string): Promise<void> {
+    this.authorize(req);
+    const read = await readObject(req);
+    if (read === null || typeof read !== 'object' || Array.isArray(read))
+      throw new HttpError(400, 'BadRequest', 'the body of the request is not a Pod object');
+    const body = read as Record<string, unknown>;
+    const metadata = (body['metadata'] ?? {}) as Record<string, unknown>;
+    if (metadata['namespace'] !== undefined && metadata['namespace'] !== namespace)
+      throw new HttpError(
+        400,
+        'BadRequest',
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    const pod = { ...body, metadata: { ...metadata, namespace } };
+    const pods = this.o.backend.stores.get(storeKey('', 'pods'))!;
+    const name = typeof metadata['name'] === 'string' ? metadata['name'] : '';
+    try {
+      await this.o.backend.kubelet.required().admitPod(pod);
+    } catch (err) {
+      const stored = pods.get(namespace, name);
+      // Refused before it was stored (invalid, already exists): the API server's error.
+      if (!stored || (err instanceof KubeletSimError && err.code === 'AlreadyExists')) throw err;
+    }
+    return json(res, 201, pods.get(namespace, name));
   }
 
   private filterFor(store: ObjectStore, namespace: string | undefined, url: URL): ObjectFilter {

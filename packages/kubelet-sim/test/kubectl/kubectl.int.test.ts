@@ -467,21 +467,22 @@ describe('kubectl reads a healthy node', { concurrency: true }, () => {
 
   test('create -f validates against /openapi/v2 (protobuf) first, then reaches the server', async () => {
     // client-go fetches /openapi/v2 only as protobuf; kubectl validates the manifest against it
-    // before sending, so a valid Pod gets as far as the server's 405 and an unknown field does not.
+    // before sending, so a valid Pod reaches the server (here refused there: it names another node)
+    // and an unknown field does not.
     const dir = mkdtempSync(join(tmpdir(), 'pb-manifests-'));
     try {
       const pod = join(dir, 'pod.yaml');
       writeFileSync(
         pod,
         'apiVersion: v1\nkind: Pod\nmetadata:\n  name: manifest\n  namespace: default\nspec:\n' +
-          '  containers:\n    - name: main\n      image: busybox:1.37\n',
+          '  nodeName: another-node\n  containers:\n    - name: main\n      image: busybox:1.37\n',
       );
       const created = await kubectl.run(['create', '-f', pod]);
       assert.equal(created.code, 1, created.stdout + created.stderr);
       assert.equal(
         created.stderr,
-        `Error from server (MethodNotAllowed): error when creating "${pod}": ` +
-          'the server does not allow this method on the requested resource\n',
+        `The request is invalid: error when creating "${pod}": Pod "manifest" is invalid: spec.nodeName: ` +
+          'Invalid value: "another-node": this kubelet runs node "sim-node"\n',
       );
       const event = join(dir, 'event.yaml');
       writeFileSync(
@@ -497,6 +498,40 @@ describe('kubectl reads a healthy node', { concurrency: true }, () => {
           '"bogusField" in io.k8s.api.core.v1.Event; if you choose to ignore these errors, turn validation off ' +
           'with --validate=false\n',
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('kubectl creates a Pod', () => {
+  test('create -f: stored, scheduled and admitted as through the control API; a second create is AlreadyExists', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pb-manifests-'));
+    try {
+      const pod = join(dir, 'pod.yaml');
+      writeFileSync(
+        pod,
+        'apiVersion: v1\nkind: Pod\nmetadata:\n  name: created\n  namespace: manifests\nspec:\n' +
+          '  containers:\n    - name: main\n      image: busybox:1.37\n',
+      );
+      const created = await kubectl.run(['create', '-f', pod]);
+      assert.equal(created.code, 0, created.stdout + created.stderr);
+      assert.equal(created.stdout, 'pod/created created\n');
+      const again = await kubectl.run(['create', '-f', pod]);
+      assert.equal(again.code, 1, again.stdout + again.stderr);
+      assert.equal(
+        again.stderr,
+        `Error from server (AlreadyExists): error when creating "${pod}": pods "created" already exists\n`,
+      );
+      const waited = await kubectl.run([
+        'wait',
+        '-n',
+        'manifests',
+        '--for=condition=Ready',
+        'pod/created',
+        '--timeout=60s',
+      ]);
+      assert.equal(waited.stdout, 'pod/created condition met\n');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

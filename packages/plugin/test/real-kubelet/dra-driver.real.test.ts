@@ -1,4 +1,6 @@
-// Plugboard's DRA driver on the real kubelet and control plane (v1.37.2 from upstream source): the
+// Plugboard's DRA driver on both kinds of node, one suite body: kubelet-sim (its own API server,
+// scheduler, controllers and kubelet) and the real kubelet and control plane (v1.37.2 from upstream
+// source), with the real kubectl on both. On the real one: the
 // real plugin watcher registers it, the real API server stores its ResourceSlices, the real
 // scheduler allocates a claim with a CEL selector and matchAttribute, the real kubelet prepares it
 // and starts the pod with the CDI devices (upstream's fake runtime records them), PodResources
@@ -12,11 +14,13 @@ import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import {
   podResourcesClient,
-  realCluster,
+  testCluster,
+  testClusterKinds,
   waitFor,
+  type ClusterNode,
   type PodResourcesClient,
-  type RealCluster,
-  type RealNode,
+  type TestCluster,
+  type TestNamespace,
 } from '@plugboard/testbed';
 import {
   kubeApiFromKubeConfig,
@@ -48,237 +52,239 @@ interface PodJson {
   };
 }
 
-describe('the DRA driver on the real kubelet', () => {
-  let cluster: RealCluster;
-  let node: RealNode;
-  let ns: { name: string; remove(): Promise<void> };
-  let dra: DraRuntime;
-  let driver: DraDriver;
-  let podResources: PodResourcesClient;
-  let work: string;
-  let deviceClass: string;
+for (const kind of testClusterKinds())
+  describe(`the DRA driver on the ${kind} kubelet`, () => {
+    let cluster: TestCluster;
+    let node: ClusterNode;
+    let ns: TestNamespace;
+    let dra: DraRuntime;
+    let driver: DraDriver;
+    let podResources: PodResourcesClient;
+    let work: string;
+    let deviceClass: string;
 
-  const claimOf = async (pod: string): Promise<ClaimJson> => {
-    const p = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, pod]);
-    const name = p.status.resourceClaimStatuses?.[0]?.resourceClaimName;
-    assert.ok(name, `pod ${pod} has a generated claim`);
-    return cluster.kubectlJson<ClaimJson>(['get', 'resourceclaim', '-n', ns.name, name]);
-  };
-
-  before(async () => {
-    cluster = realCluster();
-    node = await cluster.addNode('dra');
-    ns = await cluster.namespace('dra');
-    work = mkdtempSync(join(tmpdir(), 'pb-real-dra-'));
-    // examples/dra-node.yaml, as an operator would run it (an unhealthy device gets a NoSchedule taint).
-    const example = parseYaml(
-      readFileSync(new URL('../../../../examples/dra-node.yaml', import.meta.url), 'utf8'),
-    ) as {
-      dra: Record<string, unknown>[];
+    const claimOf = async (pod: string): Promise<ClaimJson> => {
+      const p = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, pod]);
+      const name = p.status.resourceClaimStatuses?.[0]?.resourceClaimName;
+      assert.ok(name, `pod ${pod} has a generated claim`);
+      return cluster.kubectlJson<ClaimJson>(['get', 'resourceclaim', '-n', ns.name, name]);
     };
-    const config = parsePluginConfig(example, 'examples/dra-node.yaml');
-    dra = await startDraDrivers(config, {
-      nodeName: node.name,
-      kube: await kubeApiFromKubeConfig({ kubeconfig: cluster.kubeconfig }),
-      pluginsDir: node.pluginsDir,
-      pluginsRegistryDir: node.pluginsRegistryDir,
-      cdiDir: join(work, 'cdi'),
-      faultTaints: true,
+
+    before(async () => {
+      work = mkdtempSync(join(tmpdir(), `pb-${kind}-dra-`));
+      cluster = testCluster(kind, work);
+      node = await cluster.addNode('dra');
+      ns = await cluster.namespace('dra');
+      // examples/dra-node.yaml, as an operator would run it (an unhealthy device gets a NoSchedule taint).
+      const example = parseYaml(
+        readFileSync(new URL('../../../../examples/dra-node.yaml', import.meta.url), 'utf8'),
+      ) as {
+        dra: Record<string, unknown>[];
+      };
+      const config = parsePluginConfig(example, 'examples/dra-node.yaml');
+      dra = await startDraDrivers(config, {
+        nodeName: node.name,
+        kube: await kubeApiFromKubeConfig({ kubeconfig: cluster.adminKubeconfig(node) }),
+        pluginsDir: node.pluginsDir,
+        pluginsRegistryDir: node.pluginsRegistryDir,
+        cdiDir: join(work, 'cdi'),
+        faultTaints: true,
+      });
+      driver = dra.drivers.get(DRIVER)!;
+      deviceClass = `${ns.name}-gpu`;
+      await cluster.kubectl(['apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'DeviceClass',
+          metadata: { name: deviceClass },
+          spec: { selectors: [{ cel: { expression: `device.driver == "${DRIVER}"` } }] },
+        }),
+      });
+      podResources = podResourcesClient(node.podResourcesSocket);
     });
-    driver = dra.drivers.get(DRIVER)!;
-    deviceClass = `${ns.name}-gpu`;
-    await cluster.kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({
+
+    after(async () => {
+      podResources?.close();
+      await dra?.stop();
+      await cluster
+        ?.kubectl([
+          'delete',
+          'resourceslices',
+          '--field-selector',
+          `spec.nodeName=${node.name}`,
+          '--wait=false',
+        ])
+        .catch(() => undefined);
+      await cluster
+        ?.kubectl(['delete', 'deviceclass', deviceClass, '--ignore-not-found', '--wait=false'])
+        .catch(() => undefined);
+      await ns?.remove();
+      await node?.remove();
+      await cluster?.close();
+      rmSync(work, { recursive: true, force: true });
+    });
+
+    it('registers through the real plugin watcher and publishes its ResourceSlices to the real API server', async () => {
+      await waitFor('the kubelet to register the driver', () => driver.registration().phase === 'registered');
+      const devices = await waitFor('8 devices in this node’s ResourceSlices', async () => {
+        const list = await cluster.kubectlJson<{
+          items: { spec: { driver: string; devices?: { name: string }[] } }[];
+        }>(['get', 'resourceslices', '--field-selector', `spec.nodeName=${node.name}`]);
+        const names = list.items
+          .filter((s) => s.spec.driver === DRIVER)
+          .flatMap((s) => s.spec.devices?.map((d) => d.name) ?? []);
+        return names.length === 8 && names;
+      });
+      assert.deepEqual(
+        [...devices].sort(),
+        driver
+          .sliceDevices()
+          .map((d) => d.name)
+          .sort(),
+      );
+    });
+
+    it('the real scheduler allocates a claim (CEL selector, matchAttribute), the kubelet prepares it and the pod runs with the CDI devices', async () => {
+      const template = {
         apiVersion: 'resource.k8s.io/v1',
-        kind: 'DeviceClass',
-        metadata: { name: deviceClass },
-        spec: { selectors: [{ cel: { expression: `device.driver == "${DRIVER}"` } }] },
-      }),
-    });
-    podResources = podResourcesClient(node.podResourcesSocket);
-  });
-
-  after(async () => {
-    podResources?.close();
-    await dra?.stop();
-    await cluster
-      ?.kubectl([
-        'delete',
-        'resourceslices',
-        '--field-selector',
-        `spec.nodeName=${node.name}`,
-        '--wait=false',
-      ])
-      .catch(() => undefined);
-    await cluster
-      ?.kubectl(['delete', 'deviceclass', deviceClass, '--ignore-not-found', '--wait=false'])
-      .catch(() => undefined);
-    await ns?.remove();
-    await node?.remove();
-    rmSync(work, { recursive: true, force: true });
-  });
-
-  it('registers through the real plugin watcher and publishes its ResourceSlices to the real API server', async () => {
-    await waitFor('the kubelet to register the driver', () => driver.registration().phase === 'registered');
-    const devices = await waitFor('8 devices in this node’s ResourceSlices', async () => {
-      const list = await cluster.kubectlJson<{
-        items: { spec: { driver: string; devices?: { name: string }[] } }[];
-      }>(['get', 'resourceslices', '--field-selector', `spec.nodeName=${node.name}`]);
-      const names = list.items
-        .filter((s) => s.spec.driver === DRIVER)
-        .flatMap((s) => s.spec.devices?.map((d) => d.name) ?? []);
-      return names.length === 8 && names;
-    });
-    assert.deepEqual(
-      [...devices].sort(),
-      driver
-        .sliceDevices()
-        .map((d) => d.name)
-        .sort(),
-    );
-  });
-
-  it('the real scheduler allocates a claim (CEL selector, matchAttribute), the kubelet prepares it and the pod runs with the CDI devices', async () => {
-    const template = {
-      apiVersion: 'resource.k8s.io/v1',
-      kind: 'ResourceClaimTemplate',
-      metadata: { name: 'pair', namespace: ns.name },
-      spec: {
+        kind: 'ResourceClaimTemplate',
+        metadata: { name: 'pair', namespace: ns.name },
         spec: {
-          devices: {
-            requests: [
-              {
-                name: 'gpus',
-                exactly: {
-                  deviceClassName: deviceClass,
-                  count: 2,
-                  selectors: [{ cel: { expression: `device.attributes["${DRIVER}"].model == "PB-100"` } }],
+          spec: {
+            devices: {
+              requests: [
+                {
+                  name: 'gpus',
+                  exactly: {
+                    deviceClassName: deviceClass,
+                    count: 2,
+                    selectors: [{ cel: { expression: `device.attributes["${DRIVER}"].model == "PB-100"` } }],
+                  },
                 },
-              },
-            ],
-            constraints: [{ requests: ['gpus'], matchAttribute: 'resource.kubernetes.io/numaNode' }],
+              ],
+              constraints: [{ requests: ['gpus'], matchAttribute: 'resource.kubernetes.io/numaNode' }],
+            },
           },
         },
-      },
-    };
-    const pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'train', namespace: ns.name },
-      spec: {
-        nodeSelector: { 'kubernetes.io/hostname': node.name },
-        resourceClaims: [{ name: 'gpus', resourceClaimTemplateName: 'pair' }],
-        containers: [
-          { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'gpus' }] } },
-        ],
-      },
-    };
-    await cluster.kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [template, pod] }),
-    });
-    await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/train', '--timeout=120s']);
-    const claim = await claimOf('train');
-    const results = claim.status?.allocation?.devices.results ?? [];
-    assert.equal(results.length, 2);
-    assert.ok(results.every((r) => r.driver === DRIVER && r.pool === node.name));
-    const numa = results.map((r) => {
-      const attr = driver.sliceDevices().find((d) => d.name === r.device)?.attributes?.[
-        'resource.kubernetes.io/numaNode'
-      ];
-      return attr && 'int' in attr ? attr.int : undefined;
-    });
-    assert.notEqual(numa[0], undefined);
-    assert.equal(numa[0], numa[1], 'matchAttribute: both devices on one NUMA node');
-    assert.ok(
-      driver.preparedClaims().some((c) => c.uid === claim.metadata.uid),
-      'the kubelet called NodePrepareResources',
-    );
-    const record = node.containers().find((c) => c.request.sandboxConfig.metadata.name === 'train');
-    assert.ok(record, 'the fake runtime was asked to create the container');
-    const cdi = (record.request.config.CDIDevices ?? record.request.config.cdiDevices ?? [])
-      .map((d) => d.name)
-      .sort();
-    assert.deepEqual(cdi, results.map((r) => `k8s.${DRIVER}/gpu=${claim.metadata.uid}-${r.device}`).sort());
-    const got = await podResources.get(ns.name, 'train');
-    const dynamic = got.podResources?.containers[0]?.dynamicResources ?? [];
-    assert.equal(dynamic[0]?.claimName, claim.metadata.name);
-    assert.deepEqual(
-      dynamic[0]?.claimResources.map((r) => `${r.driverName}/${r.poolName}/${r.deviceName}`).sort(),
-      results.map((r) => `${DRIVER}/${node.name}/${r.device}`).sort(),
-    );
-    // Each device's entry names its own CDI device. (The real kubelet 1.37.2 also repeats the CDI
-    // devices of the driver's earlier devices in each later entry: GetDynamicResources in
-    // pkg/kubelet/cm/container_manager_linux.go declares its cdiDevices slice outside the device
-    // loop; kubelet-sim does the same, docs/KUBELET-SIM.md.)
-    for (const r of dynamic[0]?.claimResources ?? []) {
+      };
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'train', namespace: ns.name },
+        spec: {
+          nodeSelector: { 'kubernetes.io/hostname': node.name },
+          resourceClaims: [{ name: 'gpus', resourceClaimTemplateName: 'pair' }],
+          containers: [
+            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'gpus' }] } },
+          ],
+        },
+      };
+      await cluster.kubectl(['apply', '-f', '-'], {
+        input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [template, pod] }),
+      });
+      await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/train', '--timeout=120s']);
+      const claim = await claimOf('train');
+      const results = claim.status?.allocation?.devices.results ?? [];
+      assert.equal(results.length, 2);
+      assert.ok(results.every((r) => r.driver === DRIVER && r.pool === node.name));
+      const numa = results.map((r) => {
+        const attr = driver.sliceDevices().find((d) => d.name === r.device)?.attributes?.[
+          'resource.kubernetes.io/numaNode'
+        ];
+        return attr && 'int' in attr ? attr.int : undefined;
+      });
+      assert.notEqual(numa[0], undefined);
+      assert.equal(numa[0], numa[1], 'matchAttribute: both devices on one NUMA node');
       assert.ok(
-        r.cdiDevices.some((d) => d.name === `k8s.${DRIVER}/gpu=${claim.metadata.uid}-${r.deviceName}`),
-        `${r.deviceName}: ${JSON.stringify(r.cdiDevices)}`,
+        driver.preparedClaims().some((c) => c.uid === claim.metadata.uid),
+        'the kubelet called NodePrepareResources',
       );
-    }
-    assert.deepEqual(
-      [...new Set(dynamic[0]?.claimResources.flatMap((r) => r.cdiDevices.map((d) => d.name)))].sort(),
-      cdi,
-    );
-  });
-
-  it('a health fault reaches the pod’s allocatedResourcesStatus through the real kubelet', async () => {
-    const claim = await claimOf('train');
-    const device = claim.status!.allocation!.devices.results[0]!.device;
-    // The real kubelet names a DRA entry `claim:<pod claim name>` and each device by its CDI device ID.
-    const resourceID = `k8s.${DRIVER}/gpu=${claim.metadata.uid}-${device}`;
-    const health = async (): Promise<string | undefined> => {
-      const p = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'train']);
-      const status = p.status.containerStatuses?.[0]?.allocatedResourcesStatus?.find(
-        (s) => s.name === 'claim:gpus',
+      const record = node.containers().find((c) => c.request.sandboxConfig.metadata.name === 'train');
+      assert.ok(record, 'the fake runtime was asked to create the container');
+      const cdi = (record.request.config.CDIDevices ?? record.request.config.cdiDevices ?? [])
+        .map((d) => d.name)
+        .sort();
+      assert.deepEqual(cdi, results.map((r) => `k8s.${DRIVER}/gpu=${claim.metadata.uid}-${r.device}`).sort());
+      const got = await podResources.get(ns.name, 'train');
+      const dynamic = got.podResources?.containers[0]?.dynamicResources ?? [];
+      assert.equal(dynamic[0]?.claimName, claim.metadata.name);
+      assert.deepEqual(
+        dynamic[0]?.claimResources.map((r) => `${r.driverName}/${r.poolName}/${r.deviceName}`).sort(),
+        results.map((r) => `${DRIVER}/${node.name}/${r.device}`).sort(),
       );
-      return status?.resources?.find((r) => r.resourceID === resourceID)?.health;
-    };
-    await waitFor(
-      'the device reported Healthy first',
-      async () => (await health()) === 'Healthy',
-      90_000,
-    ).catch(async (err: Error) => {
-      const p = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'train']);
-      throw new Error(
-        `${err.message}; the pod's allocatedResourcesStatus: ${JSON.stringify(p.status.containerStatuses?.[0]?.allocatedResourcesStatus)}`,
+      // Each device's entry names its own CDI device. (The real kubelet 1.37.2 also repeats the CDI
+      // devices of the driver's earlier devices in each later entry: GetDynamicResources in
+      // pkg/kubelet/cm/container_manager_linux.go declares its cdiDevices slice outside the device
+      // loop; kubelet-sim does the same, docs/KUBELET-SIM.md.)
+      for (const r of dynamic[0]?.claimResources ?? []) {
+        assert.ok(
+          r.cdiDevices.some((d) => d.name === `k8s.${DRIVER}/gpu=${claim.metadata.uid}-${r.deviceName}`),
+          `${r.deviceName}: ${JSON.stringify(r.cdiDevices)}`,
+        );
+      }
+      assert.deepEqual(
+        [...new Set(dynamic[0]?.claimResources.flatMap((r) => r.cdiDevices.map((d) => d.name)))].sort(),
+        cdi,
       );
     });
-    driver.injectFault(device, 'simulated ECC errors');
-    await waitFor(
-      'the pod to report the device Unhealthy',
-      async () => (await health()) === 'Unhealthy',
-      90_000,
-    );
-    driver.clearFault(device);
-    await waitFor(
-      'the pod to report the device Healthy again',
-      async () => (await health()) === 'Healthy',
-      90_000,
-    );
-  });
 
-  it('a NoExecute taint on the device makes the real eviction controller evict the pod', async () => {
-    const claim = await claimOf('train');
-    const device = claim.status!.allocation!.devices.results[0]!.device;
-    driver.injectFault(device, 'simulated: device lost', { taint: 'NoExecute' });
-    const evicted = await waitFor(
-      'the pod to be evicted',
-      async () => {
-        try {
-          const p = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'train']);
-          const target = p.status.conditions?.find((c) => c.type === 'DisruptionTarget');
-          return (
-            (p.metadata.deletionTimestamp !== undefined || p.status.phase === 'Failed') &&
-            (target?.reason ?? 'gone')
-          );
-        } catch (err) {
-          return /NotFound/.test(String(err)) && 'deleted';
-        }
-      },
-      90_000,
-    );
-    assert.ok(evicted === 'DeletionByDeviceTaintManager' || evicted === 'deleted', String(evicted));
-    driver.clearFault(device);
+    it('a health fault reaches the pod’s allocatedResourcesStatus through the real kubelet', async () => {
+      const claim = await claimOf('train');
+      const device = claim.status!.allocation!.devices.results[0]!.device;
+      // The real kubelet names a DRA entry `claim:<pod claim name>` and each device by its CDI device ID.
+      const resourceID = `k8s.${DRIVER}/gpu=${claim.metadata.uid}-${device}`;
+      const health = async (): Promise<string | undefined> => {
+        const p = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'train']);
+        const status = p.status.containerStatuses?.[0]?.allocatedResourcesStatus?.find(
+          (s) => s.name === 'claim:gpus',
+        );
+        return status?.resources?.find((r) => r.resourceID === resourceID)?.health;
+      };
+      await waitFor(
+        'the device reported Healthy first',
+        async () => (await health()) === 'Healthy',
+        90_000,
+      ).catch(async (err: Error) => {
+        const p = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'train']);
+        throw new Error(
+          `${err.message}; the pod's allocatedResourcesStatus: ${JSON.stringify(p.status.containerStatuses?.[0]?.allocatedResourcesStatus)}`,
+        );
+      });
+      driver.injectFault(device, 'simulated ECC errors');
+      await waitFor(
+        'the pod to report the device Unhealthy',
+        async () => (await health()) === 'Unhealthy',
+        90_000,
+      );
+      driver.clearFault(device);
+      await waitFor(
+        'the pod to report the device Healthy again',
+        async () => (await health()) === 'Healthy',
+        90_000,
+      );
+    });
+
+    it('a NoExecute taint on the device makes the real eviction controller evict the pod', async () => {
+      const claim = await claimOf('train');
+      const device = claim.status!.allocation!.devices.results[0]!.device;
+      driver.injectFault(device, 'simulated: device lost', { taint: 'NoExecute' });
+      const evicted = await waitFor(
+        'the pod to be evicted',
+        async () => {
+          try {
+            const p = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'train']);
+            const target = p.status.conditions?.find((c) => c.type === 'DisruptionTarget');
+            return (
+              (p.metadata.deletionTimestamp !== undefined || p.status.phase === 'Failed') &&
+              (target?.reason ?? 'gone')
+            );
+          } catch (err) {
+            return /NotFound/.test(String(err)) && 'deleted';
+          }
+        },
+        90_000,
+      );
+      assert.ok(evicted === 'DeletionByDeviceTaintManager' || evicted === 'deleted', String(evicted));
+      driver.clearFault(device);
+    });
   });
-});

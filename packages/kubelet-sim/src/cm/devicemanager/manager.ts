@@ -109,6 +109,11 @@ export class DeviceManager
    */
   async restart(): Promise<void> {
     await this.stop();
+    await this.startAfterStop();
+  }
+
+  /** The second half of `restart`: a kubelet starting again after `stop`, from its checkpoint. */
+  async startAfterStop(): Promise<void> {
     const data = await readCheckpoint(this.checkpoint, this.log);
     this.endpoints = new Map();
     this.allDevices = new Map();
