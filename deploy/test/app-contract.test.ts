@@ -59,7 +59,7 @@ function gatewayConfigFor(
 }
 
 describe('gateway accepts the chart', () => {
-  it('defaults: in-cluster, token auth, faults off, kubelet paths, state dir, node name', () => {
+  it('defaults: an observer (no resource, no DRA driver), in-cluster, token auth, faults off, kubelet paths, state dir, node name', () => {
     const { config } = gatewayConfigFor('defaults', {});
     assert.equal(config.nodeName, NODE);
     assert.deepEqual(config.listen, { host: '0.0.0.0', port: 9400 });
@@ -73,9 +73,17 @@ describe('gateway accepts the chart', () => {
     assert.equal(config.auth.insecureAllowUnauthenticated, false);
     assert.equal(config.faults.enabled, false);
     assert.equal(config.topology.configz.enabled, false, 'no nodes/proxy permission: configz is not read');
+    assert.deepEqual(config.plugins.resources, []);
+    assert.deepEqual(config.plugins.dra, []);
+  });
+
+  it('examples/simulated-gpus.values.yaml: the gateway serves eight simulated GPUs on two NUMA nodes', () => {
+    const { config } = gatewayConfigFor('simulated-gpus', {
+      valuesFiles: [join(chartDir, 'examples/simulated-gpus.values.yaml')],
+    });
     assert.deepEqual(
-      config.plugins.resources.map((r) => r.name),
-      ['plugboard.example/gpu'],
+      config.plugins.resources.map((r) => [r.name, r.simulated?.count, r.simulated?.numaNodes]),
+      [['plugboard.example/gpu', 8, [0, 1]]],
     );
   });
 

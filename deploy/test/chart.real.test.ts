@@ -1,6 +1,7 @@
 // The chart's identity and policy on a real Kubernetes v1.37.2 API server (packages/local-cluster,
 // the control plane `npm test` starts), not kubelet-sim's API slice:
-// - every rendered object (default values, and the DRA values docs/INSTALL.md documents) is applied
+// - every rendered object (default values: an observer; the chart's simulated-GPU example; the DRA
+//   values docs/INSTALL.md documents; the RBAC options) is applied
 //   with server-side apply and strict field validation into a namespace of its own, under a release
 //   name of its own (the cluster-scoped objects carry it), and must be accepted;
 // - the gateway's identity is its ServiceAccount's token from the TokenRequest API, bound to the
@@ -36,7 +37,12 @@ const README = join(repoRoot, 'deploy/helm/plugboard/README.md');
 const INSTALL_MD = join(repoRoot, 'docs/INSTALL.md');
 
 /** The `with` column of the README's permission list each install turns on. */
-type PermissionCondition = 'always' | 'config.dra' | 'auth.mode=kubernetes' | 'gateway.rbac.nodesProxy';
+type PermissionCondition =
+  | 'always'
+  | 'config.dra'
+  | 'auth.mode=kubernetes'
+  | 'gateway.rbac.nodesProxy'
+  | 'gateway.rbac.deviceTaintRules';
 
 interface InstallCase {
   name: string;
@@ -284,7 +290,14 @@ describe('the chart on a real API server (Kubernetes v1.37.2)', () => {
   }
 
   const cases: InstallCase[] = [
-    { name: 'default values', valuesFiles: () => [], conditions: ['always'] },
+    // The default values: an observer, with no plugin or driver of its own.
+    { name: 'default values (an observer)', valuesFiles: () => [], conditions: ['always'] },
+    {
+      // Device plugins of its own need nothing more from the API server than the observer.
+      name: "the chart's examples/simulated-gpus.values.yaml",
+      valuesFiles: () => [join(repoRoot, 'deploy/helm/plugboard/examples/simulated-gpus.values.yaml')],
+      conditions: ['always'],
+    },
     {
       name: 'the DRA values of docs/INSTALL.md',
       valuesFiles: () => {
@@ -306,8 +319,18 @@ describe('the chart on a real API server (Kubernetes v1.37.2)', () => {
       },
       conditions: ['always', 'auth.mode=kubernetes', 'gateway.rbac.nodesProxy'],
     },
-    // The observer install (no plugins of the gateway's own) joins this table once the chart has
-    // values for it: { name: 'observer values', valuesFiles: …, conditions: ['always'] }.
+    {
+      name: 'DeviceTaintRule drills (faults.enabled, gateway.rbac.deviceTaintRules)',
+      valuesFiles: () => {
+        const file = join(work, 'drills-values.json');
+        writeFileSync(
+          file,
+          JSON.stringify({ faults: { enabled: true }, gateway: { rbac: { deviceTaintRules: true } } }),
+        );
+        return [file];
+      },
+      conditions: ['always', 'gateway.rbac.deviceTaintRules'],
+    },
   ];
 
   for (const c of cases) {
@@ -379,8 +402,12 @@ describe('the chart on a real API server (Kubernetes v1.37.2)', () => {
         await i.gateway.kubectl(['create', '-f', '-'], {
           input: resourceSlice(name, driver, node.name, ['gpu-0']),
         });
-        const created = await i.gateway.kubectl(['get', 'resourceslice', name, '-o', 'json']);
-        const obj = JSON.parse(created.stdout) as { spec: { devices: { name: string }[] } };
+        // Read back as the admin: the drivers never GET a slice, so the gateway may not.
+        const obj = await cluster.kubectlJson<{ spec: { devices: { name: string }[] } }>([
+          'get',
+          'resourceslice',
+          name,
+        ]);
         obj.spec.devices.push({ name: 'gpu-1' });
         // The driver updates with PUT (its ClusterRole has no patch): `kubectl replace`.
         await i.gateway.kubectl(['replace', '-f', '-'], { input: JSON.stringify(obj) });

@@ -26,13 +26,14 @@ import {
 } from './helm.js';
 
 const ALL_FEATURES = fixture('all-features.values.yaml');
+const SIMULATED_GPUS = join(chartDir, 'examples/simulated-gpus.values.yaml');
 const defaultValues: unknown = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
 
 const ALL =
   'all features (faults, kubernetes auth, every source, a DRA driver, privileged, ingress, servicemonitor, prometheusrule)';
 const MINIMAL = 'token from an existing Secret, no Kubernetes API, no web';
 const DRA_ONLY = 'DRA drivers only (no device plugin resources)';
-/** Two DRA drivers and no device plugin: `resources: []` is allowed once `dra` lists a driver. */
+/** Two DRA drivers and no device plugin. */
 const draOnlyValues = {
   config: {
     resources: [],
@@ -338,16 +339,24 @@ describe('gateway DaemonSet', () => {
 });
 
 describe('gateway config', () => {
-  it('keeps faults off by default and carries the resources from values', () => {
+  it('keeps faults off by default and makes the gateway an observer: no resource, no DRA driver', () => {
     const config = gatewayConfig(defaults);
     assert.equal(at(config, 'gateway', 'faults', 'enabled'), false);
     assert.deepEqual(at(config, 'gateway', 'auth'), {}, 'token mode: the token file is a flag');
     assert.equal(at(config, 'gateway', 'podResources', 'pollIntervalMs'), 1000);
-    assert.equal(at(config, 'resources', 0, 'name'), 'plugboard.example/gpu');
+    assert.deepEqual(config.resources, []);
+    assert.equal(config.dra, undefined, 'no dra: key without drivers');
     assert.equal(
       envValue(container(only(defaults, 'Deployment', '-web'), 'web'), 'PLUGBOARD_FAULTS_ENABLED'),
       'false',
     );
+  });
+
+  it('examples/simulated-gpus.values.yaml brings back the demo: eight simulated GPUs on two NUMA nodes', () => {
+    const config = gatewayConfig(render({ valuesFiles: [SIMULATED_GPUS] }));
+    assert.deepEqual(config.resources, [
+      { name: 'plugboard.example/gpu', simulated: { count: 8, numaNodes: [0, 1] } },
+    ]);
   });
 
   it('turns faults and kubernetes auth on, and merges config.gateway verbatim', () => {
@@ -391,20 +400,29 @@ function rbacRules(objects: K8sObject[]): Map<string, Rule[]> {
 }
 
 describe('RBAC: least privilege, exactly as listed', () => {
-  const gatewayRead = { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] };
-  const events = { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] };
-  const webDiscovery = { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] };
-  // config.dra: the informers' reads, and exactly the writes of packages/plugin/src/dra/kube-api.ts
-  // (create, replace = update, delete with preconditions; no patch, no claim status).
+  // Every install, the observer's whole ClusterRole: the informers of sources/kube.ts (list + watch,
+  // no get) and the Events it creates (never patches).
+  const gatewayRead = { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list', 'watch'] };
   const draRead = {
     apiGroups: ['resource.k8s.io'],
-    resources: ['resourceslices', 'resourceclaims', 'deviceclasses', 'devicetaintrules'],
-    verbs: ['get', 'list', 'watch'],
+    resources: ['resourceslices', 'resourceclaims', 'devicetaintrules'],
+    verbs: ['list', 'watch'],
   };
-  const draWrite = {
+  const observer = [gatewayRead, draRead];
+  const events = { apiGroups: [''], resources: ['events'], verbs: ['create'] };
+  const webDiscovery = { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] };
+  // config.dra: exactly the calls of packages/plugin/src/dra/kube-api.ts (read the Node's UID and a
+  // claim; create, replace = update, delete with preconditions; no patch, no claim status).
+  const drivers = [
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+    { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims'], verbs: ['get'] },
+    { apiGroups: ['resource.k8s.io'], resources: ['resourceslices'], verbs: ['create', 'update', 'delete'] },
+  ];
+  // gateway.rbac.deviceTaintRules: the calls of apps/node-gateway/src/faults/taint-rules.ts.
+  const drills = {
     apiGroups: ['resource.k8s.io'],
-    resources: ['resourceslices'],
-    verbs: ['create', 'update', 'delete'],
+    resources: ['devicetaintrules'],
+    verbs: ['get', 'create', 'update', 'delete'],
   };
   // For people, not bound by the chart: what `kubectl plugboard` needs to use the pod proxy.
   const kubectlPlugin: [string, Rule[]] = [
@@ -415,11 +433,11 @@ describe('RBAC: least privilege, exactly as listed', () => {
     ],
   ];
 
-  it('defaults: gateway reads nodes/pods and writes events; web lists/watches pods; no auth reviews', () => {
+  it('defaults (an observer): gateway lists/watches its node, pods and the DRA objects and creates events, writes nothing else; web lists/watches pods', () => {
     assert.deepEqual(
       rbacRules(defaults),
       new Map([
-        ['ClusterRole/pb-plugboard-gateway', [gatewayRead]],
+        ['ClusterRole/pb-plugboard-gateway', observer],
         ['Role/pb-plugboard-gateway-events', [events]],
         ['Role/pb-plugboard-web', [webDiscovery]],
         kubectlPlugin,
@@ -429,17 +447,17 @@ describe('RBAC: least privilege, exactly as listed', () => {
     assert.equal(only(defaults, 'Role', '-web').metadata.namespace, 'plugboard');
   });
 
-  it('kubernetes auth adds tokenreviews/subjectaccessreviews create and the fault-operator role; nodesProxy adds get on nodes/proxy; config.dra adds resource.k8s.io', () => {
+  it('kubernetes auth adds tokenreviews/subjectaccessreviews create and the fault-operator role; nodesProxy adds get on nodes/proxy; config.dra adds the driver calls; deviceTaintRules the drills', () => {
     assert.deepEqual(
       rbacRules(allFeatures),
       new Map([
         [
           'ClusterRole/pb-plugboard-gateway',
           [
-            gatewayRead,
+            ...observer,
             { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
-            draRead,
-            draWrite,
+            ...drivers,
+            drills,
             { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
             { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
           ],
@@ -458,7 +476,7 @@ describe('RBAC: least privilege, exactly as listed', () => {
   it('gateway.rbac.nodesProxy grants get on nodes/proxy only (no other verb), and turns configz on in the gateway', () => {
     const objects = render({ values: { gateway: { rbac: { nodesProxy: true } } } });
     assert.deepEqual(rbacRules(objects).get('ClusterRole/pb-plugboard-gateway'), [
-      gatewayRead,
+      ...observer,
       { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
     ]);
     assert.equal(at(gatewayConfig(objects), 'gateway', 'topology', 'configz', 'enabled'), true);
@@ -470,20 +488,34 @@ describe('RBAC: least privilege, exactly as listed', () => {
     assert.equal(at(gatewayConfig(external), 'gateway', 'topology', 'configz', 'enabled'), true);
   });
 
-  it('config.dra grants the resource.k8s.io reads and the ResourceSlice writes the drivers make, nothing else', () => {
+  it('config.dra grants the Node and claim reads and the ResourceSlice writes the drivers make, nothing else', () => {
     assert.deepEqual(
       rbacRules(draOnly),
       new Map([
-        ['ClusterRole/pb-plugboard-gateway', [gatewayRead, draRead, draWrite]],
+        ['ClusterRole/pb-plugboard-gateway', [...observer, ...drivers]],
         ['Role/pb-plugboard-gateway-events', [events]],
         ['Role/pb-plugboard-web', [webDiscovery]],
         kubectlPlugin,
       ]),
     );
     for (const objects of [defaults, minimal]) {
-      const groups = [...rbacRules(objects).values()].flat().flatMap((r) => r.apiGroups);
-      assert.ok(!groups.includes('resource.k8s.io'), 'no resource.k8s.io rule without config.dra');
+      const verbs = [...rbacRules(objects).values()]
+        .flat()
+        .filter((r) => r.apiGroups.includes('resource.k8s.io'))
+        .flatMap((r) => r.verbs);
+      assert.ok(
+        verbs.every((v) => v === 'list' || v === 'watch'),
+        'no resource.k8s.io write (or get) without config.dra',
+      );
     }
+  });
+
+  it('gateway.rbac.deviceTaintRules adds get/create/update/delete on devicetaintrules, nothing else', () => {
+    const objects = render({
+      values: { faults: { enabled: true }, gateway: { rbac: { deviceTaintRules: true } } },
+    });
+    assert.deepEqual(rbacRules(objects).get('ClusterRole/pb-plugboard-gateway'), [...observer, drills]);
+    assert.deepEqual(rbacRules(objects).get('Role/pb-plugboard-gateway-events'), [events]);
   });
 
   it('no Kubernetes API: no gateway RBAC and no ServiceAccount token', () => {
@@ -920,6 +952,16 @@ describe('values the schema cannot judge fail the render with a reason', () => {
       'kubernetes auth without the Kubernetes API',
       { auth: { mode: 'kubernetes' }, gateway: { kubernetesApi: 'none' } },
       /auth\.mode=kubernetes needs gateway\.kubernetesApi=in-cluster/,
+    ],
+    [
+      'DeviceTaintRule drills without faults',
+      { gateway: { rbac: { deviceTaintRules: true } } },
+      /gateway\.rbac\.deviceTaintRules needs faults\.enabled=true/,
+    ],
+    [
+      'DeviceTaintRule drills without the Kubernetes API',
+      { faults: { enabled: true }, gateway: { kubernetesApi: 'none', rbac: { deviceTaintRules: true } } },
+      /gateway\.rbac\.deviceTaintRules needs gateway\.kubernetesApi=in-cluster/,
     ],
     [
       'the same resource twice',

@@ -82,12 +82,21 @@ describe('values.schema.json covers values.yaml', () => {
     assert.equal(template({}).status, 0);
   });
 
-  it('has no DRA driver by default, and lets `resources: []` through once `dra` lists one', () => {
+  it('defaults to an observer: no resource and no DRA driver of its own, `resources: []` accepted', () => {
+    assert.deepEqual(at(values, 'config', 'resources'), []);
     assert.deepEqual(at(values, 'config', 'dra'), []);
-    const res = template({
-      values: { config: { resources: [], dra: [{ driver: 'gpu.example.com', simulated: { count: 1 } }] } },
-    });
-    assert.equal(res.status, 0, res.stderr);
+    for (const config of [
+      { resources: [] },
+      { resources: [], dra: [] },
+      { resources: [], dra: [{ driver: 'gpu.example.com', simulated: { count: 1 } }] },
+    ]) {
+      const res = template({ values: { config } });
+      assert.equal(res.status, 0, `${JSON.stringify(config)}: ${res.stderr}`);
+    }
+  });
+
+  it('keeps DeviceTaintRule drills off by default', () => {
+    assert.equal(at(values, 'gateway', 'rbac', 'deviceTaintRules'), false);
   });
 });
 
@@ -120,7 +129,16 @@ describe('bad values fail with a readable message naming the value', () => {
       { config: { resources: [{ name: 'gpu', simulated: { count: 1 } }] } },
       [/at '\/config\/resources\/0\/name'/, /does not match pattern/],
     ],
-    ['no resources', { config: { resources: [] } }, [/at '\/config\/resources'/, /minItems|at least 1/]],
+    [
+      'config.resources not a list',
+      { config: { resources: { name: 'plugboard.example/gpu' } } },
+      [/at '\/config\/resources'/, /got object, want array/],
+    ],
+    [
+      'gateway.rbac.deviceTaintRules: "yes"',
+      { gateway: { rbac: { deviceTaintRules: 'yes' } } },
+      [/at '\/gateway\/rbac\/deviceTaintRules': got string, want boolean/],
+    ],
     [
       'a DRA driver name that is not a lower-case DNS subdomain',
       { config: { dra: [{ driver: 'GPU_Example', simulated: { count: 1 } }] } },

@@ -103,6 +103,12 @@ app.kubernetes.io/component: {{ .component }}
 {{- if and (eq .Values.auth.mode "kubernetes") (ne .Values.gateway.kubernetesApi "in-cluster") -}}
 {{- fail "auth.mode=kubernetes needs gateway.kubernetesApi=in-cluster: TokenReview and SubjectAccessReview are calls to the API server" -}}
 {{- end -}}
+{{- if and .Values.gateway.rbac.deviceTaintRules (not .Values.faults.enabled) -}}
+{{- fail "gateway.rbac.deviceTaintRules needs faults.enabled=true: the DeviceTaintRule writes serve only fault drills, which are faults" -}}
+{{- end -}}
+{{- if and .Values.gateway.rbac.deviceTaintRules (ne .Values.gateway.kubernetesApi "in-cluster") -}}
+{{- fail "gateway.rbac.deviceTaintRules needs gateway.kubernetesApi=in-cluster: a drill is a DeviceTaintRule written through the API server" -}}
+{{- end -}}
 {{- $names := dict -}}
 {{- range $i, $r := .Values.config.resources -}}
 {{- if hasKey $names $r.name -}}
