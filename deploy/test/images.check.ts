@@ -40,7 +40,7 @@ import { WorkingContainer, type ContainerProcess, type Volume } from '../images/
 import { capture } from '../images/exec.js';
 import { CONTAINERD_NAME, OCI_REF_NAME } from '../images/oci-archive.js';
 import { NONROOT } from '../images/pins.js';
-import { asArray, at, isObject, only, render, repoRoot, type K8sObject } from './helm.js';
+import { asArray, at, chartDir, isObject, only, render, repoRoot, type K8sObject } from './helm.js';
 
 const NODE_NAME = 'image-node';
 const NAMESPACE = 'plugboard';
@@ -449,7 +449,12 @@ describe('the images run as the chart runs them', () => {
     async () => {
       dir = mkdtempSync(join(tmpdir(), 'plugboard-images-'));
       const [gatewayPort, webPort] = [await freePort(), await freePort()];
-      objects = render({ values: { gateway: { port: gatewayPort }, web: { port: webPort } } });
+      // The chart's default gateway is an observer; its simulated-GPU example gives it a plugin of
+      // its own, whose registration with the kubelet this suite follows through the image.
+      objects = render({
+        valuesFiles: [join(chartDir, 'examples/simulated-gpus.values.yaml')],
+        values: { gateway: { port: gatewayPort }, web: { port: webPort } },
+      });
       const hostPaths = {
         '/var/lib/kubelet/device-plugins': join(dir, 'device-plugins'),
         '/var/lib/kubelet/pod-resources': join(dir, 'pod-resources'),
