@@ -1,0 +1,130 @@
+// Upstream's dra-example-driver (kubelet plugin, built from the Go module proxy) on a real kubelet
+// and control plane (v1.37.2 from upstream source), run inside the node's mount namespace: the real
+// plugin watcher registers it, the real API server stores its ResourceSlices, the real scheduler
+// allocates a claim of the chart's DeviceClass, the real kubelet has the driver prepare it and starts
+// the pod with its CDI devices (upstream's fake runtime records them), and PodResources reports them.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { podResourcesClient, type PodResourcesClient } from './pod-resources.js';
+import { realCluster, type RealCluster, type RealNode } from './real-cluster.js';
+import { draExampleDeviceClass, thirdParty, type DraExampleDriver } from './third-party.js';
+import { waitFor } from './wait.js';
+
+interface ClaimJson {
+  metadata: { name: string; uid: string };
+  status?: { allocation?: { devices: { results: { driver: string; pool: string; device: string }[] } } };
+}
+
+describe('dra-example-driver on a real kubelet', () => {
+  let cluster: RealCluster;
+  let node: RealNode;
+  let ns: { name: string; remove(): Promise<void> };
+  let driver: DraExampleDriver;
+  let podResources: PodResourcesClient;
+
+  before(async () => {
+    cluster = realCluster();
+    node = await cluster.addNode('tp-dra');
+    ns = await cluster.namespace('tp-dra');
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(draExampleDeviceClass()) });
+    // The cluster admin's kubeconfig stands in for the chart's ServiceAccount and its RBAC.
+    driver = await thirdParty.draExampleDriver(node, { numDevices: 4, kubeconfig: cluster.kubeconfig });
+    podResources = podResourcesClient(node.podResourcesSocket);
+  });
+
+  after(async () => {
+    podResources?.close();
+    await driver?.stop();
+    await cluster
+      ?.kubectl([
+        'delete',
+        'resourceslices',
+        '--field-selector',
+        `spec.nodeName=${node.name}`,
+        '--wait=false',
+      ])
+      .catch(() => undefined);
+    await ns?.remove();
+    await node?.remove();
+  });
+
+  it('registers through the real plugin watcher (the kubelet confirms it)', async () => {
+    await driver.registered(90_000);
+    assert.ok(node.exec.length > 0, 'it runs inside the node’s own mount namespace');
+  });
+
+  it('publishes its four GPUs in a pool named after the node, in the real API server', async () => {
+    const devices = await waitFor(
+      'four gpu.example.com devices in this node’s ResourceSlices',
+      async () => {
+        const list = await cluster.kubectlJson<{
+          items: { spec: { driver: string; pool: { name: string }; devices?: { name: string }[] } }[];
+        }>(['get', 'resourceslices', '--field-selector', `spec.nodeName=${node.name}`]);
+        const mine = list.items.filter((s) => s.spec.driver === driver.driverName);
+        const names = mine.flatMap((s) => s.spec.devices?.map((d) => d.name) ?? []).sort();
+        return names.length === 4 && mine.every((s) => s.spec.pool.name === node.name) && names;
+      },
+      90_000,
+    );
+    assert.deepEqual(devices, ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3']);
+  });
+
+  it('a pod with a ResourceClaim of class gpu.example.com is allocated by the real scheduler, prepared and Running; PodResources shows it', async () => {
+    const template = {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaimTemplate',
+      metadata: { name: 'one-gpu', namespace: ns.name },
+      spec: {
+        spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com' } }] } },
+      },
+    };
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'infer', namespace: ns.name },
+      spec: {
+        nodeSelector: { 'kubernetes.io/hostname': node.name },
+        resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'one-gpu' }],
+        containers: [
+          { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'gpu' }] } },
+        ],
+      },
+    };
+    await cluster.kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [template, pod] }),
+    });
+    await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/infer', '--timeout=120s']);
+    const p = await cluster.kubectlJson<{
+      status: { resourceClaimStatuses?: { resourceClaimName: string }[] };
+    }>(['get', 'pod', '-n', ns.name, 'infer']);
+    const claimName = p.status.resourceClaimStatuses?.[0]?.resourceClaimName;
+    assert.ok(claimName, 'the pod has a generated claim');
+    const claim = await cluster.kubectlJson<ClaimJson>(['get', 'resourceclaim', '-n', ns.name, claimName]);
+    const results = claim.status?.allocation?.devices.results ?? [];
+    assert.equal(results.length, 1);
+    assert.equal(results[0]!.driver, 'gpu.example.com');
+    assert.equal(results[0]!.pool, node.name);
+    const cdi = [
+      'k8s.gpu.example.com/gpu=common',
+      `k8s.gpu.example.com/gpu=${claim.metadata.uid}-${results[0]!.device}`,
+    ];
+    const record = node.containers().find((c) => c.request.sandboxConfig.metadata.name === 'infer');
+    assert.ok(record, 'the fake runtime was asked to create the container');
+    assert.deepEqual(
+      (record.request.config.CDIDevices ?? record.request.config.cdiDevices ?? []).map((d) => d.name).sort(),
+      [...cdi].sort(),
+    );
+    const got = await podResources.get(ns.name, 'infer');
+    const dynamic = got.podResources?.containers[0]?.dynamicResources ?? [];
+    assert.equal(dynamic[0]?.claimName, claimName);
+    const held = dynamic[0]?.claimResources ?? [];
+    assert.deepEqual(
+      held.map((r) => `${r.driverName}/${r.poolName}/${r.deviceName}`),
+      [`gpu.example.com/${node.name}/${results[0]!.device}`],
+    );
+    assert.deepEqual(
+      held[0]?.cdiDevices.map((d) => d.name),
+      cdi,
+    );
+  });
+});
