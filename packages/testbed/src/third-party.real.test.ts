@@ -1,19 +1,130 @@
-// Upstream's dra-example-driver (kubelet plugin, built from the Go module proxy) on a real kubelet
-// and control plane (v1.37.2 from upstream source), run inside the node's mount namespace: the real
+// Third-party plugins on a real kubelet and control plane (v1.37.2 from upstream source), each run
+// inside the node's mount namespace. squat/generic-device-plugin, with upstream's default plugin
+// directory: the kubelet registers it, the Node shows its resource, a pod gets a device (the fake
+// runtime records its device node, PodResources names it), and stopping it drops allocatable to 0.
+// dra-example-driver's kubelet plugin (built from the Go module proxy): the real
 // plugin watcher registers it, the real API server stores its ResourceSlices, the real scheduler
 // allocates a claim of the chart's DeviceClass, the real kubelet has the driver prepare it and starts
 // the pod with its CDI devices (upstream's fake runtime records them), and PodResources reports them.
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { podResourcesClient, type PodResourcesClient } from './pod-resources.js';
 import { realCluster, type RealCluster, type RealNode } from './real-cluster.js';
-import { draExampleDeviceClass, thirdParty, type DraExampleDriver } from './third-party.js';
+import {
+  draExampleDeviceClass,
+  genericDeviceId,
+  thirdParty,
+  type DraExampleDriver,
+  type GenericDevicePlugin,
+} from './third-party.js';
 import { waitFor } from './wait.js';
 
 interface ClaimJson {
   metadata: { name: string; uid: string };
   status?: { allocation?: { devices: { results: { driver: string; pool: string; device: string }[] } } };
 }
+
+interface NodeJson {
+  status: { capacity?: Record<string, string>; allocatable?: Record<string, string> };
+}
+
+describe('generic-device-plugin on a real kubelet', () => {
+  const RESOURCE = 'squat.ai/serial';
+  let cluster: RealCluster;
+  let node: RealNode;
+  let ns: { name: string; remove(): Promise<void> };
+  let plugin: GenericDevicePlugin;
+  let podResources: PodResourcesClient;
+  let paths: string[];
+
+  const nodeStatus = async (): Promise<NodeJson['status']> =>
+    (await cluster.kubectlJson<NodeJson>(['get', 'node', node.name])).status;
+
+  before(async () => {
+    cluster = realCluster();
+    node = await cluster.addNode('tp-gdp');
+    ns = await cluster.namespace('tp-gdp');
+    mkdirSync(join(node.dir, 'dev'), { recursive: true });
+    paths = [0, 1, 2].map((i) => join(node.dir, 'dev', `ttyPB${i}`));
+    for (const p of paths) writeFileSync(p, '');
+    plugin = await thirdParty.genericDevicePlugin(node, {
+      devices: [{ name: 'serial', groups: [{ paths: [{ path: join(node.dir, 'dev', 'ttyPB*') }] }] }],
+    });
+    podResources = podResourcesClient(node.podResourcesSocket);
+  });
+
+  after(async () => {
+    podResources?.close();
+    await plugin?.stop();
+    await ns?.remove();
+    await node?.remove();
+  });
+
+  it('registers with the kubelet from /var/lib/kubelet/device-plugins in the node’s namespace; the Node shows 3', async () => {
+    assert.ok(node.exec.length > 0, 'it runs inside the node’s own mount namespace');
+    const status = await waitFor(
+      'squat.ai/serial 3 in the Node’s allocatable',
+      async () => {
+        const s = await nodeStatus();
+        return s.allocatable?.[RESOURCE] === '3' && s;
+      },
+      90_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; the plugin's log:\n${plugin.logTail()}`, { cause: err });
+    });
+    assert.equal(status.capacity?.[RESOURCE], '3');
+  });
+
+  it('a pod asking for one runs with the device node; PodResources names the device it holds', async () => {
+    await cluster.kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'modem', namespace: ns.name },
+        spec: {
+          nodeSelector: { 'kubernetes.io/hostname': node.name },
+          containers: [
+            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [RESOURCE]: '1' } } },
+          ],
+        },
+      }),
+    });
+    await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/modem', '--timeout=120s']);
+    const got = await podResources.get(ns.name, 'modem');
+    const devices = got.podResources?.containers[0]?.devices ?? [];
+    assert.deepEqual(
+      devices.map((d) => d.resourceName),
+      [RESOURCE],
+    );
+    const id = devices[0]!.deviceIds[0]!;
+    const path = paths.find((p) => genericDeviceId(p) === id);
+    assert.ok(path, `${id} is one of the plugin's devices`);
+    const record = node.containers().find((c) => c.request.sandboxConfig.metadata.name === 'modem');
+    assert.ok(record, 'the fake runtime was asked to create the container');
+    assert.deepEqual(
+      record.request.config.devices?.map((d) => d.hostPath),
+      [path],
+      'the device node generic-device-plugin allocated',
+    );
+  });
+
+  it('stopping the plugin: allocatable drops to 0; the kubelet keeps capacity for its 5-minute grace period', async () => {
+    await plugin.stop();
+    const status = await waitFor(
+      'allocatable squat.ai/serial 0',
+      async () => {
+        const s = await nodeStatus();
+        return s.allocatable?.[RESOURCE] === '0' && s;
+      },
+      90_000,
+    );
+    // The kubelet counts a stopped plugin's devices in capacity until endpointStopGracePeriod (5 min,
+    // a constant in pkg/kubelet/cm/devicemanager) has passed; this suite does not wait for that.
+    assert.equal(status.capacity?.[RESOURCE], '3');
+  });
+});
 
 describe('dra-example-driver on a real kubelet', () => {
   let cluster: RealCluster;
