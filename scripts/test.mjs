@@ -85,11 +85,11 @@ function stopCluster() {
     console.error(`npm test: the real cluster in ${dir} did not stop cleanly; its logs are in ${dir}/logs`);
 }
 const env = { ...process.env };
-// The third-party suites (third-party*.test.ts) run plugins and drivers built from the Go module proxy
+// The third-party suites (third-party*.test.ts) run other projects' plugins and drivers, built with Go
 // at the versions pinned in packages/local-cluster/src/third-party.ts: built here, the first time, so
 // that no test spends its time budget on a build.
 if (files.some((f) => /(^|\/)third-party[\w.-]*\.test\.ts$/.test(f))) {
-  const why = goProblems('the third-party suites build their plugins and drivers from the Go module proxy');
+  const why = goProblems('the third-party suites build their plugins and drivers from source');
   if (why.length > 0) {
     for (const p of why) console.error(`npm test: ${p}`);
     process.exit(1);

@@ -59,8 +59,8 @@ function startProcess(
     log.write(`${line}\n`);
     for (const w of waiters) w(line);
   };
-  createInterface({ input: child.stdout! }).on('line', onLine);
-  createInterface({ input: child.stderr! }).on('line', onLine);
+  createInterface({ input: child.stdout }).on('line', onLine);
+  createInterface({ input: child.stderr }).on('line', onLine);
   let exit: ThirdPartyExit | null = null;
   const exited = new Promise<ThirdPartyExit>((resolve) => {
     const done = (e: ThirdPartyExit): void => {
