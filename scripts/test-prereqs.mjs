@@ -32,7 +32,7 @@ export function ensureDebianPackages(needs) {
 /**
  * Go ≥ 1.26 on PATH (or $GO), which `why` needs; the problems, none when it is there. The
  * third-party suites need it too: their plugins and drivers are built from the Go module proxy
- * (packages/local-cluster/src/third-party.ts).
+ * (packages/local-cluster's binaries.ts and third-party.ts).
  */
 export function goProblems(why) {
   const go = spawnSync(process.env.GO || 'go', ['version'], { encoding: 'utf8' });

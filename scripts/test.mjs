@@ -86,7 +86,8 @@ function stopCluster() {
 }
 const env = { ...process.env };
 // The third-party suites (third-party*.test.ts) run other projects' plugins and drivers, built with Go
-// at the versions pinned in packages/local-cluster/src/third-party.ts: built here, the first time, so
+// (upstream's sample device plugin with the Kubernetes binaries, the others at the versions pinned in
+// packages/local-cluster/src/third-party.ts): built here, the first time, so
 // that no test spends its time budget on a build.
 if (files.some((f) => /(^|\/)third-party[\w.-]*\.test\.ts$/.test(f))) {
   const why = goProblems('the third-party suites build their plugins and drivers from source');

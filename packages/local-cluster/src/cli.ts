@@ -5,7 +5,7 @@
 //   plugboard-cluster node add|restart-kubelet|remove --dir DIR --name NAME
 //   plugboard-cluster build            build (or find) the binaries; prints their directory
 //   plugboard-cluster which BINARY     the path of a built binary (kubectl, kubelet, …)
-//   plugboard-cluster build-third-party  build (or find) the pinned third-party plugins and drivers
+//   plugboard-cluster build-third-party  build (or find) the third-party plugins and drivers the test bed runs
 // `up` prints one JSON line on stdout (the kubeconfig and each node's directories); progress and
 // errors go to stderr. Every failure exits non-zero with a message saying what to do.
 import { parseArgs } from 'node:util';
@@ -116,7 +116,10 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'build-third-party': {
-        // One after another: each build already keeps both cores busy.
+        // Upstream's sample device plugin is built with the Kubernetes binaries; then the others,
+        // one after another: each build already keeps both cores busy.
+        const bins = await ensureBinaries({ onProgress: progressPrinter() });
+        process.stdout.write(`sample-device-plugin ${bins['sample-device-plugin']}\n`);
         for (const name of THIRD_PARTY_NAMES) {
           const path = await ensureThirdPartyBinary(name, {
             onBuild: ({ phase, ms }) =>
