@@ -1,23 +1,20 @@
 // Third-party plugins on a real kubelet and control plane (v1.37.2 from upstream source), each run
-// inside the node's mount namespace. squat/generic-device-plugin, with upstream's default plugin
-// directory: the kubelet registers it, the Node shows its resource, a pod gets a device (the fake
-// runtime records its device node, PodResources names it), and stopping it drops allocatable to 0.
+// inside the node's mount namespace. k8s.io/kubernetes's sample device plugin, at the device-plugin
+// API's fixed directory: the kubelet registers it, the Node shows its resource, a pod gets a device
+// (the fake runtime records its mount, PodResources names it), and stopping it drops allocatable to 0.
 // dra-example-driver's kubelet plugin (built from the Go module proxy): the real
 // plugin watcher registers it, the real API server stores its ResourceSlices, the real scheduler
 // allocates a claim of the chart's DeviceClass, the real kubelet has the driver prepare it and starts
 // the pod with its CDI devices (upstream's fake runtime records them), and PodResources reports them.
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { podResourcesClient, type PodResourcesClient } from './pod-resources.js';
 import { realCluster, type RealCluster, type RealNode } from './real-cluster.js';
 import {
   draExampleDeviceClass,
-  genericDeviceId,
   thirdParty,
   type DraExampleDriver,
-  type GenericDevicePlugin,
+  type SampleDevicePlugin,
 } from './third-party.js';
 import { waitFor } from './wait.js';
 
@@ -30,28 +27,21 @@ interface NodeJson {
   status: { capacity?: Record<string, string>; allocatable?: Record<string, string> };
 }
 
-describe('generic-device-plugin on a real kubelet', () => {
-  const RESOURCE = 'squat.ai/serial';
+describe('sample-device-plugin on a real kubelet', () => {
   let cluster: RealCluster;
   let node: RealNode;
   let ns: { name: string; remove(): Promise<void> };
-  let plugin: GenericDevicePlugin;
+  let plugin: SampleDevicePlugin;
   let podResources: PodResourcesClient;
-  let paths: string[];
 
   const nodeStatus = async (): Promise<NodeJson['status']> =>
     (await cluster.kubectlJson<NodeJson>(['get', 'node', node.name])).status;
 
   before(async () => {
     cluster = realCluster();
-    node = await cluster.addNode('tp-gdp');
-    ns = await cluster.namespace('tp-gdp');
-    mkdirSync(join(node.dir, 'dev'), { recursive: true });
-    paths = [0, 1, 2].map((i) => join(node.dir, 'dev', `ttyPB${i}`));
-    for (const p of paths) writeFileSync(p, '');
-    plugin = await thirdParty.genericDevicePlugin(node, {
-      devices: [{ name: 'serial', groups: [{ paths: [{ path: join(node.dir, 'dev', 'ttyPB*') }] }] }],
-    });
+    node = await cluster.addNode('tp-sdp');
+    ns = await cluster.namespace('tp-sdp');
+    plugin = await thirdParty.sampleDevicePlugin(node);
     podResources = podResourcesClient(node.podResourcesSocket);
   });
 
@@ -62,67 +52,72 @@ describe('generic-device-plugin on a real kubelet', () => {
     await node?.remove();
   });
 
-  it('registers with the kubelet from /var/lib/kubelet/device-plugins in the node’s namespace; the Node shows 3', async () => {
+  it('registers with the kubelet from /var/lib/kubelet/device-plugins in the node’s namespace; the Node shows 2', async () => {
     assert.ok(node.exec.length > 0, 'it runs inside the node’s own mount namespace');
+    await plugin.registered(90_000);
     const status = await waitFor(
-      'squat.ai/serial 3 in the Node’s allocatable',
+      'example.com/resource 2 in the Node’s allocatable',
       async () => {
         const s = await nodeStatus();
-        return s.allocatable?.[RESOURCE] === '3' && s;
+        return s.allocatable?.[plugin.resource] === '2' && s;
       },
       90_000,
     ).catch((err: Error) => {
       throw new Error(`${err.message}; the plugin's log:\n${plugin.logTail()}`, { cause: err });
     });
-    assert.equal(status.capacity?.[RESOURCE], '3');
+    assert.equal(status.capacity?.[plugin.resource], '2');
   });
 
-  it('a pod asking for one runs with the device node; PodResources names the device it holds', async () => {
+  it('a pod asking for one runs with the device’s mount; PodResources names the device it holds', async () => {
     await cluster.kubectl(['apply', '-f', '-'], {
       input: JSON.stringify({
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: 'modem', namespace: ns.name },
+        metadata: { name: 'sampler', namespace: ns.name },
         spec: {
           nodeSelector: { 'kubernetes.io/hostname': node.name },
           containers: [
-            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [RESOURCE]: '1' } } },
+            {
+              name: 'main',
+              image: 'registry.k8s.io/pause:3.10',
+              resources: { limits: { [plugin.resource]: '1' } },
+            },
           ],
         },
       }),
     });
-    await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/modem', '--timeout=120s']);
-    const got = await podResources.get(ns.name, 'modem');
+    await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/sampler', '--timeout=120s']);
+    const got = await podResources.get(ns.name, 'sampler');
     const devices = got.podResources?.containers[0]?.devices ?? [];
     assert.deepEqual(
       devices.map((d) => d.resourceName),
-      [RESOURCE],
+      [plugin.resource],
     );
     const id = devices[0]!.deviceIds[0]!;
-    const path = paths.find((p) => genericDeviceId(p) === id);
-    assert.ok(path, `${id} is one of the plugin's devices`);
-    const record = node.containers().find((c) => c.request.sandboxConfig.metadata.name === 'modem');
+    assert.ok(plugin.devices.includes(id), `${id} is one of the plugin's devices`);
+    const record = node.containers().find((c) => c.request.sandboxConfig.metadata.name === 'sampler');
     assert.ok(record, 'the fake runtime was asked to create the container');
-    assert.deepEqual(
-      record.request.config.devices?.map((d) => d.hostPath),
-      [path],
-      'the device node generic-device-plugin allocated',
+    // The plugin's Allocate answers with a mount of the file it made for the device, /tmp/<id>.
+    const mounts = (record.request.config.mounts ?? []).map((m) => [m.hostPath, m.containerPath]);
+    assert.ok(
+      mounts.some(([host, container]) => host === `/tmp/${id}` && container === `/tmp/${id}`),
+      `the container mounts /tmp/${id}: ${JSON.stringify(mounts)}`,
     );
   });
 
   it('stopping the plugin: allocatable drops to 0; the kubelet keeps capacity for its 5-minute grace period', async () => {
     await plugin.stop();
     const status = await waitFor(
-      'allocatable squat.ai/serial 0',
+      'allocatable example.com/resource 0',
       async () => {
         const s = await nodeStatus();
-        return s.allocatable?.[RESOURCE] === '0' && s;
+        return s.allocatable?.[plugin.resource] === '0' && s;
       },
       90_000,
     );
     // The kubelet counts a stopped plugin's devices in capacity until endpointStopGracePeriod (5 min,
     // a constant in pkg/kubelet/cm/devicemanager) has passed; this suite does not wait for that.
-    assert.equal(status.capacity?.[RESOURCE], '3');
+    assert.equal(status.capacity?.[plugin.resource], '2');
   });
 });
 

@@ -1,15 +1,14 @@
 // Third-party device plugins and DRA drivers on a test node, simulated or real: upstream's own
-// binaries (built from the Go module proxy at the versions pinned in @plugboard/local-cluster's
-// third-party.ts) started against the node's directories and API server, so a suite can hold
+// binaries (built by @plugboard/local-cluster: the sample device plugin with the Kubernetes
+// binaries, the others from the Go module proxy at the versions pinned in its third-party.ts) started against the node's directories and API server, so a suite can hold
 // Plugboard's kubelet-sim and its observers against plugins Plugboard did not write. On a real node
 // the process runs inside the node's mount namespace (RealNode.exec), where the kubelet's fixed
 // paths are the node's own.
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { ensureThirdPartyBinary, type ThirdPartyBinaryName } from '@plugboard/local-cluster';
+import { ensureBinaries, ensureThirdPartyBinary } from '@plugboard/local-cluster';
 import type { RealNode } from './real-cluster.js';
 import type { TestNode } from './test-node.js';
 
@@ -22,7 +21,7 @@ export interface ThirdPartyExit {
 
 /** A third-party process the test bed started on a node. */
 export interface ThirdPartyProcess {
-  binary: ThirdPartyBinaryName;
+  binary: string;
   pid: number;
   /** Its stdout and stderr, line by line. */
   logFile: string;
@@ -40,7 +39,7 @@ export interface ThirdPartyProcess {
 }
 
 function startProcess(
-  binary: ThirdPartyBinaryName,
+  binary: string,
   argv: string[],
   logFile: string,
   env: NodeJS.ProcessEnv,
@@ -208,76 +207,67 @@ async function draExampleDriver(
   };
 }
 
-/** One `--device` of squat/generic-device-plugin (its README): a name and groups of path globs. */
-export interface GenericDeviceSpec {
-  /** The resource is `<domain>/<name>`. */
-  name: string;
-  groups: {
-    paths: {
-      path: string;
-      mountPath?: string;
-      type?: 'Device' | 'Mount';
-      optional?: boolean;
-      limit?: number;
-    }[];
-    /** How many times each discovered group may be allocated (default 1). */
-    count?: number;
-  }[];
-}
+/** Upstream's sample device plugin's resource and devices (test/images/sample-device-plugin). */
+export const SAMPLE_DEVICE_PLUGIN = {
+  resource: 'example.com/resource',
+  devices: ['Dev-1', 'Dev-2'],
+  /** The directory it registers from and serves in: the device-plugin API's fixed one. */
+  dir: '/var/lib/kubelet/device-plugins',
+} as const;
 
-export interface GenericDevicePluginOptions {
-  devices: GenericDeviceSpec[];
-  /** The resources' domain (upstream's default: squat.ai). */
-  domain?: string;
-  /** More flags for generic-device-plugin. */
-  args?: string[];
-}
-
-export interface GenericDevicePlugin extends ThirdPartyProcess {
-  /** `<domain>/<name>` of each device spec, as it registers them. */
-  resources: string[];
+export interface SampleDevicePlugin extends ThirdPartyProcess {
+  resource: string;
+  /** Its device IDs; a pod holding one gets the file `/tmp/<id>` mounted at the same path. */
+  devices: readonly string[];
+  /** Resolves when the kubelet has accepted its Register call. */
+  registered(timeoutMs?: number): Promise<void>;
 }
 
 /**
- * The device ID generic-device-plugin gives a group of one path (deviceplugin/path.go: the SHA-1 of
- * the count index, then the path), so a test can name the device a pod must hold.
+ * k8s.io/kubernetes's own sample device plugin (test/images/sample-device-plugin, the e2e tests'
+ * image; built with the Kubernetes binaries) on `node`. It dials the kubelet at the device-plugin
+ * API's fixed path, /var/lib/kubelet/device-plugins/kubelet.sock, so it runs where that path is the
+ * node's device-plugin directory: inside the node's mount namespace on a real node, and in a private
+ * mount namespace with the node's directory bound there on kubelet-sim (`unshare`; as root, else in
+ * a user namespace too). Its REGISTER_CONTROL_FILE and CDI_ENABLED modes are not used.
  */
-export function genericDeviceId(path: string, countIndex = 0): string {
-  return createHash('sha1').update(String(countIndex)).update(path).digest('hex');
-}
-
-/**
- * squat/generic-device-plugin on `node`. On kubelet-sim it serves in the node's device-plugin
- * directory (`--plugin-directory`); on a real node it runs inside the node's mount namespace with
- * upstream's default, /var/lib/kubelet/device-plugins, which is that node's own there.
- */
-async function genericDevicePlugin(
-  node: TestNode,
-  opts: GenericDevicePluginOptions,
-): Promise<GenericDevicePlugin> {
-  const bin = await ensureThirdPartyBinary('generic-device-plugin');
-  const domain = opts.domain ?? 'squat.ai';
+async function sampleDevicePlugin(node: TestNode): Promise<SampleDevicePlugin> {
+  const bin = (await ensureBinaries())['sample-device-plugin'];
   const dir = join(node.dir, 'third-party');
   mkdirSync(dir, { recursive: true });
-  const exec = nodeExec(node);
+  const argv =
+    node.kind === 'real'
+      ? [...nodeExec(node), bin]
+      : [
+          'unshare',
+          ...(process.getuid?.() === 0 ? [] : ['--user', '--map-root-user']),
+          '--mount',
+          '--propagation',
+          'private',
+          'sh',
+          '-c',
+          // A tmpfs over /var/lib hides the host's, so nothing is created outside this namespace.
+          'mount -t tmpfs tmpfs /var/lib && mkdir -p "$2" && mount --bind "$1" "$2" && exec "$3"',
+          'sh',
+          node.devicePluginDir,
+          SAMPLE_DEVICE_PLUGIN.dir,
+          bin,
+        ];
   const proc = startProcess(
-    'generic-device-plugin',
-    [
-      ...exec,
-      bin,
-      `--domain=${domain}`,
-      ...opts.devices.map((d) => `--device=${JSON.stringify(d)}`),
-      ...(exec.length > 0 ? [] : [`--plugin-directory=${node.devicePluginDir}`]),
-      // Its health and metrics server: any free loopback port (the default, :8080, may be taken).
-      '--listen=127.0.0.1:0',
-      '--log-level=debug',
-      ...(opts.args ?? []),
-    ],
-    join(dir, `generic-device-plugin-${Date.now()}.log`),
-    { PATH: process.env.PATH },
+    'sample-device-plugin',
+    argv,
+    join(dir, `sample-device-plugin-${Date.now()}.log`),
+    { PATH: process.env.PATH, PLUGIN_SOCK_DIR: SAMPLE_DEVICE_PLUGIN.dir },
   );
-  return { ...proc, resources: opts.devices.map((d) => `${domain}/${d.name}`) };
+  return {
+    ...proc,
+    resource: SAMPLE_DEVICE_PLUGIN.resource,
+    devices: SAMPLE_DEVICE_PLUGIN.devices,
+    registered: async (timeoutMs = 60_000) => {
+      await proc.waitForLog(/Device Plugin registered with the Kubelet/, 'its registration', timeoutMs);
+    },
+  };
 }
 
 /** Third-party plugins and drivers on a test node; each returns a handle with stop(). */
-export const thirdParty = { draExampleDriver, genericDevicePlugin };
+export const thirdParty = { draExampleDriver, sampleDevicePlugin };
