@@ -7,6 +7,9 @@
 // allocates a claim of the chart's DeviceClass, the real kubelet has the driver prepare it and starts
 // the pod with its CDI devices (upstream's fake runtime records them), and PodResources reports them.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { decodeProtobufObject } from '@plugboard/kubelet-sim';
 import { after, before, describe, it } from 'node:test';
 import { podResourcesClient, type PodResourcesClient } from './pod-resources.js';
 import { realCluster, type RealCluster, type RealNode } from './real-cluster.js';
@@ -21,6 +24,38 @@ import { waitFor } from './wait.js';
 interface ClaimJson {
   metadata: { name: string; uid: string };
   status?: { allocation?: { devices: { results: { driver: string; pool: string; device: string }[] } } };
+}
+
+/** GET `path` from the real API server with the cluster admin's certificate, accepting `accept`. */
+async function apiGet(cluster: RealCluster, path: string, accept: string): Promise<Buffer> {
+  const config = await cluster.kubectlJson<{
+    clusters: { cluster: { server: string; 'certificate-authority': string } }[];
+    users: { user: { 'client-certificate': string; 'client-key': string } }[];
+  }>(['config', 'view', '--raw']);
+  const { server, 'certificate-authority': ca } = config.clusters[0]!.cluster;
+  const user = config.users[0]!.user;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path, server),
+      {
+        ca: readFileSync(ca),
+        cert: readFileSync(user['client-certificate']),
+        key: readFileSync(user['client-key']),
+        headers: { accept },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(Buffer.concat(chunks))
+            : reject(new Error(`GET ${path}: ${res.statusCode} ${Buffer.concat(chunks).toString()}`)),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 interface NodeJson {
@@ -173,6 +208,19 @@ describe('dra-example-driver on a real kubelet', () => {
       90_000,
     );
     assert.deepEqual(devices, ['gpu-0', 'gpu-1', 'gpu-2', 'gpu-3']);
+  });
+
+  it('a slice the real API server holds, fetched as protobuf, decodes (kubelet-sim) to the JSON it serves', async () => {
+    const list = await cluster.kubectlJson<{ items: { metadata: { name: string } }[] }>([
+      'get',
+      'resourceslices',
+      '--field-selector',
+      `spec.nodeName=${node.name}`,
+    ]);
+    const path = `/apis/resource.k8s.io/v1/resourceslices/${list.items[0]!.metadata.name}`;
+    const asJson = JSON.parse((await apiGet(cluster, path, 'application/json')).toString()) as unknown;
+    const asProtobuf = await apiGet(cluster, path, 'application/vnd.kubernetes.protobuf');
+    assert.deepEqual(decodeProtobufObject(asProtobuf), asJson);
   });
 
   it('a pod with a ResourceClaim of class gpu.example.com is allocated by the real scheduler, prepared and Running; PodResources shows it', async () => {
