@@ -8,7 +8,7 @@ export default tseslint.config(
       '**/dist/**',
       '**/.next/**',
       'packages/proto/src/gen/**',
-      'packages/kubelet-sim/src/apiserver/openapi/generated/{openapiv2,google}/**',
+      'packages/kubelet-sim/src/apiserver/openapi/generated/{openapiv2,google,k8s.io}/**',
       '**/*.mjs',
       '**/*.js',
       '**/*.cjs',

@@ -29,6 +29,25 @@ export function ensureDebianPackages(needs) {
   return [];
 }
 
+/**
+ * Go ≥ 1.26 on PATH (or $GO), which `why` needs; the problems, none when it is there. The
+ * third-party suites need it too: their plugins and drivers are built from the Go module proxy
+ * (packages/local-cluster's binaries.ts and third-party.ts).
+ */
+export function goProblems(why) {
+  const go = spawnSync(process.env.GO || 'go', ['version'], { encoding: 'utf8' });
+  const m = /go(\d+)\.(\d+)/.exec(go.stdout ?? '');
+  if (go.status !== 0 || !m) {
+    return [
+      `Go is not installed: ${why} with Go ≥ 1.26 (https://go.dev/doc/install); put go on PATH or set GO`,
+    ];
+  }
+  if (Number(m[1]) < 1 || (Number(m[1]) === 1 && Number(m[2]) < 26)) {
+    return [`Go ${m[1]}.${m[2]} is too old: ${why} with Go ≥ 1.26 (https://go.dev/doc/install)`];
+  }
+  return [];
+}
+
 /** Problems that keep the real-cluster suites from running here (none: they can run). */
 export function realClusterProblems() {
   const problems = [];
@@ -37,17 +56,7 @@ export function realClusterProblems() {
       'the real-cluster suites (*.real.test.ts) start real kubelets, which need root: run npm test as root (sudo -E npm test), or run other paths (npm test -- packages/plugin/src)',
     );
   }
-  const go = spawnSync(process.env.GO || 'go', ['version'], { encoding: 'utf8' });
-  const m = /go(\d+)\.(\d+)/.exec(go.stdout ?? '');
-  if (go.status !== 0 || !m) {
-    problems.push(
-      'Go is not installed: the real-cluster suites build Kubernetes v1.37.2 from source with Go ≥ 1.26 (https://go.dev/doc/install); put go on PATH or set GO',
-    );
-  } else if (Number(m[1]) < 1 || (Number(m[1]) === 1 && Number(m[2]) < 26)) {
-    problems.push(
-      `Go ${m[1]}.${m[2]} is too old: Kubernetes v1.37.2 needs Go ≥ 1.26 (https://go.dev/doc/install)`,
-    );
-  }
+  problems.push(...goProblems('the real-cluster suites build Kubernetes v1.37.2 from source'));
   for (const [cmd, pkg] of [
     ['unshare', 'util-linux'],
     ['nsenter', 'util-linux'],

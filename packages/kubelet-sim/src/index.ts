@@ -41,3 +41,5 @@ export {
   TOPOLOGY_MANAGER_POLICIES,
   TOPOLOGY_MANAGER_SCOPES,
 } from '@plugboard/topology';
+/** A protobuf request body (`application/vnd.kubernetes.protobuf`) as the JSON the API slice stores. */
+export { decodeProtobufObject } from './apiserver/protobuf.js';

@@ -1,5 +1,5 @@
 // The upstream binaries of the local cluster, built once from the Go module in go/ and cached
-// outside the repository, keyed on what decides their content (go.mod, go.sum, the module's own
+// outside the repository, keyed on what decides their content (go.mod, go.sum, the packages built, the module's own
 // sources and the version ldflags): a second `npm test` or `plugboard-cluster up` reuses them, and a
 // version change rebuilds. One `go build` for the Kubernetes commands shares their compile graph.
 // The first build takes many minutes on two cores, so it prints a progress line as it goes.
@@ -31,16 +31,20 @@ export type BinaryName =
   | 'kubectl'
   | 'etcd'
   | 'fake-runtime'
-  | 'pki';
+  | 'pki'
+  | 'sample-device-plugin';
 
 export type Binaries = Readonly<Record<BinaryName, string>> & { readonly dir: string };
 
-const KUBERNETES_COMMANDS = [
-  'kube-apiserver',
-  'kube-controller-manager',
-  'kube-scheduler',
-  'kubelet',
-  'kubectl',
+const KUBERNETES_PACKAGES = [
+  'k8s.io/kubernetes/cmd/kube-apiserver',
+  'k8s.io/kubernetes/cmd/kube-controller-manager',
+  'k8s.io/kubernetes/cmd/kube-scheduler',
+  'k8s.io/kubernetes/cmd/kubelet',
+  'k8s.io/kubernetes/cmd/kubectl',
+  // Upstream's own sample device plugin (the e2e tests' image): example.com/resource, two devices.
+  // A third-party plugin for the test bed, built with the release it belongs to.
+  'k8s.io/kubernetes/test/images/sample-device-plugin',
 ];
 const LOCAL_COMMANDS = ['fake-runtime', 'pki'];
 const ALL: readonly BinaryName[] = [
@@ -52,6 +56,7 @@ const ALL: readonly BinaryName[] = [
   'etcd',
   'fake-runtime',
   'pki',
+  'sample-device-plugin',
 ];
 
 /** Where built binaries are kept: $PLUGBOARD_CACHE_DIR, else $XDG_CACHE_HOME/plugboard, else ~/.cache/plugboard. */
@@ -92,9 +97,10 @@ function moduleFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/** The cache key: a hash of the Go module's files and the ldflags. */
+/** The cache key: a hash of the Go module's files, the packages built and the ldflags. */
 export function buildKey(moduleDir = GO_MODULE_DIR): string {
   const hash = createHash('sha256');
+  hash.update(ALL.join(',')).update('\0');
   for (const file of moduleFiles(moduleDir)) {
     hash.update(relative(moduleDir, file)).update('\0').update(readFileSync(file)).update('\0');
   }
@@ -218,7 +224,7 @@ async function build(dir: string, onProgress?: (p: BuildProgress) => void): Prom
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   const started = Date.now();
-  const kubePkgs = KUBERNETES_COMMANDS.map((c) => `k8s.io/kubernetes/cmd/${c}`);
+  const kubePkgs = KUBERNETES_PACKAGES;
   const localPkgs = LOCAL_COMMANDS.map((c) => `./cmd/${c}`);
   const total = await countPackages([...kubePkgs, ETCD_SERVER_MODULE, ...localPkgs]);
   const seen = new Set<string>();

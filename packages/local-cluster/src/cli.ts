@@ -5,6 +5,7 @@
 //   plugboard-cluster node add|restart-kubelet|remove --dir DIR --name NAME
 //   plugboard-cluster build            build (or find) the binaries; prints their directory
 //   plugboard-cluster which BINARY     the path of a built binary (kubectl, kubelet, …)
+//   plugboard-cluster build-third-party  build (or find) the third-party plugins and drivers the test bed runs
 // `up` prints one JSON line on stdout (the kubeconfig and each node's directories); progress and
 // errors go to stderr. Every failure exits non-zero with a message saying what to do.
 import { parseArgs } from 'node:util';
@@ -26,6 +27,12 @@ import { LocalClusterError } from './errors.js';
 import type { TopologyManagerPolicy } from './kubelet-config.js';
 import { stopStartedHere } from './processes.js';
 import { clusterInfo } from './state.js';
+import {
+  ensureThirdPartyBinary,
+  THIRD_PARTY_BINARIES,
+  THIRD_PARTY_NAMES,
+  thirdPartyLabel,
+} from './third-party.js';
 import { KUBERNETES_VERSION } from './versions.js';
 
 const USAGE = `usage:
@@ -35,6 +42,7 @@ const USAGE = `usage:
   plugboard-cluster status --dir DIR [--json]
   plugboard-cluster node add|restart-kubelet|remove --dir DIR --name NAME
   plugboard-cluster build
+  plugboard-cluster build-third-party
   plugboard-cluster which BINARY`;
 
 const POLICIES = new Set(['none', 'best-effort', 'restricted', 'single-numa-node']);
@@ -107,6 +115,24 @@ export async function main(argv: string[]): Promise<number> {
       case 'build': {
         const bins = await ensureBinaries({ onProgress: progressPrinter() });
         process.stdout.write(`${bins.dir}\n`);
+        return 0;
+      }
+      case 'build-third-party': {
+        // Upstream's sample device plugin is built with the Kubernetes binaries; then the others,
+        // one after another: each build already keeps both cores busy.
+        const bins = await ensureBinaries({ onProgress: progressPrinter() });
+        process.stdout.write(`sample-device-plugin ${bins['sample-device-plugin']}\n`);
+        for (const name of THIRD_PARTY_NAMES) {
+          const path = await ensureThirdPartyBinary(name, {
+            onBuild: ({ phase, ms }) =>
+              log(
+                phase === 'start'
+                  ? `building ${thirdPartyLabel(THIRD_PARTY_BINARIES[name])} (first time only)`
+                  : `built ${name} in ${Math.round(ms / 1000)} s`,
+              ),
+          });
+          process.stdout.write(`${name} ${path}\n`);
+        }
         return 0;
       }
       case 'which': {

@@ -32,4 +32,13 @@ export {
   type ClusterState,
   type NodeState,
 } from './state.js';
+export {
+  ensureThirdPartyBinary,
+  cachedThirdPartyBinary,
+  THIRD_PARTY_BINARIES,
+  THIRD_PARTY_NAMES,
+  thirdPartyLabel,
+  type ThirdPartyBinary,
+  type ThirdPartyBinaryName,
+} from './third-party.js';
 export { KUBERNETES_VERSION } from './versions.js';

@@ -8,4 +8,5 @@ export * from './test-cluster.js';
 export * from './gateway-document.js';
 export * from './gateway-process.js';
 export * from './pod-resources.js';
+export * from './third-party.js';
 export * from './wait.js';

@@ -371,9 +371,9 @@ export class ApiServer {
     if (storage.info.namespaced && ns === undefined && verb !== 'deletecollection') throw methodNotAllowed();
     switch (verb) {
       case 'create':
-        return json(res, 201, storage.create(ns, await readJson(req)));
+        return json(res, 201, storage.create(ns, await readObject(req)));
       case 'update':
-        return json(res, 200, storage.update(ns, route.name!, await readJson(req), status));
+        return json(res, 200, storage.update(ns, route.name!, await readObject(req), status));
       case 'patch': {
         const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
         if (!(PATCH_TYPES as readonly string[]).includes(type)) throw unsupportedPatch();
