@@ -14,7 +14,13 @@ import fastJsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
 import { KubeConfig, KubernetesObjectApi, ResourceV1Api } from '@kubernetes/client-node';
 import type { KubeletSim } from '@plugboard/kubelet-sim';
-import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
+import {
+  gatewayClient,
+  gatewayDocument,
+  simNode,
+  type GatewayClient,
+  type SimNode,
+} from '@plugboard/testbed';
 import type {
   DraDeviceCounts,
   DraDeviceState,
@@ -37,14 +43,14 @@ let dir: string;
 let node: SimNode;
 let sim: KubeletSim;
 let gw: Gateway;
+let client: GatewayClient;
 let resource: ResourceV1Api;
 let objects: KubernetesObjectApi;
 let stream: StreamClient;
 let doc: NodeSnapshot;
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-const snapshot = async (): Promise<NodeSnapshot> =>
-  (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
+const snapshot = (): Promise<NodeSnapshot> => client.snapshot();
 const deviceKey = (name: string): string => `${DRIVER}/${NODE}/${name}`;
 /** The driver's counts: four devices published, all usable and free, but for `changes`. */
 const counts = (changes: Partial<DraDeviceCounts> = {}): DraDeviceCounts => ({
@@ -74,16 +80,9 @@ const history = async (query: string): Promise<NodeHistory> => {
   return (await res.json()) as NodeHistory;
 };
 
-/** Waits for a snapshot satisfying `pred` and answers it. */
-const until = (what: string, pred: (s: NodeSnapshot) => unknown, timeoutMs?: number): Promise<NodeSnapshot> =>
-  waitFor(
-    what,
-    async () => {
-      const s = await snapshot();
-      return pred(s) ? s : null;
-    },
-    timeoutMs,
-  );
+/** Waits for a snapshot satisfying `pred` (on the gateway's stream) and answers it. */
+const until = (what: string, pred: (s: NodeSnapshot) => unknown, timeoutMs = 15_000): Promise<NodeSnapshot> =>
+  client.waitForSnapshot((s) => Boolean(pred(s)), what, timeoutMs);
 
 /** Applies every patch the stream has delivered so far to the stream's document. */
 function applyStream(): NodeSnapshot {
@@ -135,6 +134,7 @@ before(async () => {
     }),
   );
   gw = await startGateway(config, { logger: silent });
+  client = gatewayClient(gw.url, { token: TOKEN, name: NODE });
   stream = await connectStream(gw.url.replace('http', 'ws') + '/api/v1/stream');
   const first = await stream.next((m) => m.type === 'snapshot', 'the stream snapshot');
   assert.ok(first.type === 'snapshot');

@@ -15,16 +15,8 @@ import {
 import { delimiter, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { WebSocket } from 'ws';
 import { stringify } from 'yaml';
-import {
-  applyPatchImmutable,
-  checkSequence,
-  type FaultBody,
-  type FaultState,
-  type NodeSnapshot,
-  type StreamMessage,
-} from '@plugboard/api';
+import { gatewayClient, type GatewayClient } from './gateway-client.js';
 import { mergeSection, type GatewayDocument } from './gateway-document.js';
 import type { TestNode } from './test-node.js';
 
@@ -69,13 +61,7 @@ export interface GatewayProcessOptions {
   flagsOnly?: readonly string[];
 }
 
-export interface FaultAdded {
-  id: string;
-  /** The fault with its observed state when the gateway answered. */
-  fault: FaultState | null;
-}
-
-export interface GatewayProcess {
+export interface GatewayProcess extends GatewayClient {
   /** http://127.0.0.1:PORT, from the gateway's "gateway listening" log line. */
   url: string;
   pid: number;
@@ -83,22 +69,6 @@ export interface GatewayProcess {
   configFile: string;
   /** The JSON log lines (and stderr) of the process, all of them. */
   logFile: string;
-  /** GET /api/v1/node. */
-  snapshot(): Promise<NodeSnapshot>;
-  /**
-   * Resolves with the first snapshot satisfying `predicate`, following the gateway's WebSocket
-   * stream (snapshot + JSON Patch): checked on every change, no polling.
-   */
-  waitForSnapshot(
-    predicate: (s: NodeSnapshot) => boolean,
-    what: string,
-    timeoutMs?: number,
-  ): Promise<NodeSnapshot>;
-  /** POST /api/v1/faults and DELETE /api/v1/faults/{id}, with the bearer token when there is one. */
-  faults: {
-    add(body: FaultBody): Promise<FaultAdded>;
-    remove(id: string): Promise<void>;
-  };
   /** The last lines of the process's output. */
   logTail(lines?: number): string;
   /** SIGTERM, then waits for the exit; throws (with the log tail) unless it exits 0. */
@@ -221,99 +191,12 @@ export async function gatewayProcess(
   const died = (): string =>
     exit ? ` (the gateway exited: ${exit.signal ?? `code ${exit.code}`}):\n${logTail()}` : '';
 
-  const request = async (method: string, path: string, body?: unknown): Promise<Response> => {
-    const headers: Record<string, string> = {};
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers,
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    if (!res.ok) throw new Error(`${node.name}: ${method} ${path}: HTTP ${res.status}: ${await res.text()}`);
-    return res;
-  };
-
-  const waitForSnapshot = (
-    predicate: (s: NodeSnapshot) => boolean,
-    what: string,
-    timeoutMs = 10_000,
-  ): Promise<NodeSnapshot> =>
-    new Promise((resolve, reject) => {
-      let doc: NodeSnapshot | null = null;
-      let seq: number | null = null;
-      let lastError: unknown = null;
-      let ws: WebSocket | null = null;
-      let done = false;
-      const finish = (err: Error | null, snap?: NodeSnapshot): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        ws?.removeAllListeners();
-        ws?.on('error', () => {});
-        ws?.terminate();
-        if (err) reject(err);
-        else resolve(snap!);
-      };
-      const timer = setTimeout(() => {
-        const why = lastError instanceof Error ? ` (last check threw: ${lastError.message})` : '';
-        finish(new Error(`${node.name}: timed out after ${timeoutMs} ms waiting for ${what}${why}`));
-      }, timeoutMs);
-      const check = (snap: NodeSnapshot): void => {
-        try {
-          if (predicate(snap)) finish(null, snap);
-        } catch (err) {
-          lastError = err;
-        }
-      };
-      const connect = (): void => {
-        const socket = new WebSocket(
-          `${url.replace(/^http/, 'ws')}/api/v1/stream${seq === null ? '' : `?since=${seq}`}`,
-        );
-        ws = socket;
-        socket.on('message', (data: Buffer) => {
-          const msg = JSON.parse(data.toString('utf8')) as StreamMessage<NodeSnapshot>;
-          if (msg.type === 'error') return finish(new Error(`${node.name}: stream error: ${msg.detail}`));
-          const verdict = checkSequence(seq, msg);
-          if (verdict.kind === 'skip') return;
-          if (verdict.kind === 'gap') {
-            // Resume from what we hold: the gateway replays the missed patches or sends a snapshot.
-            socket.removeAllListeners();
-            socket.on('error', () => {});
-            socket.terminate();
-            return connect();
-          }
-          if (msg.type === 'heartbeat') return;
-          doc = msg.type === 'snapshot' ? msg.node : applyPatchImmutable(doc!, msg.ops);
-          seq = msg.seq;
-          check(doc);
-        });
-        socket.on('close', (code, reason) =>
-          finish(
-            new Error(
-              `${node.name}: the stream closed (${code} ${String(reason)}) while waiting for ${what}${died()}`,
-            ),
-          ),
-        );
-        socket.on('error', (err) =>
-          finish(new Error(`${node.name}: stream: ${err.message} while waiting for ${what}${died()}`)),
-        );
-      };
-      connect();
-    });
-
   return {
-    url,
     pid: child.pid!,
     dir,
     configFile,
     logFile,
-    snapshot: async () => (await (await request('GET', '/api/v1/node')).json()) as NodeSnapshot,
-    waitForSnapshot,
-    faults: {
-      add: async (body) => (await (await request('POST', '/api/v1/faults', body)).json()) as FaultAdded,
-      remove: async (id) => void (await request('DELETE', `/api/v1/faults/${encodeURIComponent(id)}`)),
-    },
+    ...gatewayClient(url, { token, name: node.name, whyClosed: died }),
     logTail,
     stop: async () => {
       if (!exit) {

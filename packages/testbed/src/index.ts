@@ -6,6 +6,7 @@ export * from './real-cluster.js';
 export * from './sim-cluster.js';
 export * from './test-cluster.js';
 export * from './gateway-document.js';
+export * from './gateway-client.js';
 export * from './gateway-process.js';
 export * from './pod-resources.js';
 export * from './third-party.js';

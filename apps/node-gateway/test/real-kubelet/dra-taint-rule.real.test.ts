@@ -1,26 +1,40 @@
-// Fault drills through DeviceTaintRule on a real node (v1.37.2 from upstream source): a DRA driver the
-// gateway does not run (Plugboard's driver library, started here), a pod holding a claim on one of
-// its devices, the gateway's fault as a DeviceTaintRule. The real kube-controller-manager's device
-// taint eviction controller writes the rule's status: the dry run's message is compared word for word
-// with the one kubelet-sim's controller writes (dra-taint-rule.int.test.ts), NoExecute evicts the
-// pod, clearing deletes the rule.
+// Fault drills through DeviceTaintRule on both kinds of node, one suite body: kubelet-sim (its API
+// slice, scheduler and device taint eviction controller) and a real node (v1.37.2 from upstream
+// source: kube-scheduler, kube-controller-manager's device taint eviction controller, the kubelet).
+// A DRA driver the gateway does not run (Plugboard's driver library, started here; the gateway's
+// config does not list it) is seen through the ResourceSlice informer; a pod holds a claim on one of
+// its devices. A fault on that device is a DeviceTaintRule selecting exactly it: taint None is a dry
+// run whose status (the controller's words, the same on both kinds) says the pod would be evicted
+// while it keeps running; a restarted gateway keeps the fault and adopts the rule; a second fault
+// with NoExecute turns the same rule to NoExecute and the pod is evicted; clearing, or a TTL running
+// out, deletes the rule; an unknown device is refused with no rule.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { NodeSnapshot } from '@plugboard/api';
+import type { FaultState } from '@plugboard/api';
 import { DraDriver, SimulatedSource, kubeApiFromKubeConfig } from '@plugboard/plugin';
-import { realCluster, waitFor, type RealCluster, type RealNode } from '@plugboard/testbed';
-import { parseGatewayConfig, startGateway, type Gateway } from '../../src/index.js';
+import {
+  gatewayClient,
+  gatewayDocument,
+  testCluster,
+  testClusterKinds,
+  waitFor,
+  type ClusterNode,
+  type GatewayClient,
+  type TestCluster,
+  type TestNamespace,
+} from '@plugboard/testbed';
+import { parseGatewayConfig, startGateway, type Gateway, type GatewayConfig } from '../../src/index.js';
 import { faultTaintRule } from '../../src/faults/taint-rules.js';
 
-const OTHER = 'ext.plugboard.example';
+const OTHER = 'other.plugboard.example';
 const GPU = 'plugboard.example/gpu';
-const TOKEN = 'real-cluster-token-0123456789';
+const TOKEN = 'test-token-0123456789abcdef';
 const silent = pino({ level: 'silent' });
-/** What kubelet-sim's controller writes for the same drill (dra-taint-rule.int.test.ts). */
+/** The device taint eviction controller's dry-run message (upstream's words, both kinds). */
 const DRY_RUN =
   '1 published device selected. 1 allocated device selected. 1 pod would be evicted in 1 namespace if the effect was NoExecute. This information will not be updated again. Recreate the DeviceTaintRule to trigger an update.';
 
@@ -32,204 +46,301 @@ interface ClaimJson {
   status?: { allocation?: { devices: { results: { pool: string; device: string }[] } } };
 }
 interface RuleJson {
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: { deviceSelector: Record<string, string>; taint: { effect: string } };
-  status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
 }
 
-describe('fault drills through DeviceTaintRule on a real node', () => {
-  let cluster: RealCluster;
-  let node: RealNode;
-  let ns: { name: string; remove(): Promise<void> };
-  let work: string;
-  let driver: DraDriver;
-  let gw: Gateway;
-  let deviceClass: string;
-  let pool: string;
-  let device: string;
-  let podUid: string;
+for (const kind of testClusterKinds())
+  describe(`fault drills through DeviceTaintRule on the ${kind} kubelet`, () => {
+    let work: string;
+    let cluster: TestCluster;
+    let node: ClusterNode;
+    let ns: TestNamespace;
+    let deviceClass: string;
+    let driver: DraDriver;
+    let config: GatewayConfig;
+    let gw: Gateway;
+    let client: GatewayClient;
+    let pool: string;
+    let device: string;
+    let podUid: string;
+    let faultId: string;
 
-  const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-  const snapshot = async (): Promise<NodeSnapshot> =>
-    (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
-  const post = async (body: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
-    const res = await fetch(`${gw.url}/api/v1/faults`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
-  const ourRules = async (): Promise<RuleJson[]> =>
-    (await cluster.kubectlJson<{ items: RuleJson[] }>(['get', 'devicetaintrules'])).items.filter(
-      (r) => r.spec.deviceSelector['driver'] === OTHER && r.spec.deviceSelector['pool'] === node.name,
-    );
+    const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    const post = async (body: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
+      const res = await fetch(`${gw.url}/api/v1/faults`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const start = async (): Promise<void> => {
+      gw = await startGateway(config, { logger: silent });
+      client = gatewayClient(gw.url, { token: TOKEN, name: node.name });
+    };
+    /** This test's DeviceTaintRules as the API server holds them (the real one is shared by every suite). */
+    const ourRules = async (): Promise<RuleJson[]> =>
+      (await cluster.kubectlJson<{ items: RuleJson[] }>(['get', 'devicetaintrules'])).items.filter(
+        (r) => r.spec.deviceSelector['driver'] === OTHER && r.spec.deviceSelector['pool'] === node.name,
+      );
+    /** The holder as kubectl shows it, null once gone. */
+    const holder = async (): Promise<PodJson | null> =>
+      (await cluster.kubectlJson<{ items: PodJson[] }>(['get', 'pods', '-n', ns.name])).items.find(
+        (p) => p.metadata.uid === podUid,
+      ) ?? null;
 
-  before(async () => {
-    cluster = realCluster();
-    node = await cluster.addNode('dtr');
-    ns = await cluster.namespace('taintrule');
-    work = mkdtempSync(join(tmpdir(), 'pb-real-taint-rule-'));
-    writeFileSync(join(work, 'token'), `${TOKEN}\n`);
-    deviceClass = `${ns.name}-other`;
-    await cluster.kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'resource.k8s.io/v1',
-        kind: 'DeviceClass',
-        metadata: { name: deviceClass },
-        spec: { selectors: [{ cel: { expression: `device.driver == "${OTHER}"` } }] },
-      }),
+    before(async () => {
+      work = mkdtempSync(join(tmpdir(), `pb-${kind}-taint-rule-`));
+      cluster = testCluster(kind, work);
+      node = await cluster.addNode('dtr');
+      ns = await cluster.namespace('taintrule');
+      const tokenFile = join(work, 'token');
+      writeFileSync(tokenFile, `${TOKEN}\n`);
+      deviceClass = `${ns.name}-other`;
+      await cluster.kubectl(['apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'DeviceClass',
+          metadata: { name: deviceClass },
+          spec: { selectors: [{ cel: { expression: `device.driver == "${OTHER}"` } }] },
+        }),
+      });
+      // The other driver: not in the gateway's config, started here against the same node.
+      driver = new DraDriver({
+        driverName: OTHER,
+        nodeName: node.name,
+        source: new SimulatedSource({ count: 2, idPrefix: 'acc' }),
+        kube: await kubeApiFromKubeConfig({ kubeconfig: cluster.adminKubeconfig(node) }),
+        pluginsDir: node.pluginsDir,
+        pluginsRegistryDir: node.pluginsRegistryDir,
+        cdiDir: join(work, 'cdi'),
+      });
+      await driver.start();
+      config = parseGatewayConfig(
+        gatewayDocument(node, {
+          resources: [{ name: GPU, simulated: { count: 1 } }],
+          stateDir: join(work, 'gateway-state'),
+          tokenFile,
+          kubeconfig: cluster.adminKubeconfig(node),
+          gateway: { podResources: { pollIntervalMs: 200, maxBackoffMs: 1000 } },
+        }),
+      );
+      await start();
     });
-    driver = new DraDriver({
-      driverName: OTHER,
-      nodeName: node.name,
-      source: new SimulatedSource({ count: 2, idPrefix: 'acc' }),
-      kube: await kubeApiFromKubeConfig({ kubeconfig: cluster.kubeconfig }),
-      pluginsDir: node.pluginsDir,
-      pluginsRegistryDir: node.pluginsRegistryDir,
-      cdiDir: join(work, 'cdi'),
+
+    after(async () => {
+      await gw?.stop();
+      await driver?.stop();
+      for (const r of (await ourRules().catch(() => [])) ?? [])
+        await cluster.kubectl(['delete', 'devicetaintrule', r.metadata.name, '--ignore-not-found']);
+      await cluster
+        ?.kubectl([
+          'delete',
+          'resourceslices',
+          '--field-selector',
+          `spec.nodeName=${node.name}`,
+          '--wait=false',
+        ])
+        .catch(() => undefined);
+      await cluster
+        ?.kubectl(['delete', 'deviceclass', deviceClass, '--ignore-not-found', '--wait=false'])
+        .catch(() => undefined);
+      await ns?.remove();
+      await node?.remove();
+      await cluster?.close();
+      rmSync(work, { recursive: true, force: true });
     });
-    await driver.start();
-    gw = await startGateway(
-      parseGatewayConfig({
-        resources: [{ name: GPU, simulated: { count: 1 } }],
-        gateway: {
-          nodeName: node.name,
-          listen: '127.0.0.1:0',
-          devicePluginDir: node.devicePluginDir,
-          stateDir: join(work, 'state'),
-          podResources: { socket: node.podResourcesSocket, pollIntervalMs: 200, maxBackoffMs: 1000 },
-          kube: { mode: 'kubeconfig', kubeconfig: cluster.kubeconfig },
-          auth: { tokenFile: join(work, 'token') },
-          faults: { enabled: true },
+
+    it('the other driver is seen through its ResourceSlices; a pod holds a claim on one of its devices', async () => {
+      await cluster.kubectl(['apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'ResourceClaimTemplate',
+          metadata: { name: 'acc', namespace: ns.name },
+          spec: {
+            spec: { devices: { requests: [{ name: 'acc', exactly: { deviceClassName: deviceClass } }] } },
+          },
+        }),
+      });
+      await cluster.kubectl(['apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'holder', namespace: ns.name },
+          spec: {
+            nodeSelector: { 'kubernetes.io/hostname': node.name },
+            resourceClaims: [{ name: 'acc', resourceClaimTemplateName: 'acc' }],
+            containers: [
+              { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'acc' }] } },
+            ],
+          },
+        }),
+      });
+      await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/holder', '--timeout=120s']);
+      const pod = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'holder']);
+      podUid = pod.metadata.uid;
+      const claimName = pod.status.resourceClaimStatuses![0]!.resourceClaimName;
+      const claim = await cluster.kubectlJson<ClaimJson>(['get', 'resourceclaim', '-n', ns.name, claimName]);
+      ({ pool, device } = claim.status!.allocation!.devices.results[0]!);
+      assert.equal(pool, node.name, 'the driver publishes one pool named after its node');
+
+      const key = `${OTHER}/${pool}/${device}`;
+      const s = await client.waitForSnapshot(
+        (s) => {
+          const ref = s.pods[`${ns.name}/holder`]?.claims?.[0]?.claim;
+          return (
+            s.pods[`${ns.name}/holder`]?.phase === 'Running' &&
+            !!ref &&
+            s.dra?.claims[ref]?.phase === 'prepared' &&
+            s.dra.devices[key]?.published === true
+          );
         },
-      }),
-      { logger: silent },
-    );
-  });
+        'the pod running with its claim prepared on the other driver, its device published',
+        60_000,
+      );
+      assert.equal(s.dra!.drivers[OTHER]!.inProcess, false);
+      const ref = s.pods[`${ns.name}/holder`]!.claims![0]!.claim!;
+      assert.deepEqual(
+        s.dra!.claims[ref]!.devices.map((d) => d.device),
+        [device],
+      );
+      assert.equal(s.dra!.devices[key]!.sourceId, null, 'not a device of the gateway’s own');
+    });
 
-  after(async () => {
-    await gw?.stop();
-    await driver?.stop();
-    for (const r of (await ourRules().catch(() => [])) ?? [])
-      await cluster.kubectl(['delete', 'devicetaintrule', r.metadata.name, '--ignore-not-found']);
-    await cluster
-      ?.kubectl([
-        'delete',
-        'resourceslices',
-        '--field-selector',
-        `spec.nodeName=${node.name}`,
-        '--wait=false',
-      ])
-      .catch(() => undefined);
-    await cluster
-      ?.kubectl(['delete', 'deviceclass', deviceClass, '--ignore-not-found', '--wait=false'])
-      .catch(() => undefined);
-    await ns?.remove();
-    await node?.remove();
-    rmSync(work, { recursive: true, force: true });
-  });
+    it('taint None: ONE DeviceTaintRule, its status says "1 pod would be evicted", the pod keeps running', async () => {
+      const r = await post({
+        resource: OTHER,
+        deviceId: device,
+        reason: 'drill: would this evict anything?',
+        taint: 'None',
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      faultId = r.body.id as string;
+      const expected = faultTaintRule(OTHER, pool, device);
+      const listed = await ourRules();
+      assert.equal(listed.length, 1);
+      const rule = listed[0]!;
+      assert.equal(rule.metadata.name, expected.name);
+      assert.deepEqual(rule.spec.deviceSelector, { driver: OTHER, pool, device });
+      assert.equal(rule.spec.taint.effect, 'None');
+      assert.equal(rule.metadata.labels?.['app.kubernetes.io/managed-by'], 'plugboard');
+      assert.equal(rule.metadata.labels?.['plugboard.dev/fault'], 'simulated');
+      assert.equal(
+        rule.metadata.annotations?.['plugboard.dev/fault-reason'],
+        'drill: would this evict anything?',
+      );
 
-  it('a pod holding a claim on the other driver’s device runs; the gateway sees the device', async () => {
-    await cluster.kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'resource.k8s.io/v1',
-        kind: 'ResourceClaimTemplate',
-        metadata: { name: 'acc', namespace: ns.name },
-        spec: {
-          spec: { devices: { requests: [{ name: 'acc', exactly: { deviceClassName: deviceClass } }] } },
+      const s = await client.waitForSnapshot(
+        (s) => s.faults[faultId]?.taintRuleStatus?.condition?.reason === 'NoEffect',
+        "the fault active with the controller's dry-run condition",
+        60_000,
+      );
+      const fault: FaultState = s.faults[faultId]!;
+      assert.equal(fault.state, 'active');
+      assert.deepEqual(fault.taintRule, expected);
+      assert.equal(fault.taint, 'None');
+      assert.deepEqual(
+        {
+          ...fault.taintRuleStatus,
+          condition: { ...fault.taintRuleStatus!.condition, lastTransitionTime: '' },
         },
-      }),
-    });
-    await cluster.kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'holder', namespace: ns.name },
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': node.name },
-          resourceClaims: [{ name: 'acc', resourceClaimTemplateName: 'acc' }],
-          containers: [
-            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'acc' }] } },
-          ],
+        {
+          observed: true,
+          effect: 'None',
+          condition: {
+            status: 'False',
+            reason: 'NoEffect',
+            message: DRY_RUN,
+            lastTransitionTime: '',
+            current: true,
+          },
+          podsUsingDevice: [`${ns.name}/holder`],
         },
-      }),
+      );
+      assert.equal(s.pods[`${ns.name}/holder`]?.phase, 'Running');
+      const pod = await holder();
+      assert.ok(pod, 'the pod is still there');
+      assert.equal(pod.metadata.deletionTimestamp, undefined, 'the pod keeps running');
+      assert.equal(pod.status.phase, 'Running');
     });
-    await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/holder', '--timeout=120s']);
-    const pod = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'holder']);
-    podUid = pod.metadata.uid;
-    const claimName = pod.status.resourceClaimStatuses![0]!.resourceClaimName;
-    const claim = await cluster.kubectlJson<ClaimJson>(['get', 'resourceclaim', '-n', ns.name, claimName]);
-    const result = claim.status!.allocation!.devices.results[0]!;
-    pool = result.pool;
-    device = result.device;
-    await waitFor(
-      'the gateway to see the other driver’s device',
-      async () => (await snapshot()).dra?.devices[`${OTHER}/${pool}/${device}`]?.published === true,
-      60_000,
-    );
-  });
 
-  it('taint None: one rule, the real controller’s dry-run status is the one kubelet-sim writes, the pod keeps running', async () => {
-    const r = await post({ resource: OTHER, deviceId: device, reason: 'real drill', taint: 'None' });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    const id = r.body.id as string;
-    const s = await waitFor(
-      'the controller’s condition through the gateway',
-      async () => {
-        const s = await snapshot();
-        return s.faults[id]?.taintRuleStatus?.condition ? s : null;
-      },
-      60_000,
-    );
-    const fault = s.faults[id]!;
-    assert.equal(fault.state, 'active');
-    assert.deepEqual(
-      {
-        status: fault.taintRuleStatus!.condition!.status,
-        reason: fault.taintRuleStatus!.condition!.reason,
-        message: fault.taintRuleStatus!.condition!.message,
-      },
-      { status: 'False', reason: 'NoEffect', message: DRY_RUN },
-    );
-    const rules = await ourRules();
-    assert.deepEqual(
-      rules.map((x) => x.metadata.name),
-      [faultTaintRule(OTHER, pool, device).name],
-    );
-    assert.equal(rules[0]!.metadata.labels?.['app.kubernetes.io/managed-by'], 'plugboard');
-    const pod = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'holder']);
-    assert.equal(pod.metadata.uid, podUid);
-    assert.equal(pod.metadata.deletionTimestamp, undefined);
-  });
-
-  it('NoExecute on the same device: the one rule turns NoExecute, the real controller evicts the pod', async () => {
-    const r = await post({
-      resource: OTHER,
-      deviceId: device,
-      reason: 'real drill: evict',
-      taint: 'NoExecute',
+    it('a restarted gateway keeps the fault and adopts its rule rather than making a second one', async () => {
+      await gw.stop();
+      await start();
+      const s = await client.waitForSnapshot(
+        (s) =>
+          s.faults[faultId]?.state === 'active' &&
+          s.faults[faultId]?.taintRuleStatus?.condition?.reason === 'NoEffect',
+        'the fault restored and active',
+        60_000,
+      );
+      assert.equal(s.faults[faultId]!.taintRuleStatus?.condition?.reason, 'NoEffect');
+      assert.equal((await ourRules()).length, 1);
     });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    await waitFor(
-      'the pod evicted',
-      async () => {
-        const list = await cluster.kubectlJson<{ items: PodJson[] }>(['get', 'pods', '-n', ns.name]);
-        return !list.items.some((p) => p.metadata.uid === podUid && !p.metadata.deletionTimestamp);
-      },
-      60_000,
-    );
-    const rules = await ourRules();
-    assert.equal(rules.length, 1);
-    assert.equal(rules[0]!.spec.taint.effect, 'NoExecute');
-  });
 
-  it('clearing the device’s faults deletes the rule', async () => {
-    const res = await fetch(
-      `${gw.url}/api/v1/faults?resource=${encodeURIComponent(OTHER)}&deviceId=${encodeURIComponent(device)}`,
-      { method: 'DELETE', headers },
-    );
-    assert.equal(res.status, 200);
-    await waitFor('the rule deleted', async () => (await ourRules()).length === 0, 30_000);
+    it('taint NoExecute on the same device: the same rule turns NoExecute and the pod is evicted', async () => {
+      const r = await post({ resource: OTHER, deviceId: device, reason: 'drill: evict', taint: 'NoExecute' });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      const id = r.body.id as string;
+      await waitFor(
+        'the pod evicted (gone, being deleted or failed)',
+        async () => {
+          const p = await holder();
+          return p === null || p.metadata.deletionTimestamp !== undefined || p.status.phase === 'Failed';
+        },
+        60_000,
+      );
+      const s = await client.waitForSnapshot(
+        (s) =>
+          (s.pods[`${ns.name}/holder`] === undefined || s.pods[`${ns.name}/holder`]!.phase === 'Failed') &&
+          s.faults[id]?.taintRuleStatus?.effect === 'NoExecute',
+        'the gateway sees the pod evicted and the rule NoExecute',
+        60_000,
+      );
+      const listed = await ourRules();
+      assert.equal(listed.length, 1);
+      assert.equal(listed[0]!.spec.taint.effect, 'NoExecute');
+      const condition = s.faults[id]!.taintRuleStatus!.condition;
+      assert.ok(
+        condition?.reason === 'PodsPendingEviction' || condition?.reason === 'Completed',
+        JSON.stringify(condition),
+      );
+    });
+
+    it("clearing the device's faults deletes the rule", async () => {
+      const res = await fetch(
+        `${gw.url}/api/v1/faults?resource=${encodeURIComponent(OTHER)}&deviceId=${encodeURIComponent(device)}`,
+        { method: 'DELETE', headers },
+      );
+      assert.equal(res.status, 200);
+      assert.equal(((await res.json()) as { items: unknown[] }).items.length, 2);
+      await waitFor('the rule deleted', async () => (await ourRules()).length === 0, 30_000);
+      await client.waitForSnapshot((s) => Object.keys(s.faults).length === 0, 'no fault left');
+    });
+
+    it('a fault whose TTL runs out deletes its rule', async () => {
+      // 3 s, not 1: the rule is read back with kubectl (a process start) before it expires.
+      const r = await post({
+        resource: OTHER,
+        deviceId: device,
+        reason: 'drill: three seconds',
+        taint: 'NoSchedule',
+        ttlSeconds: 3,
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      assert.deepEqual(
+        (await ourRules()).map((x) => x.spec.taint.effect),
+        ['NoSchedule'],
+      );
+      await waitFor('the rule deleted at expiry', async () => (await ourRules()).length === 0, 30_000);
+      await client.waitForSnapshot((s) => Object.keys(s.faults).length === 0, 'no fault left');
+    });
+
+    it('an unknown device of the other driver: 422 problem+json, no rule', async () => {
+      const r = await post({ resource: OTHER, deviceId: 'nope', reason: 'x', taint: 'None' });
+      assert.equal(r.status, 422);
+      assert.match(String(r.body.detail), /unknown device "nope" of DRA driver "other\.plugboard\.example"/);
+      assert.equal((await ourRules()).length, 0);
+    });
   });
-});
