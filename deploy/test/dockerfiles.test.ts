@@ -168,7 +168,7 @@ for (const [component, expected] of Object.entries(images)) {
             encoding: 'utf8',
           });
           assert.equal(help.status, 0, help.stderr);
-          assert.match(help.stdout, /^Usage: plugboard-gateway --config FILE/);
+          assert.match(help.stdout, /^Usage: plugboard-gateway \[--config FILE\]/);
         } finally {
           rmSync(out, { recursive: true, force: true });
         }

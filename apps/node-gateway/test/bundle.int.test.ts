@@ -122,7 +122,14 @@ test('the bundled gateway registers its plugin, reads PodResources and the API s
     'the pod through PodResources and the Node through the informer',
     async () => {
       const snap = await snapshot();
-      return snap.pods['ml/trainer'] && snap.resources[GPU]?.apiServer?.allocatable === 4 ? snap : null;
+      // Each source says ok once its first list is in (on a busy machine the informers' initial
+      // lists may land after the Node's).
+      return snap.pods['ml/trainer'] &&
+        snap.resources[GPU]?.apiServer?.allocatable === 4 &&
+        snap.sources.kubernetes.status === 'ok' &&
+        snap.sources.podResources.status === 'ok'
+        ? snap
+        : null;
     },
     20_000,
   );

@@ -100,8 +100,11 @@ describe('DRA through kubectl plugboard', () => {
     const r = await cli(['devices', ...gw]);
     assert.equal(r.code, 0, r.stderr);
     const rows = r.stdout.trimEnd().split('\n').slice(1);
-    assert.equal(rows.filter((l) => /^node-a +device-plugin +plugboard\.example\/gpu /.test(l)).length, 4);
-    const dra = rows.filter((l) => /^node-a +DRA +gpu\.plugboard\.example +node-a\/gpu-\d /.test(l));
+    assert.equal(
+      rows.filter((l) => /^node-a +device-plugin +plugin +plugboard\.example\/gpu /.test(l)).length,
+      4,
+    );
+    const dra = rows.filter((l) => /^node-a +DRA +plugin +gpu\.plugboard\.example +node-a\/gpu-\d /.test(l));
     assert.equal(dra.length, 4, r.stdout);
     const held = dra.find((l) => l.includes(`node-a/${trainerDevice} `))!;
     assert.match(held, new RegExp(`Healthy +Healthy +\\d +- +- +${NS}/${trainerClaim} +${NS}/trainer `));

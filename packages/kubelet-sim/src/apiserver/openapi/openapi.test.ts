@@ -195,7 +195,10 @@ describe('/openapi/v3', () => {
       }
     }
     const core = v3('api/v1');
-    assert.equal(core.paths['/api/v1/namespaces/{namespace}/pods']?.['post'], undefined);
+    assert.ok(
+      core.paths['/api/v1/namespaces/{namespace}/pods']?.['post'],
+      'pods allow create (kubectl apply)',
+    );
     assert.ok(core.paths['/api/v1/namespaces/{namespace}/events']?.['post'], 'events allow create');
     assert.ok(core.paths['/api/v1/namespaces/{namespace}/pods/{name}/log']?.['get']);
     assert.equal(core.paths['/api/v1/namespaces/{namespace}/pods/{name}/exec'], undefined);
@@ -381,7 +384,7 @@ describe('/openapi/v2 as protobuf (client-go discovery OpenAPISchema)', () => {
       'group: ""\nkind: Pod\nversion: v1\n',
     );
     assert.equal(pod.put, undefined, 'only served operations');
-    assert.equal(paths['/api/v1/namespaces/{namespace}/pods']?.post, undefined);
+    assert.ok(paths['/api/v1/namespaces/{namespace}/pods']?.post, 'pods allow create (kubectl apply)');
     const events = paths['/api/v1/namespaces/{namespace}/events']!;
     const body = events.post!.parameters.find((p) => p.parameter?.bodyParameter)?.parameter?.bodyParameter;
     assert.equal(body?.schema?.Ref, '#/definitions/io.k8s.api.core.v1.Event');
