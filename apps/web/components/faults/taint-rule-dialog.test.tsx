@@ -11,6 +11,7 @@ import { draTaintRulePhase, draTileKey } from '../../lib/dra-view';
 import { tileFaultHeld } from '../../lib/node-view';
 import { unsettledTiles } from '../node/use-node-faults';
 import { FaultDialog, type FaultRequest } from './fault-dialog';
+import { ActiveFaults } from '../node/active-faults';
 
 afterEach(() => cleanup());
 
@@ -194,5 +195,12 @@ describe('FaultDialog on a DRA device of a driver this gateway does not run', ()
     assert.equal(unsettledTiles(asked, awaiting).size, 1);
     const done = withRuleFault(dry, 'NoExecute', { effect: 'NoExecute' });
     assert.equal(unsettledTiles(done, awaiting).size, 0);
+  });
+
+  it('the active faults list says the rule is observed, not that the kubelet was told', () => {
+    render(<ActiveFaults node={withRuleFault(node(), 'None', dryRunWritten)} />);
+    const item = screen.getByRole('listitem');
+    assert.match(item.textContent ?? '', new RegExp(`DeviceTaintRule ${RULE} observed`));
+    assert.doesNotMatch(item.textContent ?? '', /kubelet told/);
   });
 });
