@@ -50,6 +50,10 @@ test("the observed node shows another device plugin's devices with who serves th
   );
   const tooltip = page.getByRole('tooltip').filter({ hasText: 'Served by another device plugin' }).first();
   await expect(tooltip).toBeVisible();
+  // Whole, not clipped by its tile (tiles use content-visibility, which clips what overflows them).
+  await tooltip.scrollIntoViewIfNeeded();
+  await expect(info).toBeFocused();
+  await expect(tooltip).toBeInViewport({ ratio: 1 });
 
   // The resource's card names who serves it; the other DRA driver's devices are on the map too.
   await expect(page.getByRole('region', { name: `${OTHER_GPU} capacity 4 allocatable 4` })).toContainText(
