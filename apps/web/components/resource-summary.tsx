@@ -1,7 +1,8 @@
 // One extended resource's numbers as text (capacity, allocatable, allocated, free, unhealthy) and
 // a bar. The text carries everything; the bar is a picture of the same numbers.
 import { memo } from 'react';
-import type { ApiServerView, RegistrationPhase, ResourceCounts } from '@plugboard/api';
+import type { ApiServerView, RegistrationPhase, ResourceCounts, ResourceServedBy } from '@plugboard/api';
+import { ServedByLabel } from './served-by';
 import { formatTime, shortResource } from '../lib/format';
 
 export interface ResourceSummaryProps {
@@ -10,6 +11,10 @@ export interface ResourceSummaryProps {
   apiServer?: ApiServerView | null;
   registration?: RegistrationPhase;
   headingLevel?: 3 | 4;
+  /** Who serves it, shown beside the name (absent: not said, e.g. cluster totals). */
+  servedBy?: ResourceServedBy;
+  /** An observed resource's `observed.note`: what the kubelet does not say about these counts. */
+  observedNote?: string | null;
 }
 
 export const ResourceSummary = memo(function ResourceSummary({
@@ -18,6 +23,8 @@ export const ResourceSummary = memo(function ResourceSummary({
   apiServer,
   registration,
   headingLevel = 3,
+  servedBy,
+  observedNote,
 }: ResourceSummaryProps) {
   const total = Math.max(counts.capacity, 1);
   const pct = (n: number) => `${(Math.max(0, n) / total) * 100}%`;
@@ -35,6 +42,11 @@ export const ResourceSummary = memo(function ResourceSummary({
     >
       <Heading className="name" style={{ margin: 0, fontSize: '1em' }} title={name}>
         <span className="mono">{name}</span>{' '}
+        {servedBy && (
+          <>
+            <ServedByLabel servedBy={servedBy} />{' '}
+          </>
+        )}
         {counts.unhealthy > 0 && <span className="badge bad">{counts.unhealthy} unhealthy</span>}
         {registration === 'waiting-for-kubelet' ? (
           <span className="badge warn">plugin waiting for the kubelet</span>
@@ -66,6 +78,7 @@ export const ResourceSummary = memo(function ResourceSummary({
             </span>
           ))}
       </div>
+      {observedNote && <p className="observed-note muted">{observedNote}</p>}
       <div
         className="bar"
         role="img"

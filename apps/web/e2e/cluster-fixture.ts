@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import {
   gatewayDocument,
   gatewayProcess,
@@ -19,6 +19,14 @@ import {
   waitFor,
 } from '@plugboard/testbed';
 import type { NodeSnapshot } from '@plugboard/api';
+import {
+  DraDriver,
+  SimulatedSource,
+  kubeApiFromKubeConfig,
+  parsePluginConfig,
+  startPlugins,
+  type PluginRuntime,
+} from '@plugboard/plugin';
 
 import { E2E_TOKEN, NODES, type NodeSpec } from './fixture-spec';
 
@@ -82,7 +90,7 @@ async function createDraObjects(simUrl: string, spec: NodeSpec): Promise<void> {
  * A pod is shown: Running with its claims prepared; or, one the scheduler leaves Pending (not bound,
  * so not among the node's pods), its named claims pending with the scheduler's message.
  */
-function podShown(s: NodeSnapshot, p: NodeSpec['pods'][number]): boolean {
+function podShown(s: NodeSnapshot, spec: NodeSpec, p: NodeSpec['pods'][number]): boolean {
   if (p.pending) {
     return (p.resourceClaims ?? []).every((rc) => {
       const c = 'claim' in rc ? s.dra?.claims[`${p.namespace}/${rc.claim}`] : undefined;
@@ -93,7 +101,47 @@ function podShown(s: NodeSnapshot, p: NodeSpec['pods'][number]): boolean {
   if (!pod) return false;
   const claims = (pod.claims ?? []).map((ref) => (ref.claim ? s.dra?.claims[ref.claim] : undefined));
   if (claims.length !== (p.resourceClaims?.length ?? 0)) return false;
-  return pod.phase === 'Running' && claims.every((c) => c?.phase === 'prepared' && c.health === 'Healthy');
+  // A driver the gateway does not run reports no health of its own: its claims may stay unreported.
+  const own = new Set((spec.dra ?? []).map((d) => d.driver));
+  return (
+    pod.phase === 'Running' &&
+    claims.every(
+      (c) =>
+        c?.phase === 'prepared' &&
+        (c.health === 'Healthy' || (c.health === null && c.devices.every((d) => !own.has(d.driver)))),
+    )
+  );
+}
+
+/** The device plugins and DRA drivers the node's gateway does not run, started against its kubelet-sim. */
+async function startOthers(
+  node: SimNode,
+  spec: NodeSpec,
+  logger: Logger,
+): Promise<{ stop: () => Promise<void> }[]> {
+  const started: { stop: () => Promise<void> }[] = [];
+  const resources = spec.others?.resources ?? [];
+  if (resources.length > 0) {
+    const plugins: PluginRuntime = await startPlugins(parsePluginConfig({ resources }), {
+      devicePluginDir: node.devicePluginDir,
+      logger,
+    });
+    started.push(plugins);
+  }
+  for (const d of spec.others?.dra ?? []) {
+    const driver = new DraDriver({
+      driverName: d.driver,
+      nodeName: node.name,
+      source: new SimulatedSource(d.simulated),
+      kube: await kubeApiFromKubeConfig({ kubeconfig: node.kubeconfig }),
+      pluginsDir: node.pluginsDir,
+      pluginsRegistryDir: node.pluginsRegistryDir,
+      cdiDir: node.cdiDir,
+    });
+    await driver.start();
+    started.push(driver);
+  }
+  return started;
 }
 
 async function main(): Promise<void> {
@@ -102,12 +150,14 @@ async function main(): Promise<void> {
   const logger = pino({ level: process.env.PLUGBOARD_FIXTURE_LOG ?? 'silent' });
   const nodes: SimNode[] = [];
   const gateways: GatewayProcess[] = [];
+  const others: { stop: () => Promise<void> }[] = [];
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     // At once: the gateways are processes of their own, to be gone before our stopper's SIGKILL.
     await Promise.all(gateways.map((g) => g.stop().catch(() => {})));
+    for (const o of others.reverse()) await o.stop().catch(() => {});
     for (const n of nodes.reverse()) await n.remove().catch(() => {});
     rmSync(dir, { recursive: true, force: true });
     process.exit(code);
@@ -121,7 +171,7 @@ async function main(): Promise<void> {
       const node = await simNode(dir, spec.name, {
         sim: {
           // Pod status (allocatedResourcesStatus: a DRA device's health) every 200 ms, not 10 s.
-          ...(spec.dra ? { syncFrequencyMs: 200 } : {}),
+          ...(spec.dra || spec.others?.dra ? { syncFrequencyMs: 200 } : {}),
           listen: '127.0.0.1:0',
           numaNodes: spec.numaNodes,
           cpus: spec.cpus,
@@ -132,6 +182,7 @@ async function main(): Promise<void> {
       nodes.push(node);
       const sim = node.sim;
       await createDraObjects(sim.url, spec);
+      others.push(...(await startOthers(node, spec, logger)));
       const gw = await gatewayProcess(
         node,
         gatewayDocument(node, {
@@ -162,10 +213,20 @@ async function main(): Promise<void> {
       // The scheduler allocates claims from published ResourceSlices only.
       await waitFor(`${spec.name} DRA drivers published`, async () => {
         const s = (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
-        return (spec.dra ?? []).every((d) => {
-          const st = s.dra?.drivers[d.driver];
-          return st?.publication?.lastPublishedAt != null && st.counts.published === d.simulated.count;
-        });
+        return (
+          (spec.dra ?? []).every((d) => {
+            const st = s.dra?.drivers[d.driver];
+            return st?.publication?.lastPublishedAt != null && st.counts.published === d.simulated.count;
+          }) &&
+          // Drivers it does not run: seen through the ResourceSlice informer.
+          (spec.others?.dra ?? []).every(
+            (d) => s.dra?.drivers[d.driver]?.counts.published === d.simulated.count,
+          ) &&
+          // Device plugins it does not run: registered with the kubelet, their devices allocatable.
+          (spec.others?.resources ?? []).every(
+            (r) => s.resources[r.name]?.kubelet.allocatable === r.simulated.count,
+          )
+        );
       });
       for (const p of spec.pods) {
         const claims = p.resourceClaims ?? [];
@@ -201,7 +262,7 @@ async function main(): Promise<void> {
       await waitFor(`${spec.name} pods visible in the gateway`, async () => {
         const s = (await (await fetch(`${gw.url}/api/v1/node`)).json()) as NodeSnapshot;
         seen.last = s;
-        return spec.pods.every((p) => podShown(s, p));
+        return spec.pods.every((p) => podShown(s, spec, p));
       }).catch((err: unknown) => {
         const s = seen.last;
         const states = spec.pods.map((p) => {

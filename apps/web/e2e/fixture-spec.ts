@@ -7,6 +7,10 @@ export const SERIAL = 'plugboard.example/serial';
 /** The DRA driver of dra-node (and its DeviceClass, same name). */
 export const DRA_DRIVER = 'gpu.plugboard.example';
 
+/** observer-node: another device plugin's resource and another DRA driver, neither run by its gateway. */
+export const OTHER_GPU = 'other.example/gpu';
+export const OTHER_DRA_DRIVER = 'accel.other.example';
+
 /** Bearer token of the gateway that requires one (a test-only secret). */
 export const E2E_TOKEN = 'e2e-gateway-token-8c1f0d5a';
 
@@ -28,6 +32,15 @@ export interface NodeSpec {
     attributes?: Record<string, { string: string } | { int: number } | { version: string }>;
     capacity?: Record<string, string>;
   }[];
+  /**
+   * Started by the fixture beside the node's gateway, which does not run them (it observes them):
+   * device plugins (Plugboard's plugin library as another plugin) and DRA drivers (its DRA driver
+   * library).
+   */
+  others?: {
+    resources?: { name: string; simulated: { count: number; numaNodes: number[]; idPrefix?: string } }[];
+    dra?: { driver: string; simulated: { count: number; numaNodes: number[]; idPrefix: string } }[];
+  };
   /** DeviceClasses (each selecting one driver's devices) and ResourceClaimTemplates created first. */
   deviceClasses?: { name: string; driver: string }[];
   claimTemplates?: { namespace: string; name: string; deviceClassName: string; count: number }[];
@@ -127,6 +140,31 @@ export const NODES: NodeSpec[] = [
         limits: {},
         resourceClaims: [{ name: 'gpus', claim: 'too-many-gpus' }],
         pending: true,
+      },
+    ],
+  },
+  // observer-node: a gateway with no plugin of its own (`resources: []`) beside another device
+  // plugin and a DRA driver it does not run, each with a pod holding one of their devices.
+  {
+    name: 'observer-node',
+    numaNodes: 2,
+    cpus: 8,
+    faults: 'open',
+    resources: [],
+    others: {
+      resources: [{ name: OTHER_GPU, simulated: { count: 4, numaNodes: [0, 1], idPrefix: 'og' } }],
+      dra: [{ driver: OTHER_DRA_DRIVER, simulated: { count: 2, numaNodes: [0, 1], idPrefix: 'acc' } }],
+    },
+    deviceClasses: [{ name: OTHER_DRA_DRIVER, driver: OTHER_DRA_DRIVER }],
+    claimTemplates: [{ namespace: 'ml', name: 'one-acc', deviceClassName: OTHER_DRA_DRIVER, count: 1 }],
+    pods: [
+      { namespace: 'ml', name: 'observed-user', restartPolicy: 'Always', limits: { [OTHER_GPU]: 1 } },
+      {
+        namespace: 'ml',
+        name: 'acc-holder',
+        restartPolicy: 'Always',
+        limits: {},
+        resourceClaims: [{ name: 'acc', template: 'one-acc' }],
       },
     ],
   },

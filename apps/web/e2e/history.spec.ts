@@ -20,7 +20,9 @@ test('a fault shows as allocatable dropping in the chart table, and as Unhealthy
 
   await page.goto(webUrl(`/nodes/${NODE}`));
   await expect(page.getByRole('status').filter({ hasText: 'Live' }).first()).toBeVisible();
-  const figure = page.getByRole('figure', { name: new RegExp(`^${NIC.replace('.', '\\.')} — `) });
+  const figure = page.getByRole('figure', {
+    name: new RegExp(`^${NIC.replace('.', '\\.')} this gateway's plugin — `),
+  });
   await expect(figure).toBeVisible();
   await figure.getByText(`Table: history of ${NIC}`).click();
   const table = figure.getByRole('table', { name: `History of ${NIC}, newest first, one row per change` });

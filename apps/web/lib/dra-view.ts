@@ -3,12 +3,14 @@
 // order, and requests in words. The NUMA map places DRA devices beside device-plugin devices, so
 // their tile keys carry a prefix that no extended resource name can start with.
 import type {
+  DeviceFaultPhase,
   DraClaimRequest,
   DraClaimState,
   DraDeviceState,
   DraHealth,
   DraState,
   FaultState,
+  FaultTaintRuleStatus,
   NodeEvent,
   NodeSnapshot,
   PodState,
@@ -48,16 +50,19 @@ export function draDeviceOfTile(node: NodeSnapshot, tileKey: string): DraDeviceS
 }
 
 /**
- * What POST /api/v1/faults names for a DRA device: the driver as `resource`, the device source's
- * ID as `deviceId` (its ResourceSlice name when the source ID is not known). null when this gateway
- * does not run the driver: then nothing here can fault it.
+ * What POST /api/v1/faults names for a DRA device: the driver as `resource`; for a driver this
+ * gateway runs, the device source's ID as `deviceId` (its ResourceSlice name when the source ID is
+ * not known) and the fault goes through the driver (`via: 'driver'`); for any other driver
+ * `<pool>/<device>` (never ambiguous) and the fault is a DeviceTaintRule (`via: 'taint-rule'`).
  */
 export function draFaultTarget(
   dra: DraState,
   d: DraDeviceState,
-): { resource: string; deviceId: string } | null {
-  if (!dra.drivers[d.driver]?.inProcess) return null;
-  return { resource: d.driver, deviceId: d.sourceId ?? d.name };
+): { resource: string; deviceId: string; via: 'driver' | 'taint-rule' } {
+  if (dra.drivers[d.driver]?.inProcess) {
+    return { resource: d.driver, deviceId: d.sourceId ?? d.name, via: 'driver' };
+  }
+  return { resource: d.driver, deviceId: `${d.pool}/${d.name}`, via: 'taint-rule' };
 }
 
 /** Pod keys using the device: every allocation's `reservedFor`, once each, sorted. */
@@ -77,11 +82,45 @@ export function draEvictionPreview(
   return draDevicePods(d).map((key) => ({ key, pod: node.pods[key] ?? null }));
 }
 
-/** Faults the gateway holds on the device (by source ID or ResourceSlice name). */
+/** Faults the gateway holds on the device (by source ID or ResourceSlice name, or its DeviceTaintRule). */
 export function draFaultsForDevice(node: NodeSnapshot, d: DraDeviceState): FaultState[] {
-  return Object.values(node.faults).filter(
-    (f) => f.resource === d.driver && (f.deviceId === d.sourceId || f.deviceId === d.name),
+  return Object.values(node.faults).filter((f) =>
+    f.taintRule
+      ? isRuleOf(f, d)
+      : f.resource === d.driver && (f.deviceId === d.sourceId || f.deviceId === d.name),
   );
+}
+
+function isRuleOf(f: FaultState, d: DraDeviceState): boolean {
+  const r = f.taintRule;
+  return !!r && r.driver === d.driver && r.pool === d.pool && r.device === d.name;
+}
+
+/** The faults on the device that are its DeviceTaintRule (a driver this gateway does not run), oldest first. */
+export function draTaintRuleFaults(node: NodeSnapshot, d: DraDeviceState): FaultState[] {
+  return Object.values(node.faults)
+    .filter((f) => isRuleOf(f, d))
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}
+
+/**
+ * The device's DeviceTaintRule as observed, from its newest fault (the newest fault's taint is the
+ * rule's): the fault, the rule's name and status. null when no fault holds a rule on the device.
+ */
+export function draTaintRuleView(
+  node: NodeSnapshot,
+  d: DraDeviceState,
+): { fault: FaultState; name: string; status: FaultTaintRuleStatus | null } | null {
+  const fault = draTaintRuleFaults(node, d).at(-1);
+  if (!fault?.taintRule) return null;
+  return { fault, name: fault.taintRule.name, status: fault.taintRuleStatus ?? null };
+}
+
+/** Where a DeviceTaintRule fault stands, as a tile's switch shows it: 'active' once the rule is observed with its effect. */
+export function draTaintRulePhase(node: NodeSnapshot, d: DraDeviceState): DeviceFaultPhase | null {
+  const faults = draTaintRuleFaults(node, d);
+  if (faults.length === 0) return null;
+  return faults.at(-1)!.state === 'active' ? 'active' : 'pending';
 }
 
 /** Events about the device (its name, source ID or key, for its driver), newest first. */

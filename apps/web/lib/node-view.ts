@@ -8,9 +8,10 @@ import type {
   NodeEvent,
   NodeSnapshot,
   PodState,
+  ResourceServedBy,
   ResourceState,
 } from '@plugboard/api';
-import { draDeviceOfTile, draPodTiles, draTileKey } from './dra-view';
+import { draDeviceOfTile, draPodTiles, draTaintRuleFaults, draTileKey } from './dra-view';
 
 export interface DeviceTileModel {
   /** `${resource}/${physical device ID}` */
@@ -155,7 +156,7 @@ export function groupByNuma(node: NodeSnapshot): NumaGroup[] {
 /** Whether a simulated fault holds the tile's device (any replica; a DRA device itself). */
 export function tileFaultHeld(node: NodeSnapshot, tileKey: string): boolean {
   const dra = draDeviceOfTile(node, tileKey);
-  if (dra) return dra.fault !== null;
+  if (dra) return dra.fault !== null || draTaintRuleFaults(node, dra).length > 0;
   return tileDevices(node, tileKey).some((d) => d.fault !== null);
 }
 
@@ -280,3 +281,23 @@ export function podFootprint(node: NodeSnapshot, podKey: string): Set<string> {
   for (const t of draPodTiles(node, podKey)) out.add(t);
   return out;
 }
+
+/** Who serves a resource or device; absent from gateways older than observed resources: 'plugin'. */
+export function servedByOf(x: { servedBy?: ResourceServedBy | undefined }): ResourceServedBy {
+  return x.servedBy ?? 'plugin';
+}
+
+/** Who serves it, in words (docs/API.md "Who serves a resource"). */
+export const SERVED_BY_LABEL: Readonly<Record<ResourceServedBy, string>> = {
+  plugin: "this gateway's plugin",
+  'device-plugin': 'another device plugin (observed)',
+  'node-status': 'Node status only',
+};
+
+/** Why an observed device has no fault switch (the gateway answers such a fault with 422). */
+export const OBSERVED_NO_FAULT_REASON: Readonly<Record<Exclude<ResourceServedBy, 'plugin'>, string>> = {
+  'device-plugin':
+    'Served by another device plugin: the device-plugin API lets only that plugin mark a device unhealthy.',
+  'node-status':
+    'Only the Node status names this resource: no device plugin here serves it, so nothing can mark its devices unhealthy.',
+};

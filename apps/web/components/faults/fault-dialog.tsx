@@ -4,82 +4,19 @@
 // offers the taint the driver puts on the faulted device and, for NoExecute, names the pods that
 // would be evicted before anything is sent.
 import { useMemo, useState } from 'react';
-import type { FaultBody, NodeSnapshot } from '@plugboard/api';
 import { blastRadius, faultsForDevice, podStatus, tileDevices } from '../../lib/node-view';
 import { draDeviceKeyOf, draEvictionPreview, draFaultsForDevice, draFaultTarget } from '../../lib/dra-view';
 import { ConfirmDialog } from './confirm-dialog';
+import { ReasonAndTtl, useFaultForm, type FaultDialogProps } from './fault-form';
+import { TaintRuleFaultDialog } from './taint-rule-dialog';
 
-export interface FaultRequest {
-  kind: 'inject' | 'clear';
-  tileKey: string;
-  resource: string;
-  deviceId: string;
-  reason: string;
-  ttlSeconds: number | null;
-  /** DRA devices only: the taint to add with the fault (null: health only). Absent for device plugins. */
-  taint?: FaultBody['taint'];
-}
-
-export interface FaultDialogProps {
-  node: NodeSnapshot;
-  tileKey: string;
-  pending: boolean;
-  error: string | null;
-  onSubmit: (req: FaultRequest) => void;
-  onCancel: () => void;
-}
+export type { FaultDialogProps, FaultRequest } from './fault-form';
 
 export function FaultDialog(props: FaultDialogProps) {
   return draDeviceKeyOf(props.tileKey) !== null ? (
     <DraFaultDialog {...props} />
   ) : (
     <DevicePluginFaultDialog {...props} />
-  );
-}
-
-const TTL_ERROR = 'TTL must be a whole number of seconds (1 or more), or empty.';
-const DEFAULT_REASON = 'simulated fault from the dashboard';
-
-interface ReasonAndTtlProps {
-  reason: string;
-  setReason: (v: string) => void;
-  ttl: string;
-  setTtl: (v: string) => void;
-  ttlInvalid: boolean;
-}
-
-/**
- * The reason and TTL fields both dialogs share: `fields` for <ReasonAndTtl>, the TTL's error, and
- * `request(target)` — the request with reason and TTL filled in, or null while the TTL is invalid.
- */
-function useFaultForm() {
-  const [reason, setReason] = useState(DEFAULT_REASON);
-  const [ttl, setTtl] = useState('');
-  const ttlNumber = ttl.trim() === '' ? null : Number(ttl);
-  const ttlInvalid = ttlNumber !== null && (!Number.isInteger(ttlNumber) || ttlNumber < 1);
-  return {
-    fields: { reason, setReason, ttl, setTtl, ttlInvalid } satisfies ReasonAndTtlProps,
-    error: ttlInvalid ? TTL_ERROR : null,
-    request: (target: Omit<FaultRequest, 'reason' | 'ttlSeconds'>): FaultRequest | null =>
-      ttlInvalid ? null : { ...target, reason: reason.trim() || DEFAULT_REASON, ttlSeconds: ttlNumber },
-  };
-}
-
-function ReasonAndTtl({ reason, setReason, ttl, setTtl, ttlInvalid }: ReasonAndTtlProps) {
-  return (
-    <div className="form-grid">
-      <label htmlFor="fault-reason">Reason</label>
-      <input id="fault-reason" value={reason} maxLength={512} onChange={(e) => setReason(e.target.value)} />
-      <label htmlFor="fault-ttl">TTL (seconds, optional)</label>
-      <input
-        id="fault-ttl"
-        inputMode="numeric"
-        value={ttl}
-        placeholder="until cleared"
-        aria-invalid={ttlInvalid}
-        onChange={(e) => setTtl(e.target.value)}
-      />
-    </div>
   );
 }
 
@@ -178,6 +115,17 @@ function DraFaultDialog({ node, tileKey, pending, error, onSubmit, onCancel }: F
   const [taint, setTaint] = useState<TaintChoice>('none');
   const target = d && node.dra ? draFaultTarget(node.dra, d) : null;
   if (!d || !target) return null;
+  if (target.via === 'taint-rule')
+    return (
+      <TaintRuleFaultDialog
+        node={node}
+        tileKey={tileKey}
+        pending={pending}
+        error={error}
+        onSubmit={onSubmit}
+        onCancel={onCancel}
+      />
+    );
   const clearing = d.fault !== null || faults.length > 0;
   const evicting = !clearing && taint === 'NoExecute';
   const n = pods.length;
@@ -203,7 +151,8 @@ function DraFaultDialog({ node, tileKey, pending, error, onSubmit, onCancel }: F
         const req = form.request({
           kind: clearing ? 'clear' : 'inject',
           tileKey,
-          ...target,
+          resource: target.resource,
+          deviceId: target.deviceId,
           taint: taint === 'none' ? null : taint,
         });
         if (req) onSubmit(req);

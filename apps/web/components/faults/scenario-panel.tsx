@@ -6,7 +6,7 @@ import { useMemo, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { NodeSnapshot } from '@plugboard/api';
 import { apiFetch, nodeApiPath, ApiError } from '../../lib/api';
-import { blastRadius, physicalId } from '../../lib/node-view';
+import { blastRadius, physicalId, servedByOf } from '../../lib/node-view';
 import { formatTime } from '../../lib/format';
 import { ConfirmDialog } from './confirm-dialog';
 
@@ -36,7 +36,15 @@ export function ScenarioPanel({
 }) {
   const client = useQueryClient();
   const name = node.nodeName;
-  const resources = useMemo(() => Object.keys(node.resources).sort(), [node.resources]);
+  // Scenarios never pick another plugin's devices (nobody here can fault them): only the gateway's own.
+  const resources = useMemo(
+    () =>
+      Object.values(node.resources)
+        .filter((r) => servedByOf(r) === 'plugin')
+        .map((r) => r.name)
+        .sort(),
+    [node.resources],
+  );
   const numaKeys = useMemo(() => Object.keys(node.numa.nodes).filter((k) => k !== 'none'), [node.numa.nodes]);
   const [kind, setKind] = useState<ScenarioKind>('fail-numa-node');
   const [resource, setResource] = useState('');

@@ -221,7 +221,11 @@ describe('node history with a DRA driver', () => {
         name: `${DRA_DRIVER} DRA driver — Last hour: usable ranged from 3 to 4 of 4 published; at most 2 allocated, at most 1 unhealthy.`,
       }),
     );
-    assert.ok(screen.getByRole('figure', { name: new RegExp(`^${R} — Last hour: allocatable`) }));
+    assert.ok(
+      screen.getByRole('figure', {
+        name: new RegExp(`^${R} this gateway's plugin — Last hour: allocatable`),
+      }),
+    );
   });
 
   it('a gateway that predates DRA history: no DRA chart, and the panel says why', () => {

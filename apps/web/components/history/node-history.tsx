@@ -8,6 +8,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { DraHealthTransition, HealthTransition, HistoryMessage, NodeSnapshot } from '@plugboard/api';
 import { appendHistory, HISTORY_WINDOWS, type HistoryView } from '../../lib/history';
 import { historyQuery, queryKeys } from '../../lib/queries';
+import { servedByOf } from '../../lib/node-view';
 import type { ExtraMessage } from '../../lib/use-live-query';
 import { DraDriverHistory } from './dra-driver-history';
 import { HealthStrip } from './health-strip';
@@ -77,6 +78,7 @@ export function NodeHistoryPanel({ node }: { node: NodeSnapshot }) {
               resource={r.name}
               points={q.data.resources[r.name] ?? []}
               live={r.kubelet}
+              servedBy={servedByOf(r)}
               windowLabel={win.label}
               now={now}
             />

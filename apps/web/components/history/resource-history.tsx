@@ -2,7 +2,8 @@
 // One device-plugin resource's history as a figure (history-figure.tsx): capacity, allocatable
 // (the bucket's dip) and allocated, with a change-only table as its text equivalent.
 import { memo, useMemo } from 'react';
-import type { ResourceCounts, ResourcePoint } from '@plugboard/api';
+import type { ResourceCounts, ResourcePoint, ResourceServedBy } from '@plugboard/api';
+import { ServedByLabel } from '../served-by';
 import { historyRows, historySummary, toChartData } from '../../lib/history';
 import { CountsHistoryTable, HistoryFigure, type HistoryColumn } from './history-figure';
 import { RESOURCE_SERIES } from './history-plot';
@@ -46,8 +47,11 @@ export const ResourceHistory = memo(function ResourceHistory({
   live,
   windowLabel,
   now,
+  servedBy = 'plugin',
 }: {
   resource: string;
+  /** Who serves it (absent: this gateway's plugin). */
+  servedBy?: ResourceServedBy;
   points: readonly ResourcePoint[];
   live: LiveCounts | null;
   windowLabel: string;
@@ -56,7 +60,11 @@ export const ResourceHistory = memo(function ResourceHistory({
   const data = useMemo(() => toChartData(points, live, now), [points, live, now]);
   return (
     <HistoryFigure
-      title={<span className="mono">{resource}</span>}
+      title={
+        <>
+          <span className="mono">{resource}</span> <ServedByLabel servedBy={servedBy} />
+        </>
+      }
       name={resource}
       summary={historySummary(points, windowLabel)}
       data={data}

@@ -3,6 +3,15 @@
 import type { FaultState, NodeSnapshot } from '@plugboard/api';
 import { formatTime } from '../../lib/format';
 
+/**
+ * What each fault's state means, in words: to the kubelet; for a DeviceTaintRule fault (a DRA driver
+ * this gateway does not run) the kubelet is told nothing: 'active' is the rule observed with its effect.
+ */
+function faultStateText(f: FaultState): string {
+  if (f.taintRule && f.state === 'active') return `DeviceTaintRule ${f.taintRule.name} observed`;
+  return FAULT_STATE_TEXT[f.state];
+}
+
 /** What each fault's state means to the kubelet, in words. */
 const FAULT_STATE_TEXT: Record<FaultState['state'], string> = {
   active: 'kubelet told Unhealthy',
@@ -27,9 +36,7 @@ export function ActiveFaults({ node }: { node: NodeSnapshot }) {
               {f.expiresAt ? `, expires ${formatTime(f.expiresAt)}` : ', until cleared'}
               {f.scenarioId ? `, scenario ${f.scenarioId}` : ''}
               {f.taint ? `, taint ${f.taint}` : ''}.{' '}
-              <span className={`badge${f.state === 'active' ? '' : ' warn'}`}>
-                {FAULT_STATE_TEXT[f.state]}
-              </span>
+              <span className={`badge${f.state === 'active' ? '' : ' warn'}`}>{faultStateText(f)}</span>
               {f.stateReason ? ` ${f.stateReason}` : ''}
             </li>
           ))}

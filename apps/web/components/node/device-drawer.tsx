@@ -3,7 +3,8 @@
 // transitions, faults and allocations from the node's event ring.
 import { useMemo } from 'react';
 import type { FaultState, NodeSnapshot } from '@plugboard/api';
-import { blastRadius, deviceHistory, faultsForDevice, tileDevices } from '../../lib/node-view';
+import { blastRadius, deviceHistory, faultsForDevice, servedByOf, tileDevices } from '../../lib/node-view';
+import { ServedByLabel } from '../served-by';
 import { formatTime } from '../../lib/format';
 import { HealthBadge, SimulatedBadge } from '../health-badge';
 import { EventList } from './event-timeline';
@@ -63,7 +64,13 @@ export function DeviceDrawer({
         <p className="notice warn">This device is no longer advertised by the plugin.</p>
       ) : (
         <>
-          <p className="mono muted">{first.resource}</p>
+          <p>
+            <span className="mono muted">{first.resource}</span> · served by{' '}
+            <ServedByLabel servedBy={servedByOf(first)} />
+          </p>
+          {node.resources[first.resource]?.observed?.note && (
+            <p className="notice info">{node.resources[first.resource]!.observed!.note}</p>
+          )}
           <table>
             <tbody>
               {devices.map((d) => (

@@ -1,8 +1,9 @@
 // One physical device in the NUMA map: ID, health (text + icon + colour), who uses it, replica
 // count when shared, the API serving it ("device plugin", beside DRA tiles), and its fault switch. Memoised on the identity of its DeviceState objects so a
 // one-device patch re-renders one tile out of a thousand.
-import { memo } from 'react';
-import type { DeviceFaultPhase, DeviceState, Health } from '@plugboard/api';
+import { memo, useId } from 'react';
+import type { DeviceFaultPhase, DeviceState, Health, ResourceServedBy } from '@plugboard/api';
+import { OBSERVED_NO_FAULT_REASON, SERVED_BY_LABEL, servedByOf } from '../../lib/node-view';
 import { HealthIcon } from '../health-badge';
 
 export type FaultControl =
@@ -51,6 +52,7 @@ export function FaultSwitch({
   pending,
   faultControl,
   onClick,
+  note,
 }: {
   label: string;
   phase: DeviceFaultPhase | null;
@@ -58,6 +60,8 @@ export function FaultSwitch({
   pending: boolean;
   faultControl: Exclude<FaultControl, { mode: 'hidden' }>;
   onClick: () => void;
+  /** Said beside the switch, e.g. how the fault is made ("via a DeviceTaintRule"). */
+  note?: string;
 }) {
   return (
     <div className="fault-row">
@@ -81,6 +85,25 @@ export function FaultSwitch({
               ? 'fault on'
               : 'fault off'}
       </button>
+      {note && <span className="muted"> {note}</span>}
+    </div>
+  );
+}
+
+/**
+ * In place of a fault switch on a device nobody here can fault (another device plugin's): no
+ * control, but the reason, reachable on hover and on keyboard focus (the button is described by it).
+ */
+export function NoFaultInfo({ servedBy, id }: { servedBy: Exclude<ResourceServedBy, 'plugin'>; id: string }) {
+  const reasonId = useId();
+  return (
+    <div className="fault-row no-fault">
+      <button type="button" className="info-button" aria-describedby={reasonId}>
+        <span aria-hidden="true">ⓘ</span> no fault switch<span className="sr-only"> for {id}</span>
+      </button>
+      <span role="tooltip" id={reasonId} className="tooltip">
+        {OBSERVED_NO_FAULT_REASON[servedBy]}
+      </span>
     </div>
   );
 }
@@ -118,6 +141,7 @@ function DeviceTileView({
   const reason = devices.find((d) => d.health !== 'Healthy')?.reason ?? null;
   const numa = devices[0]?.numaNodes ?? [];
   const cls = health === 'Healthy' ? 'ok' : 'bad';
+  const servedBy = devices[0] ? servedByOf(devices[0]) : 'plugin';
   // The accessible name comes from the visible text (plus screen-reader-only separators), so what
   // is read is what is shown: "gpu-0, Unhealthy, simulated fault, xid 79, used by ml/train".
   const sep = SEP;
@@ -164,10 +188,13 @@ function DeviceTileView({
           </>
         )}
         {sep}
-        <span className="api">device plugin</span>
+        <span className="api" data-served-by={servedBy}>
+          {servedBy === 'plugin' ? 'device plugin' : SERVED_BY_LABEL[servedBy]}
+        </span>
         {highlighted && <span className="sr-only">, held by the selected pod</span>}
       </button>
-      {faultControl.mode !== 'hidden' && (
+      {faultControl.mode !== 'hidden' && servedBy !== 'plugin' && <NoFaultInfo servedBy={servedBy} id={id} />}
+      {faultControl.mode !== 'hidden' && servedBy === 'plugin' && (
         <FaultSwitch
           label={`Fault ${id}`}
           phase={phase}

@@ -3,7 +3,7 @@
 // kubelet was told, the simulated fault's phase, taints by effect, the claim → pods using it, and
 // its fault switch. Memoised on its DraDeviceState object, so a one-device patch re-renders one tile.
 import { memo } from 'react';
-import type { DraDeviceState } from '@plugboard/api';
+import type { DeviceFaultPhase, DraDeviceState } from '@plugboard/api';
 import { effectiveTaints, kubeletDisagrees } from '../../lib/dra-view';
 import { HealthIcon, healthClass } from '../health-badge';
 import { FaultPhaseBadge, FaultSwitch, SEP, type FaultControl } from './device-tile';
@@ -11,8 +11,11 @@ import { FaultPhaseBadge, FaultSwitch, SEP, type FaultControl } from './device-t
 export interface DraDeviceTileProps {
   tileKey: string;
   device: DraDeviceState;
-  /** Whether this gateway runs the driver, so a fault can be injected on the device. */
-  faultable: boolean;
+  /**
+   * null: this gateway runs the driver (a fault goes through it, `device.fault`). Otherwise the fault
+   * is a DeviceTaintRule and this is where it stands (null inside: none).
+   */
+  taintRule: { phase: DeviceFaultPhase | null } | null;
   faultControl: FaultControl;
   pending: boolean;
   /** Part of the selected pod's footprint. */
@@ -31,7 +34,7 @@ export function draFaultSwitchName(d: Pick<DraDeviceState, 'name' | 'driver'>): 
 function DraDeviceTileView({
   tileKey,
   device: d,
-  faultable,
+  taintRule,
   faultControl,
   pending,
   highlighted = false,
@@ -42,6 +45,7 @@ function DraDeviceTileView({
   onRender?.(tileKey);
   const cls = healthClass(d.health);
   const taints = effectiveTaints(d);
+  const phase = taintRule ? taintRule.phase : d.fault;
   const sep = SEP;
   return (
     <li
@@ -55,6 +59,14 @@ function DraDeviceTileView({
         <span className={`health ${cls}`}>
           <HealthIcon health={d.health} /> {d.health}
           <FaultPhaseBadge phase={d.fault} />
+          {taintRule?.phase && (
+            <>
+              {sep}
+              <span className="badge warn" style={{ marginLeft: '0.3em' }}>
+                simulated: DeviceTaintRule
+              </span>
+            </>
+          )}
         </span>
         {kubeletDisagrees(d) && (
           <>
@@ -103,18 +115,16 @@ function DraDeviceTileView({
         <span className="api">DRA</span>
         {highlighted && <span className="sr-only">, held by the selected pod</span>}
       </button>
-      {faultControl.mode !== 'hidden' &&
-        (faultable ? (
-          <FaultSwitch
-            label={draFaultSwitchName(d)}
-            phase={d.fault}
-            pending={pending}
-            faultControl={faultControl}
-            onClick={() => onToggleFault(tileKey)}
-          />
-        ) : (
-          <p className="fault-row muted">no faults: driver not run by this gateway</p>
-        ))}
+      {faultControl.mode !== 'hidden' && (
+        <FaultSwitch
+          label={draFaultSwitchName(d)}
+          phase={phase}
+          pending={pending}
+          faultControl={faultControl}
+          onClick={() => onToggleFault(tileKey)}
+          {...(taintRule ? { note: 'via a DeviceTaintRule' } : {})}
+        />
+      )}
     </li>
   );
 }
@@ -124,7 +134,8 @@ export const DraDeviceTile = memo(
   (a, b) =>
     a.tileKey === b.tileKey &&
     a.device === b.device &&
-    a.faultable === b.faultable &&
+    a.taintRule?.phase === b.taintRule?.phase &&
+    (a.taintRule === null) === (b.taintRule === null) &&
     a.pending === b.pending &&
     a.highlighted === b.highlighted &&
     a.faultControl === b.faultControl &&

@@ -14,7 +14,7 @@ function DriverDetails({ driver }: { driver: DraDriverState }) {
       <li>
         {driver.inProcess
           ? 'Run by this gateway: faults on its devices go through it.'
-          : 'Seen through its ResourceSlices only: this gateway does not run it (no faults, registration or health shown).'}
+          : 'Seen through its ResourceSlices only: this gateway does not run it (no registration or health shown); a fault on its device is a DeviceTaintRule.'}
       </li>
       {reg && (
         <li>

@@ -113,13 +113,15 @@ describe('NumaMap with DRA devices', () => {
     assert.equal(unknown.closest('li')?.classList.contains('warn'), true);
   });
 
-  it('offers no fault switch on a driver this gateway does not run, and says so', () => {
+  it('a driver this gateway does not run: each device still has a switch, said to be a DeviceTaintRule', () => {
     const node = mixedNode();
     node.dra!.drivers[DRA_DRIVER] = { ...node.dra!.drivers[DRA_DRIVER]!, inProcess: false };
     renderMap(node);
-    assert.equal(screen.queryAllByRole('switch', { name: /DRA/ }).length, 0);
-    assert.equal(screen.getAllByRole('switch').length, 8, 'the device-plugin switches stay');
-    assert.equal(screen.getAllByText('no faults: driver not run by this gateway').length, 8);
+    const draSwitches = screen.getAllByRole('switch', { name: /DRA/ });
+    assert.equal(draSwitches.length, 8);
+    assert.equal(draSwitches[0]!.getAttribute('aria-checked'), 'false');
+    assert.equal(screen.getAllByText('via a DeviceTaintRule').length, 8);
+    assert.equal(screen.getAllByRole('switch').length, 16, 'the device-plugin switches stay');
   });
 
   it('a gateway without DRA support: nothing DRA-specific is shown', () => {

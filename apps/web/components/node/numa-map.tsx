@@ -5,7 +5,8 @@
 // highlighted.
 import { memo, useMemo } from 'react';
 import type { NodeSnapshot } from '@plugboard/api';
-import { groupByNuma } from '../../lib/node-view';
+import { groupByNuma, servedByOf } from '../../lib/node-view';
+import { ServedByLabel } from '../served-by';
 import {
   cpuOwners,
   misalignedPods,
@@ -13,7 +14,7 @@ import {
   numaResources,
   podCpuSet,
 } from '../../lib/placement-view';
-import { draTileKey } from '../../lib/dra-view';
+import { draTaintRulePhase, draTileKey } from '../../lib/dra-view';
 import { formatBytes, formatIdRanges } from '../../lib/format';
 import { DeviceTile, type FaultControl } from './device-tile';
 import { DraDeviceTile } from './dra-device-tile';
@@ -126,8 +127,9 @@ export const NumaMap = memo(function NumaMap({
                 <h4 style={{ margin: '0.4rem 0 0.3rem', fontSize: '0.92em' }}>
                   <span className="mono">{r.resource}</span>{' '}
                   <span className="muted" style={{ fontWeight: 400 }}>
-                    · device plugin
+                    · device plugin ·{' '}
                   </span>
+                  <ServedByLabel servedBy={servedByOf(node.resources[r.resource] ?? {})} />
                 </h4>
                 <ul className="tiles" aria-label={`${r.resource} devices on ${g.label}`}>
                   {r.tiles.map((t) => (
@@ -164,7 +166,11 @@ export const NumaMap = memo(function NumaMap({
                         key={tileKey}
                         tileKey={tileKey}
                         device={d}
-                        faultable={node.dra?.drivers[d.driver]?.inProcess ?? false}
+                        taintRule={
+                          node.dra?.drivers[d.driver]?.inProcess
+                            ? null
+                            : { phase: draTaintRulePhase(node, d) }
+                        }
                         faultControl={faultControl}
                         pending={pendingTiles.has(tileKey)}
                         highlighted={highlightTiles?.has(tileKey) ?? false}

@@ -2,7 +2,7 @@
 // why, whether a simulated fault holds them and which pods still hold them; plus registration.
 import { memo, useMemo } from 'react';
 import type { NodeSnapshot, RegistrationPhase, ResourceState } from '@plugboard/api';
-import { explainAllocatable } from '../../lib/node-view';
+import { explainAllocatable, servedByOf } from '../../lib/node-view';
 import { formatAgo, formatTime } from '../../lib/format';
 import { ResourceSummary } from '../resource-summary';
 import { SimulatedBadge } from '../health-badge';
@@ -23,6 +23,20 @@ function registrationTone(phase: RegistrationPhase): 'ok' | 'warn' | 'bad' {
 
 function Registration({ r }: { r: ResourceState }) {
   const reg = r.registration;
+  if (servedByOf(r) !== 'plugin') {
+    // Register and ListAndWatch are between that plugin and the kubelet: only the phase shows.
+    return (
+      <p className="row" style={{ margin: '0.3rem 0', fontSize: '0.92em' }}>
+        <span className={`badge ${registrationTone(reg.phase)}`}>
+          {reg.phase === 'registered' ? '✓' : '!'} {reg.phase}
+        </span>
+        <span className="muted">
+          registration and ListAndWatch are between that plugin and the kubelet: not reported
+        </span>
+        {reg.error && <span className={`badge ${registrationTone(reg.phase)}`}>{reg.error}</span>}
+      </p>
+    );
+  }
   return (
     <p className="row" style={{ margin: '0.3rem 0', fontSize: '0.92em' }}>
       <span className={`badge ${registrationTone(reg.phase)}`}>
@@ -48,6 +62,8 @@ function ResourceCard({ node, r }: { node: NodeSnapshot; r: ResourceState }) {
         counts={r.kubelet}
         apiServer={r.apiServer}
         registration={r.registration.phase}
+        servedBy={servedByOf(r)}
+        observedNote={r.observed?.note ?? null}
       />
       {r.replicas > 1 && <p className="muted">Shared: {r.replicas} replicas per physical device.</p>}
       <Registration r={r} />
@@ -83,7 +99,8 @@ export const ResourcePanel = memo(function ResourcePanel({ node }: { node: NodeS
   if (resources.length === 0) {
     return (
       <p className="notice warn">
-        No extended resources: no device plugin is configured or running on this gateway.
+        No extended resources: no device plugin is configured or running on this gateway, and the kubelet
+        reports none.
       </p>
     );
   }

@@ -5,9 +5,10 @@
 // its tile as awaiting the stream (or, after AWAIT_STREAM_MS, says that the stream never showed it).
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import type { NodeSnapshot } from '@plugboard/api';
+import type { DraTaintEffect, NodeSnapshot } from '@plugboard/api';
 import { apiFetch, ApiError, nodeApiPath } from '../../lib/api';
 import { tileFaultHeld } from '../../lib/node-view';
+import { draDeviceOfTile, draTaintRuleView } from '../../lib/dra-view';
 import type { FaultRequest } from '../faults/fault-dialog';
 
 /** How long to wait for the stream to show an accepted fault change before saying so. */
@@ -16,6 +17,8 @@ export const AWAIT_STREAM_MS = 30_000;
 /** An accepted request whose effect the stream has not shown yet. */
 export interface Awaiting {
   expectFaulted: boolean;
+  /** A DeviceTaintRule fault: the effect the stream must show the rule with (a dry run, then stronger). */
+  expectRuleEffect?: DraTaintEffect;
   /** When the gateway accepted it (ms since the epoch). */
   at: number;
 }
@@ -31,10 +34,17 @@ export function unsettledTiles(node: NodeSnapshot, awaiting: AwaitingTiles): Awa
   let next: Map<string, Awaiting> | null = null;
   for (const [tileKey, a] of awaiting) {
     if (tileFaultHeld(node, tileKey) !== a.expectFaulted) continue;
+    if (a.expectRuleEffect !== undefined && tileRuleEffect(node, tileKey) !== a.expectRuleEffect) continue;
     next ??= new Map(awaiting);
     next.delete(tileKey);
   }
   return next ?? awaiting;
+}
+
+/** The effect of a DRA tile's DeviceTaintRule as the API server reports it (null: none observed). */
+function tileRuleEffect(node: NodeSnapshot, tileKey: string): DraTaintEffect | null {
+  const d = draDeviceOfTile(node, tileKey);
+  return (d && draTaintRuleView(node, d)?.status?.effect) ?? null;
 }
 
 /** The awaited tiles accepted at least AWAIT_STREAM_MS before `now`. */
@@ -106,7 +116,13 @@ export function useNodeFaults(
     mutationFn: (req: FaultRequest) => sendFaultRequest(nodeName, req, token),
     onSuccess: (_data, req) => {
       setAwaiting((m) =>
-        new Map(m).set(req.tileKey, { expectFaulted: req.kind === 'inject', at: Date.now() }),
+        new Map(m).set(req.tileKey, {
+          expectFaulted: req.kind === 'inject',
+          at: Date.now(),
+          ...(req.kind === 'inject' && req.ruleEffect !== undefined
+            ? { expectRuleEffect: req.ruleEffect }
+            : {}),
+        }),
       );
       setDialogTile(null);
       setNotice(null);

@@ -5,6 +5,7 @@ import type { NodeSummary } from '@plugboard/api';
 import type { ClusterDocument, ClusterNode } from '../../lib/cluster-types';
 import { clusterTotals, selectNodes } from './cluster-overview';
 import { NodeCard } from './node-card';
+import { resourcesServed, servedWords } from './served-counts';
 
 afterEach(() => cleanup());
 
@@ -114,5 +115,41 @@ describe('NodeCard', () => {
     render(<NodeCard node={doc.nodes.gone!} resourceFilter="" />);
     assert.ok(screen.getByText(/Gateway unreachable/));
     assert.ok(screen.getByText(/ECONNREFUSED/));
+  });
+});
+
+describe('observed resources in the overview', () => {
+  function observer(): NodeSummary {
+    const s = summary('observer-node', { 'x/gpu': [4, 4, 1, 3], 'nvidia.com/gpu': [4, 3, 1, 2] });
+    s.resources['nvidia.com/gpu'] = {
+      ...s.resources['nvidia.com/gpu']!,
+      servedBy: 'device-plugin',
+      observed: {
+        unhealthy: 1,
+        unhealthyNamed: 0,
+        note: '1 of 4 unhealthy — the kubelet does not say which unless a pod holds them',
+      },
+    };
+    s.resources['x/gpu'] = { ...s.resources['x/gpu']!, servedBy: 'plugin' };
+    return s;
+  }
+
+  it('counts resources and devices served here and observed (older gateways count as served here)', () => {
+    const c = resourcesServed([observer(), summary('old', { 'x/nic': [2, 2, 0, 2] })]);
+    assert.deepEqual(c, { here: { resources: 2, devices: 6 }, observed: { resources: 1, devices: 4 } });
+    assert.equal(servedWords(c), '2 resources served here (6 devices), 1 observed (4 devices)');
+  });
+
+  it("a node card names who serves each resource and shows an observed resource's note", () => {
+    render(<NodeCard node={node('observer-node', observer())} resourceFilter="" />);
+    const nv = screen.getByRole('region', { name: /nvidia\.com\/gpu capacity 4 allocatable 3/ });
+    assert.match(nv.textContent ?? '', /another device plugin \(observed\)/);
+    assert.match(
+      nv.textContent ?? '',
+      /1 of 4 unhealthy — the kubelet does not say which unless a pod holds them/,
+    );
+    const own = screen.getByRole('region', { name: /x\/gpu capacity 4 allocatable 4/ });
+    assert.match(own.textContent ?? '', /this gateway's plugin/);
+    assert.ok(screen.getByText('1 resource served here (4 devices), 1 observed (4 devices)'));
   });
 });

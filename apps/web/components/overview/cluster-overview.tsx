@@ -13,6 +13,7 @@ import { markAfterPaint, markOnce } from '../../lib/perf-marks';
 import { LiveIndicator } from '../live-indicator';
 import { ProblemNotice } from '../problem-notice';
 import { NodeCard } from './node-card';
+import { resourcesServed, servedWords } from './served-counts';
 import { clusterDraTotals, DraClusterPanel, draUnhealthy } from './dra-overview';
 
 export type SortKey = 'name' | 'unhealthy' | 'free' | 'allocated';
@@ -127,6 +128,10 @@ export function ClusterOverview() {
     [doc, deferredText, resource, health, sort],
   );
   const totals = useMemo(() => (doc ? clusterTotals(doc) : {}), [doc]);
+  const served = useMemo(
+    () => resourcesServed(Object.values(doc?.nodes ?? {}).flatMap((n) => (n.summary ? [n.summary] : []))),
+    [doc],
+  );
   const draTotals = useMemo(() => (doc ? clusterDraTotals(doc) : null), [doc]);
   const total = doc ? Object.keys(doc.nodes).length : 0;
   useEffect(() => {
@@ -150,6 +155,9 @@ export function ClusterOverview() {
             {total} nodes · {unhealthyNodes} with unhealthy devices · {unreachable} not live · gateways from{' '}
             {doc.discovery.source}
           </p>
+          {served.here.resources + served.observed.resources > 0 && (
+            <p className="muted served-counts">Across nodes: {servedWords(served)}</p>
+          )}
           {doc.discovery.error && (
             <ProblemNotice title="Gateway discovery is failing">
               <p>{doc.discovery.error}</p>

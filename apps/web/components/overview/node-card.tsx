@@ -6,6 +6,8 @@ import Link from 'next/link';
 import type { ClusterNode } from '../../lib/cluster-types';
 import { LocalTime } from '../local-time';
 import { ResourceSummary } from '../resource-summary';
+import { servedByOf } from '../../lib/node-view';
+import { resourcesServed, servedWords } from './served-counts';
 import { DraCountsSummary } from '../dra-counts';
 import { draUnhealthy } from './dra-overview';
 import { NodeSparklines } from '../history/node-sparklines';
@@ -103,6 +105,11 @@ export const NodeCard = memo(function NodeCard({
           ))}
         </p>
       )}
+      {s && Object.keys(s.resources).length > 0 && (
+        <p className="muted served-counts" style={{ margin: '0.2rem 0' }}>
+          {servedWords(resourcesServed([s]))}
+        </p>
+      )}
       {!s && node.status !== 'connecting' && <p>No data received from this node yet.</p>}
       {s && resources.length === 0 && draDrivers.length === 0 && (
         <p className="muted">
@@ -118,6 +125,8 @@ export const NodeCard = memo(function NodeCard({
           counts={r}
           apiServer={r.apiServer}
           registration={r.registration}
+          servedBy={servedByOf(r)}
+          observedNote={r.observed?.note ?? null}
         />
       ))}
       {draDrivers.map(([name, c]) => (
