@@ -10,4 +10,5 @@ export * from './gateway-client.js';
 export * from './gateway-process.js';
 export * from './pod-resources.js';
 export * from './third-party.js';
+export * from './dra-cleanup.js';
 export * from './wait.js';

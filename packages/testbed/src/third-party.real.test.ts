@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { decodeProtobufObject } from '@plugboard/kubelet-sim';
 import { after, before, describe, it } from 'node:test';
+import { removeDraObjects } from './dra-cleanup.js';
 import { podResourcesClient, type PodResourcesClient } from './pod-resources.js';
 import { realCluster, type RealCluster, type RealNode } from './real-cluster.js';
 import {
@@ -176,15 +177,7 @@ describe('dra-example-driver on a real kubelet', () => {
   after(async () => {
     podResources?.close();
     await driver?.stop();
-    await cluster
-      ?.kubectl([
-        'delete',
-        'resourceslices',
-        '--field-selector',
-        `spec.nodeName=${node.name}`,
-        '--wait=false',
-      ])
-      .catch(() => undefined);
+    await removeDraObjects(cluster, node?.name);
     await ns?.remove();
     await node?.remove();
   });

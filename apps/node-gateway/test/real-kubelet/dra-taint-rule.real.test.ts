@@ -26,6 +26,7 @@ import {
   type GatewayClient,
   type TestCluster,
   type TestNamespace,
+  removeDraObjects,
 } from '@plugboard/testbed';
 import { parseGatewayConfig, startGateway, type Gateway, type GatewayConfig } from '../../src/index.js';
 import { faultTaintRule } from '../../src/faults/taint-rules.js';
@@ -134,18 +135,7 @@ for (const kind of testClusterKinds())
       await driver?.stop();
       for (const r of (await ourRules().catch(() => [])) ?? [])
         await cluster.kubectl(['delete', 'devicetaintrule', r.metadata.name, '--ignore-not-found']);
-      await cluster
-        ?.kubectl([
-          'delete',
-          'resourceslices',
-          '--field-selector',
-          `spec.nodeName=${node.name}`,
-          '--wait=false',
-        ])
-        .catch(() => undefined);
-      await cluster
-        ?.kubectl(['delete', 'deviceclass', deviceClass, '--ignore-not-found', '--wait=false'])
-        .catch(() => undefined);
+      await removeDraObjects(cluster, node?.name, { deviceClass });
       await ns?.remove();
       await node?.remove();
       await cluster?.close();

@@ -21,6 +21,7 @@ import {
   type PodResourcesClient,
   type TestCluster,
   type TestNamespace,
+  removeDraObjects,
 } from '@plugboard/testbed';
 import {
   kubeApiFromKubeConfig,
@@ -106,18 +107,7 @@ for (const kind of testClusterKinds())
     after(async () => {
       podResources?.close();
       await dra?.stop();
-      await cluster
-        ?.kubectl([
-          'delete',
-          'resourceslices',
-          '--field-selector',
-          `spec.nodeName=${node.name}`,
-          '--wait=false',
-        ])
-        .catch(() => undefined);
-      await cluster
-        ?.kubectl(['delete', 'deviceclass', deviceClass, '--ignore-not-found', '--wait=false'])
-        .catch(() => undefined);
+      await removeDraObjects(cluster, node?.name, { deviceClass });
       await ns?.remove();
       await node?.remove();
       await cluster?.close();
