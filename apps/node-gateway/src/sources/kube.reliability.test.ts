@@ -7,8 +7,12 @@ test('back-to-back lists back off exponentially up to the cap; a quiet period re
   // The pacing timer is unref'd (it must not hold a stopping gateway); hold the loop for the test.
   const keepAlive = setInterval(() => undefined, 1000);
   t.after(() => clearInterval(keepAlive));
+  // Each list's start as the pacer timed it (its last clock read before calling the list): a
+  // clock read in the callback could lag it by however long the machine paused in between.
+  let lastRead = 0;
+  const clock = (): number => (lastRead = performance.now());
   const calls: number[] = [];
-  const list = pacedList(() => Promise.resolve(calls.push(performance.now())), 400, 1000);
+  const list = pacedList(() => Promise.resolve(calls.push(lastRead)), 400, 1000, clock);
   const t0 = performance.now();
   for (let i = 0; i < 4; i++) await list();
   const gaps = calls.slice(1).map((t, i) => t - calls[i]!);

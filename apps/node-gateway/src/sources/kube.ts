@@ -108,11 +108,12 @@ export function pacedList<T>(
   list: () => Promise<T>,
   maxBackoffMs: number,
   quietMs = 10_000,
+  now: () => number = () => performance.now(),
 ): () => Promise<T> {
   let last = -Infinity;
   let backoff: Backoff | null = null;
   return async () => {
-    const since = performance.now() - last;
+    const since = now() - last;
     if (since > quietMs) backoff = null;
     else
       backoff ??= new Backoff({
@@ -122,10 +123,11 @@ export function pacedList<T>(
         cap: maxBackoffMs,
       });
     const delay = backoff === null ? 0 : backoff.step();
-    if (delay > since) {
-      await new Promise((resolve) => setTimeout(resolve, delay - since).unref());
+    // A timer may fire up to a millisecond early by this clock: wait out what is left.
+    for (let left = delay - since; left > 0; left = delay - (now() - last)) {
+      await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)).unref());
     }
-    last = performance.now();
+    last = now();
     return list();
   };
 }
