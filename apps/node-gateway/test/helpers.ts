@@ -1,12 +1,17 @@
 // Shared helpers of the gateway's tests: waiting on conditions with a deadline, a WebSocket
-// client that records what it receives, and API objects the model tests share.
+// client that records what it receives, API objects the model tests share, and the gateway's
+// API-server requests against a stand-in server.
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { WebSocket } from 'ws';
-import type { V1ContainerStatus } from '@kubernetes/client-node';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig, type V1ContainerStatus } from '@kubernetes/client-node';
 import type { NodeSnapshot, StreamMessage } from '@plugboard/api';
 import { waitFor as waitUntil } from '@plugboard/testbed/wait';
+import type { ApiServerRequest } from '../src/sources/api-server-request.js';
+import { createApiServerRequest } from '../src/sources/kube.js';
 
 /** What the gateway sends (it never sends `error` frames; it closes with a code instead). */
 export type Msg = Exclude<StreamMessage<NodeSnapshot>, { type: 'error' }>;
@@ -148,4 +153,23 @@ export function claimHealthStatus(
     restartCount: 0,
     allocatedResourcesStatus: devices.length ? [{ name: `claim:${podClaim}`, resources: [...devices] }] : [],
   };
+}
+
+/**
+ * A plain-HTTP stand-in API server's URL and the gateway's request function against it (its real
+ * KubeConfig path), authenticating with bearer `token`.
+ */
+export function apiServerRequestTo(
+  server: Server,
+  token: string,
+): { url: string; request: ApiServerRequest & { close(): void } } {
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: url, skipTLSVerify: true }],
+    users: [{ name: 'u', token }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return { url, request: createApiServerRequest(kc) };
 }

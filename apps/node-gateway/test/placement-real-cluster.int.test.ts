@@ -7,17 +7,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { AdmissionView } from '@plugboard/api';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import { parseGatewayConfig, startGateway, type Gateway, type GatewaySectionInput } from '../src/index.js';
 import { KubeletConfigz } from '../src/sources/kubelet-configz.js';
-import { createApiServerRequest } from '../src/sources/kube.js';
-import { waitFor } from './helpers.js';
+import { apiServerRequestTo, waitFor } from './helpers.js';
 
 const GPU = 'plugboard.example/gpu';
 const TOKEN = 'real-cluster-test-token-0123456789';
@@ -156,20 +153,7 @@ test('an API server that refuses nodes/proxy: the reason names the permission', 
       .end('{"kind":"Status","status":"Failure","reason":"Forbidden","code":403}');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u', token: 'sa-token' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  const request = createApiServerRequest(kc);
+  const { request } = apiServerRequestTo(server, 'sa-token');
   const reasons: (string | null)[] = [];
   const configz = new KubeletConfigz({
     nodeName: 'gpu-node-a',

@@ -7,7 +7,6 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -15,10 +14,8 @@ import type { KubeletSim } from '@plugboard/kubelet-sim';
 import { gatewayDocument, simNode, type SimNode } from '@plugboard/testbed';
 import { parseGatewayConfig, startGateway, type Gateway } from '../src/index.js';
 import { KubeletControl } from '../src/sources/kubelet-control.js';
-import { createApiServerRequest } from '../src/sources/kube.js';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { AdmissionView } from '@plugboard/api';
-import { waitFor } from './helpers.js';
+import { apiServerRequestTo, waitFor } from './helpers.js';
 
 const GPU = 'plugboard.example/gpu';
 const TOKEN = 'topology-test-token-0123456789';
@@ -246,17 +243,10 @@ test('against an API server without the kubelet-sim control API there are no dec
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const states: (string | null)[] = [];
-  const kc = new KubeConfig();
-  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: apiUrl, skipTLSVerify: true }],
-    users: [{ name: 'u', token: 'secret-token' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
+  const { url: apiUrl, request } = apiServerRequestTo(server, 'secret-token');
   const control = new KubeletControl({
     server: apiUrl,
-    request: createApiServerRequest(kc),
+    request,
     intervalMs: 50,
     timeoutMs: 1000,
     logger: silent,
@@ -287,20 +277,7 @@ test('API server requests: the kubeconfig credentials on every request, one kept
     res.writeHead(200, { 'content-type': 'application/json', etag: '"v1"' }).end('{"ok":true}');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u', token: 'secret-token' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  const request = createApiServerRequest(kc);
+  const { request } = apiServerRequestTo(server, 'secret-token');
   try {
     for (let i = 0; i < 3; i++) {
       const res = await request('GET', '/control/v1/state?view=admissions', { timeoutMs: 2000 });

@@ -46,6 +46,23 @@ export class DeviceState extends EventEmitter<DeviceStateEvents> {
     this.#now = options.now ?? (() => new Date());
   }
 
+  /**
+   * Starts the source (its initial discovery), then attaches. A source that fails to start is a
+   * `source-failed` PluginError naming `owner` (the resource or the driver) and the source's kind.
+   */
+  async start(owner: string): Promise<void> {
+    try {
+      await this.#source.start();
+    } catch (err) {
+      throw new PluginError(
+        'source-failed',
+        `${owner}: ${this.#source.kind} source failed to start: ${PluginError.from(err).message}`,
+        { cause: err },
+      );
+    }
+    this.attach();
+  }
+
   /** Subscribes to the source and computes the first list. */
   attach(): void {
     this.#unsubscribe ??= this.#source.subscribe(() => this.refresh());

@@ -222,16 +222,7 @@ export class ResourcePlugin extends EventEmitter<ResourcePluginEvents> {
   async start(): Promise<void> {
     if (this.#started) throw new PluginError('internal', `${this.resourceName} already started`);
     this.#started = true;
-    try {
-      await this.#options.source.start();
-    } catch (err) {
-      throw new PluginError(
-        'source-failed',
-        `${this.resourceName}: ${this.#options.source.kind} source failed to start: ${PluginError.from(err).message}`,
-        { cause: err },
-      );
-    }
-    this.#state.attach();
+    await this.#state.start(this.resourceName);
     // The spec must exist before a kubelet can call Allocate and hand out its names.
     if (this.#cdi) await this.#cdi.sync();
     await this.#sockets.serve();

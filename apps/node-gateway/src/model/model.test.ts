@@ -8,18 +8,10 @@ import { claimHealthStatus } from '../../test/helpers.js';
 import { diffDocuments, diffEventRing } from './diff.js';
 import { NodeModel } from './node-model.js';
 import { summarize } from './summary.js';
+import { T0, modelInputs, numaTopology, registeredAtT0, runningPod } from './test-fixtures.js';
 import type { NodeEvent, NodeSnapshot } from '@plugboard/api';
 
 const { applyPatch } = fastJsonPatch;
-const T0 = '2026-01-01T00:00:00.000Z';
-const reg = {
-  phase: 'registered' as const,
-  registeredAt: T0,
-  waitingSince: null,
-  kubeletRestartsSeen: 0,
-  lastListAndWatchSend: T0,
-  error: null,
-};
 
 /** `count` GPUs as the plugin lists them; the kubelet was told the same list (an open stream). */
 function gpu(count: number, unhealthy: number[] = []): ResourceInput {
@@ -31,31 +23,10 @@ function gpu(count: number, unhealthy: number[] = []): ResourceInput {
     numaNodes: [i < count / 2 ? 0 : 1],
     replicaOf: null,
   }));
-  return { name: 'plugboard.example/gpu', registration: reg, devices, reported: devices };
+  return { name: 'plugboard.example/gpu', registration: registeredAtT0, devices, reported: devices };
 }
 
-const base: ModelInputs = {
-  nodeName: 'n1',
-  updatedAt: T0,
-  gateway: {
-    version: 't',
-    startedAt: T0,
-    faultsEnabled: true,
-    authRequired: false,
-    persistence: { enabled: false },
-  },
-  resources: [],
-  podResources: null,
-  kube: null,
-  faults: [],
-  events: [],
-  sources: {
-    podResources: { status: 'ok', lastSuccess: T0, reason: null },
-    kubernetes: { status: 'disabled', lastSuccess: null, reason: 'off' },
-  },
-};
-
-const topo = (n: number) => ({ nodes: [{ ID: n }] });
+const base = modelInputs();
 
 test('a plugin waiting for its kubelet: the API-server numbers are marked stale since then', () => {
   const T1 = '2026-01-01T00:05:00.000Z';
@@ -65,7 +36,12 @@ test('a plugin waiting for its kubelet: the API-server numbers are marked stale 
   };
   const waiting = {
     ...gpu(4),
-    registration: { ...reg, phase: 'waiting-for-kubelet' as const, waitingSince: T1, error: 'stream closed' },
+    registration: {
+      ...registeredAtT0,
+      phase: 'waiting-for-kubelet' as const,
+      waitingSince: T1,
+      error: 'stream closed',
+    },
   };
   const s = buildSnapshot({ ...base, resources: [waiting], kube: { node, pods: [] } });
   const r = s.resources['plugboard.example/gpu']!;
@@ -96,7 +72,7 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
                 { resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-0', 'gpu-3'], topology: undefined },
               ],
               cpuIds: [3, 1],
-              memory: [{ memoryType: 'memory', size: 1024, topology: topo(0) }],
+              memory: [{ memoryType: 'memory', size: 1024, topology: numaTopology(0) }],
               dynamicResources: [],
             },
           ],
@@ -109,7 +85,9 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
           containers: [
             {
               name: 'c',
-              devices: [{ resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-1'], topology: topo(0) }],
+              devices: [
+                { resourceName: 'plugboard.example/gpu', deviceIds: ['gpu-1'], topology: numaTopology(0) },
+              ],
               cpuIds: [],
               memory: [],
               dynamicResources: [],
@@ -126,7 +104,7 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
           },
         ],
         cpuIds: [0, 1, 2, 3],
-        memory: [{ memoryType: 'memory', size: 4096, topology: topo(0) }],
+        memory: [{ memoryType: 'memory', size: 4096, topology: numaTopology(0) }],
       },
     },
     kube: {
@@ -135,29 +113,14 @@ test('snapshot joins plugin devices, PodResources allocations, allocatable and A
         status: { capacity: { 'plugboard.example/gpu': '4' }, allocatable: { 'plugboard.example/gpu': '3' } },
       },
       pods: [
-        {
-          metadata: { name: 'train', namespace: 'ml' },
-          spec: { nodeName: 'n1', containers: [{ name: 'main' }] },
-          status: {
-            phase: 'Running',
-            containerStatuses: [
-              {
-                name: 'main',
-                image: 'x',
-                imageID: '',
-                ready: false,
-                restartCount: 3,
-                state: { waiting: { reason: 'CrashLoopBackOff' } },
-                allocatedResourcesStatus: [
-                  {
-                    name: 'plugboard.example/gpu',
-                    resources: [{ resourceID: 'gpu-3', health: 'Unhealthy' }],
-                  },
-                ],
-              },
-            ],
-          },
-        },
+        runningPod('train', 'ml', {
+          ready: false,
+          restartCount: 3,
+          state: { waiting: { reason: 'CrashLoopBackOff' } },
+          allocatedResourcesStatus: [
+            { name: 'plugboard.example/gpu', resources: [{ resourceID: 'gpu-3', health: 'Unhealthy' }] },
+          ],
+        }),
       ],
     },
   });
@@ -209,7 +172,7 @@ test('without PodResources, allocatable falls back to healthy devices; replicas 
   }));
   const shared: ResourceInput = {
     name: 'plugboard.example/shared',
-    registration: reg,
+    registration: registeredAtT0,
     devices: replicas,
     reported: replicas,
   };

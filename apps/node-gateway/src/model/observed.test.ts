@@ -6,51 +6,30 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { podresources } from '@plugboard/proto';
-import { BuildCache, buildSnapshot, type ModelInputs, type ResourceInput } from './build.js';
+import { BuildCache, buildSnapshot, type ResourceInput } from './build.js';
 import { summarize } from './summary.js';
+import { T0, modelInputs, numaTopology, registeredAtT0, runningPod } from './test-fixtures.js';
 
-const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:00:05.000Z';
 const OWN = 'plugboard.example/gpu';
 const NV = 'nvidia.com/gpu';
 
 const own: ResourceInput = {
   name: OWN,
-  registration: {
-    phase: 'registered',
-    registeredAt: T0,
-    waitingSince: null,
-    kubeletRestartsSeen: 0,
-    lastListAndWatchSend: T0,
-    error: null,
-  },
+  registration: registeredAtT0,
   devices: [{ id: 'g0', health: 'Healthy', reason: null, since: T0, numaNodes: [0], replicaOf: null }],
   reported: null,
 };
 
-const base: ModelInputs = {
-  nodeName: 'n1',
-  updatedAt: T0,
+const base = modelInputs({
   now: T0,
-  gateway: {
-    version: 't',
-    startedAt: T0,
-    faultsEnabled: true,
-    authRequired: false,
-    persistence: { enabled: false },
-  },
   resources: [own],
-  podResources: null,
-  kube: null,
-  faults: [],
-  events: [],
   sources: {
     podResources: { status: 'ok', lastSuccess: T0, reason: null },
     kubernetes: { status: 'ok', lastSuccess: T0, reason: null },
   },
-};
+});
 
-const numa = (n: number) => ({ nodes: [{ ID: n }] });
 const node = (capacity: string, allocatable: string): V1Node => ({
   metadata: { name: 'n1' },
   status: {
@@ -66,7 +45,7 @@ const holder = (ids: string[]): podresources.PodResources => ({
   containers: [
     {
       name: 'main',
-      devices: [{ resourceName: NV, deviceIds: ids, topology: numa(1) }],
+      devices: [{ resourceName: NV, deviceIds: ids, topology: numaTopology(1) }],
       cpuIds: [],
       memory: [],
       dynamicResources: [],
@@ -74,27 +53,14 @@ const holder = (ids: string[]): podresources.PodResources => ({
   ],
 });
 const allocatable = (ids: [string, number][]): podresources.AllocatableResourcesResponse => ({
-  devices: ids.map(([id, n]) => ({ resourceName: NV, deviceIds: [id], topology: numa(n) })),
+  devices: ids.map(([id, n]) => ({ resourceName: NV, deviceIds: [id], topology: numaTopology(n) })),
   cpuIds: [],
   memory: [],
 });
-const trainPod = (health: string): V1Pod => ({
-  metadata: { name: 'train', namespace: 'ml' },
-  spec: { nodeName: 'n1', containers: [{ name: 'main' }] },
-  status: {
-    phase: 'Running',
-    containerStatuses: [
-      {
-        name: 'main',
-        image: 'x',
-        imageID: '',
-        ready: true,
-        restartCount: 0,
-        allocatedResourcesStatus: [{ name: NV, resources: [{ resourceID: 'nv-3', health }] }],
-      },
-    ],
-  },
-});
+const trainPod = (health: string): V1Pod =>
+  runningPod('train', 'ml', {
+    allocatedResourcesStatus: [{ name: NV, resources: [{ resourceID: 'nv-3', health }] }],
+  });
 
 test("another device plugin's resource: counts from the kubelet, every device it names, the unhealthy it does not", () => {
   // 8 devices; nv-0..nv-4 healthy (nv-3 held by a pod), nv-5..nv-7 unhealthy and free: the kubelet

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readiness } from './readiness.js';
+import { T0, registeredAtT0 } from './test-fixtures.js';
 import type { DraDriverState, DraRegistrationPhase, RegistrationState, ResourceState } from '@plugboard/api';
 
-const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:05:00.000Z';
 
 function resource(name: string, registration: Partial<RegistrationState>): ResourceState {
@@ -11,15 +11,7 @@ function resource(name: string, registration: Partial<RegistrationState>): Resou
     name,
     kubelet: { capacity: 1, allocatable: 1, allocated: 0, free: 1, healthy: 1, unhealthy: 0 },
     apiServer: null,
-    registration: {
-      phase: 'registered',
-      registeredAt: T0,
-      waitingSince: null,
-      kubeletRestartsSeen: 0,
-      lastListAndWatchSend: T0,
-      error: null,
-      ...registration,
-    },
+    registration: { ...registeredAtT0, ...registration },
     replicas: 1,
     deviceKeys: [],
   };

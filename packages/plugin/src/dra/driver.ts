@@ -285,16 +285,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
     if (this.#started) throw new PluginError('internal', `${this.driverName} already started`);
     this.#started = true;
     await this.#preparer?.start();
-    try {
-      await this.#options.source.start();
-    } catch (err) {
-      throw new PluginError(
-        'source-failed',
-        `${this.driverName}: ${this.#options.source.kind} source failed to start: ${PluginError.from(err).message}`,
-        { cause: err },
-      );
-    }
-    this.#state.attach();
+    await this.#state.start(this.driverName);
     await this.#helper.start();
     this.#logger.info(
       {
