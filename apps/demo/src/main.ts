@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
+import { assertCanRunCluster } from '@plugboard/local-cluster';
 import { startWebServer, type WebServer } from '@plugboard/web/server';
 import { loadWebConfig } from '@plugboard/web/server/config';
 import { startDemoCluster, type DemoCluster, type SimDemoNode } from './cluster.js';
@@ -100,6 +101,14 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new DemoError('config', `PORT: must be 0..65535, got "${process.env.PORT}"`);
 
+  if (kind === 'real') {
+    // Before anything is built or started: a clear message naming what is missing.
+    try {
+      assertCanRunCluster();
+    } catch (err) {
+      throw new DemoError('config', `--cluster real: ${(err as Error).message}`, { cause: err });
+    }
+  }
   const demo = loadDemo(resolve(process.cwd(), values.demo ?? join(repoRoot, 'examples/demo.yaml')));
   const scenario = values.scenario ? loadScenario(resolve(process.cwd(), values.scenario)) : null;
   if (port !== 0 && !(await portFree(host, port))) {

@@ -71,7 +71,7 @@ export function realPodFor(w: DemoWorkload): Record<string, unknown> {
     // Upstream's fake runtime "pulls" and "runs" any image; this one names what it stands for.
     c.image = 'registry.k8s.io/pause:3.10';
   }
-  return pod as unknown as Record<string, unknown>;
+  return pod;
 }
 
 interface PodJson {
@@ -137,7 +137,7 @@ export async function startRealDemoCluster(opts: StartRealClusterOptions): Promi
     err instanceof DemoError
       ? err
       : new DemoError('start', `the real cluster: ${(err as Error).message}`, { cause: err });
-  // Root, the tools and Go first: a clear message before anything is built or started.
+  // Root and the tools first (Go when the binaries are built): a clear message before anything starts.
   try {
     assertCanRunCluster();
   } catch (err) {
@@ -237,7 +237,7 @@ export async function startRealDemoCluster(opts: StartRealClusterOptions): Promi
           kubeconfig: state.kubeconfig,
           sysfsRoot: null,
         },
-        async () => undefined,
+        () => Promise.resolve(),
       );
       const st = state;
       const node: RealDemoNode = {
