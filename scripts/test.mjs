@@ -7,7 +7,7 @@
 // down at the end, whatever happened. What the tests need on the machine is got first
 // (scripts/test-prereqs.mjs).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,11 +85,11 @@ function stopCluster() {
     console.error(`npm test: the real cluster in ${dir} did not stop cleanly; its logs are in ${dir}/logs`);
 }
 const env = { ...process.env };
-// The third-party suites (third-party*.test.ts) run other projects' plugins and drivers, built with Go
-// (upstream's sample device plugin with the Kubernetes binaries, the others at the versions pinned in
-// packages/local-cluster/src/third-party.ts): built here, the first time, so
+// The suites that start other projects' plugins and drivers (the test bed's `thirdParty`), built with
+// Go (upstream's sample device plugin and DRA test driver with the Kubernetes binaries, the others at
+// the versions pinned in packages/local-cluster/src/third-party.ts): built here, the first time, so
 // that no test spends its time budget on a build.
-if (files.some((f) => /(^|\/)third-party[\w.-]*\.test\.ts$/.test(f))) {
+if (files.some((f) => readFileSync(f, 'utf8').includes('thirdParty.'))) {
   const why = goProblems('the third-party suites build their plugins and drivers from source');
   if (why.length > 0) {
     for (const p of why) console.error(`npm test: ${p}`);

@@ -1011,6 +1011,27 @@ describe('NOTES.txt', () => {
     assert.match(notes, /"create" on "faults\.plugboard\.io" \(ClusterRole plugboard-fault-operator\)/);
     assert.doesNotMatch(notes, /metricsFrom/);
   });
+
+  it('says an install with nothing to serve is an observer, and one with devices is not', () => {
+    assert.match(installNotes({ release: 'plugboard' }), /Observer: the gateways run no device plugin/);
+    assert.doesNotMatch(installNotes({ release: 'plugboard', valuesFiles: [ALL_FEATURES] }), /Observer:/);
+  });
+
+  it('warns, only when DeviceTaintRule drills are on, that NoExecute evicts and None is the dry run', () => {
+    const off = installNotes({ release: 'plugboard', values: { faults: { enabled: true } } });
+    assert.doesNotMatch(off, /DeviceTaintRule/);
+    const on = installNotes({
+      release: 'plugboard',
+      values: { faults: { enabled: true }, gateway: { rbac: { deviceTaintRules: true } } },
+    });
+    assert.match(on, /WARNING: DeviceTaintRule drills are ENABLED/);
+    assert.match(on, /With taint NoExecute, the device taint eviction controller EVICTS every pod/);
+    assert.match(on, /taint None first: a dry run/);
+    assert.match(
+      on,
+      /kubectl get devicetaintrules -l app\.kubernetes\.io\/managed-by=plugboard,plugboard\.dev\/fault=simulated/,
+    );
+  });
 });
 
 describe('Grafana dashboard ConfigMap', () => {

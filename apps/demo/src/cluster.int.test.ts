@@ -7,7 +7,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { socketsUnder, startDemoCluster, waitForSnapshot, type DemoCluster } from './cluster.js';
+import {
+  socketsUnder,
+  startDemoCluster,
+  waitForSnapshot,
+  type DemoCluster,
+  type SimDemoNode,
+} from './cluster.js';
 import { loadDemo } from './demo-config.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -15,7 +21,7 @@ const GPU = 'plugboard.example/gpu';
 
 describe('demo cluster (examples/demo.yaml)', () => {
   let stateDir: string;
-  let cluster: DemoCluster;
+  let cluster: DemoCluster<SimDemoNode>;
 
   before(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'plugboard-demo-test-'));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
 import type { NodeSnapshot } from '@plugboard/api';
+import type { NodeState } from '@plugboard/local-cluster';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import { DemoError } from './errors.js';
 import {
@@ -19,16 +20,32 @@ import {
   type LoadedDemo,
 } from './demo-config.js';
 
-export interface DemoNode {
+interface DemoNodeBase {
   name: string;
-  sim: KubeletSim;
   gateway: Gateway;
   /**
    * Root of this node's files: device-plugins/, plugins/ (DRA drivers' sockets, checkpoints and
    * fault directories), plugins_registry/, cdi/, kubelet/, gateway/, dev/.
    */
   dir: string;
+  /** Stops the node's kubelet and starts it again (a scenario's `restart-kubelet`). */
+  restartKubelet(): Promise<void>;
 }
+
+/** A node of the simulated demo: a kubelet-sim (the node and its own API slice) and a gateway. */
+export interface SimDemoNode extends DemoNodeBase {
+  kind: 'sim';
+  sim: KubeletSim;
+}
+
+/** A node of the demo on the real local cluster: a real kubelet and a gateway beside it. */
+export interface RealDemoNode extends DemoNodeBase {
+  kind: 'real';
+  /** The real kubelet's record (pid, directories, sockets) in the local cluster's state. */
+  kubelet: NodeState;
+}
+
+export type DemoNode = SimDemoNode | RealDemoNode;
 
 /** A demo pod the scheduler left Pending (nothing fits its claims): the demo goes on without it. */
 export interface PendingWorkload {
@@ -38,11 +55,12 @@ export interface PendingWorkload {
   message: string;
 }
 
-export interface DemoCluster {
-  nodes: DemoNode[];
+export interface DemoCluster<N extends DemoNode = DemoNode> {
+  kind: N['kind'];
+  nodes: N[];
   /** Workloads left Pending by the scheduler, with its message. */
   pending: PendingWorkload[];
-  node(name: string): DemoNode;
+  node(name: string): N;
   stop(): Promise<void>;
 }
 
@@ -87,21 +105,32 @@ export function waitForSnapshot(
   });
 }
 
-type NodeDirs = Record<
-  'devicePlugins' | 'plugins' | 'pluginsRegistry' | 'cdi' | 'kubelet' | 'gateway' | 'dev',
-  string
->;
+/** Where a node's gateway finds its kubelet, API server and directories. */
+export interface GatewayPaths {
+  devicePlugins: string;
+  plugins: string;
+  pluginsRegistry: string;
+  cdi: string;
+  gateway: string;
+  /** The node's fake device nodes, for a `paths` source. */
+  dev: string;
+  podResourcesSocket: string;
+  kubeconfig: string;
+  /** A simulated CPU↔NUMA layout to read instead of /sys (null: the machine's own). */
+  sysfsRoot: string | null;
+}
 
-function gatewayDocument(demo: LoadedDemo, spec: DemoNodeSpec, dirs: NodeDirs, sim: KubeletSim): unknown {
+/** The gateway config of a demo node: its document from the demo, pointed at the node's paths. */
+export function gatewayDocument(demo: LoadedDemo, spec: DemoNodeSpec, paths: GatewayPaths): unknown {
   const entry = demo.nodeDocuments.get(spec.name)!;
   const doc = structuredClone(entry.document);
   // A `paths` source in the demo reads fake device nodes from the node's private dev/ directory.
   const resources = Array.isArray(doc.resources) ? (doc.resources as Record<string, unknown>[]) : [];
   for (const r of resources) {
-    const paths = r.paths as { patterns?: unknown } | undefined;
-    if (paths && Array.isArray(paths.patterns)) {
-      paths.patterns = (paths.patterns as unknown[]).map((p: unknown) =>
-        typeof p === 'string' ? p.replace(/^\/dev\//, `${dirs.dev}/`) : p,
+    const sourcePaths = r.paths as { patterns?: unknown } | undefined;
+    if (sourcePaths && Array.isArray(sourcePaths.patterns)) {
+      sourcePaths.patterns = (sourcePaths.patterns as unknown[]).map((p: unknown) =>
+        typeof p === 'string' ? p.replace(/^\/dev\//, `${paths.dev}/`) : p,
       );
     }
   }
@@ -110,20 +139,56 @@ function gatewayDocument(demo: LoadedDemo, spec: DemoNodeSpec, dirs: NodeDirs, s
     ...gateway,
     nodeName: spec.name,
     listen: '127.0.0.1:0',
-    devicePluginDir: dirs.devicePlugins,
-    // The config's `dra:` drivers run in the gateway: their sockets where this node's kubelet-sim
+    devicePluginDir: paths.devicePlugins,
+    // The config's `dra:` drivers run in the gateway: their sockets where this node's kubelet
     // looks for them (its plugin watcher), their CDI specs beside them.
-    pluginsDir: dirs.plugins,
-    pluginsRegistryDir: dirs.pluginsRegistry,
-    cdiDir: dirs.cdi,
-    stateDir: dirs.gateway,
+    pluginsDir: paths.plugins,
+    pluginsRegistryDir: paths.pluginsRegistry,
+    cdiDir: paths.cdi,
+    stateDir: paths.gateway,
     logLevel: 'info',
-    podResources: { ...(gateway.podResources as object), socket: sim.podResourcesSocket },
-    kube: { ...(gateway.kube as object), mode: 'kubeconfig', kubeconfig: sim.kubeconfigPath },
-    // The simulated node's CPU↔NUMA layout, read the way a real gateway reads /sys.
-    topology: { ...(gateway.topology as object), sysfsRoot: sim.sysfsRoot },
+    podResources: { ...(gateway.podResources as object), socket: paths.podResourcesSocket },
+    kube: { ...(gateway.kube as object), mode: 'kubeconfig', kubeconfig: paths.kubeconfig },
+    // A simulated node's CPU↔NUMA layout, read the way a real gateway reads /sys.
+    ...(paths.sysfsRoot ? { topology: { ...(gateway.topology as object), sysfsRoot: paths.sysfsRoot } } : {}),
   };
   return doc;
+}
+
+/** The gateway of a demo node, started in this process; `cleanup` runs when it fails to start. */
+export async function startNodeGateway(
+  opts: StartClusterOptions,
+  spec: DemoNodeSpec,
+  paths: GatewayPaths,
+  cleanup: () => Promise<void>,
+): Promise<Gateway> {
+  try {
+    const file = opts.demo.nodeDocuments.get(spec.name)!.file;
+    const config = parseGatewayConfig(gatewayDocument(opts.demo, spec, paths), { source: file });
+    return await startGateway(config, { logger: opts.logger.child({ node: spec.name }) });
+  } catch (err) {
+    await cleanup();
+    throw new DemoError('start', `gateway of ${spec.name} failed to start: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+}
+
+/** A node's private directories under the demo's state directory. */
+export function nodeDirs(
+  stateDir: string,
+  name: string,
+): Record<'devicePlugins' | 'plugins' | 'pluginsRegistry' | 'cdi' | 'kubelet' | 'gateway' | 'dev', string> {
+  const dir = join(stateDir, name);
+  return {
+    devicePlugins: join(dir, 'device-plugins'),
+    plugins: join(dir, 'plugins'),
+    pluginsRegistry: join(dir, 'plugins_registry'),
+    cdi: join(dir, 'cdi'),
+    kubelet: join(dir, 'kubelet'),
+    gateway: join(dir, 'gateway'),
+    dev: join(dir, 'dev'),
+  };
 }
 
 /** POST one resource.k8s.io/v1 object to the kubelet-sim's API, as `kubectl create` would. */
@@ -146,17 +211,9 @@ async function createDraObject(sim: KubeletSim, object: DraObject): Promise<void
   }
 }
 
-async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise<DemoNode> {
+async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise<SimDemoNode> {
   const dir = join(opts.stateDir, spec.name);
-  const dirs: NodeDirs = {
-    devicePlugins: join(dir, 'device-plugins'),
-    plugins: join(dir, 'plugins'),
-    pluginsRegistry: join(dir, 'plugins_registry'),
-    cdi: join(dir, 'cdi'),
-    kubelet: join(dir, 'kubelet'),
-    gateway: join(dir, 'gateway'),
-    dev: join(dir, 'dev'),
-  };
+  const dirs = nodeDirs(opts.stateDir, spec.name);
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
   for (const name of spec.deviceNodes) writeFileSync(join(dirs.dev, name), '');
   const logger = opts.logger.child({ node: spec.name });
@@ -185,7 +242,6 @@ async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise
       cause: err,
     });
   });
-  let gateway: Gateway;
   try {
     // What an operator (or a driver's chart) installs: DeviceClasses, and the claims and templates
     // of this node's workloads, through the node's own API.
@@ -194,17 +250,18 @@ async function startNode(opts: StartClusterOptions, spec: DemoNodeSpec): Promise
     await sim.stop();
     throw new DemoError('start', `${spec.name}: ${(err as Error).message}`, { cause: err });
   }
-  try {
-    const file = opts.demo.nodeDocuments.get(spec.name)!.file;
-    const config = parseGatewayConfig(gatewayDocument(opts.demo, spec, dirs, sim), { source: file });
-    gateway = await startGateway(config, { logger });
-  } catch (err) {
-    await sim.stop();
-    throw new DemoError('start', `gateway of ${spec.name} failed to start: ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-  return { name: spec.name, sim, gateway, dir };
+  const gateway = await startNodeGateway(
+    opts,
+    spec,
+    {
+      ...dirs,
+      podResourcesSocket: sim.podResourcesSocket,
+      kubeconfig: sim.kubeconfigPath,
+      sysfsRoot: sim.sysfsRoot,
+    },
+    () => sim.stop(),
+  );
+  return { kind: 'sim', name: spec.name, sim, gateway, dir, restartKubelet: () => sim.restart() };
 }
 
 /** The `dra:` drivers of a node's config (the gateway runs them). */
@@ -263,10 +320,60 @@ function workloadShown(s: NodeSnapshot, w: DemoWorkload, pending: boolean): bool
   return w.resourceClaims.every((rc) => claimShown(s, w, rc)?.phase === 'prepared');
 }
 
-export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoCluster> {
+/**
+ * Waits until the node's plugins are registered with its kubelet and its DRA drivers have published;
+ * returns what the progress line says about them.
+ */
+export async function nodeReadyLine(
+  opts: StartClusterOptions,
+  node: DemoNode,
+  timeoutMs: number,
+): Promise<string> {
+  const resources =
+    (opts.demo.nodeDocuments.get(node.name)!.document.resources as unknown[] | undefined)?.length ?? 0;
+  const drivers = draDriversOf(opts.demo, node.name);
+  const ready = await waitForSnapshot(
+    node.gateway,
+    (s) => nodeReady(s, resources, drivers),
+    drivers.length > 0
+      ? `${node.name}'s plugins to register and its DRA drivers to register and publish their devices`
+      : `${node.name}'s plugins to register with its kubelet`,
+    timeoutMs,
+  );
+  const dra = drivers.map((d) => `${d} (${ready.dra!.drivers[d]!.counts.published} devices published)`);
+  return (
+    `gateway ${node.gateway.url}, ${resources} resource(s) registered` +
+    (dra.length > 0 ? `, DRA driver ${dra.join(', ')} registered` : '')
+  );
+}
+
+/** Waits until every node's gateway shows its workloads (the pending ones with their claims). */
+export async function workloadsShown(
+  opts: StartClusterOptions,
+  nodes: readonly DemoNode[],
+  pending: readonly PendingWorkload[],
+  timeoutMs: number,
+): Promise<void> {
+  for (const node of nodes) {
+    const expected = opts.demo.spec.workloads
+      .filter((w) => w.node === node.name)
+      .map((w) => ({
+        w,
+        pending: pending.some((p) => p.node === w.node && p.pod === `${w.namespace}/${w.name}`),
+      }));
+    await waitForSnapshot(
+      node.gateway,
+      (s) => expected.every(({ w, pending }) => workloadShown(s, w, pending)),
+      `${node.name}'s gateway to show its ${expected.length} pod(s)`,
+      timeoutMs,
+    );
+  }
+}
+
+export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoCluster<SimDemoNode>> {
   const progress = opts.onProgress ?? (() => {});
   const timeout = opts.readyTimeoutMs ?? 30_000;
-  const nodes: DemoNode[] = [];
+  const nodes: SimDemoNode[] = [];
   const pending: PendingWorkload[] = [];
   const stop = async (): Promise<void> => {
     // Gateways first (they stop the plugins and drivers and remove their sockets), then the kubelets.
@@ -278,22 +385,7 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
     for (const spec of opts.demo.spec.nodes) {
       const node = await startNode(opts, spec);
       nodes.push(node);
-      const resources =
-        (opts.demo.nodeDocuments.get(spec.name)!.document.resources as unknown[] | undefined)?.length ?? 0;
-      const drivers = draDriversOf(opts.demo, spec.name);
-      const ready = await waitForSnapshot(
-        node.gateway,
-        (s) => nodeReady(s, resources, drivers),
-        drivers.length > 0
-          ? `${spec.name}'s plugins to register and its DRA drivers to register and publish their devices`
-          : `${spec.name}'s plugins to register with its kubelet`,
-        timeout,
-      );
-      const dra = drivers.map((d) => `${d} (${ready.dra!.drivers[d]!.counts.published} devices published)`);
-      progress(
-        `node ${spec.name}: kubelet-sim ${node.sim.url}, gateway ${node.gateway.url}, ${resources} resource(s) registered` +
-          (dra.length > 0 ? `, DRA driver ${dra.join(', ')} registered` : ''),
-      );
+      progress(`node ${spec.name}: kubelet-sim ${node.sim.url}, ${await nodeReadyLine(opts, node, timeout)}`);
     }
     if (opts.workloads !== false) {
       for (const w of opts.demo.spec.workloads) {
@@ -315,20 +407,7 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
         if (unschedulable)
           pending.push({ node: w.node, pod: `${w.namespace}/${w.name}`, message: unschedulable.message });
       }
-      for (const node of nodes) {
-        const expected = opts.demo.spec.workloads
-          .filter((w) => w.node === node.name)
-          .map((w) => ({
-            w,
-            pending: pending.some((p) => p.node === w.node && p.pod === `${w.namespace}/${w.name}`),
-          }));
-        await waitForSnapshot(
-          node.gateway,
-          (s) => expected.every(({ w, pending }) => workloadShown(s, w, pending)),
-          `${node.name}'s gateway to show its ${expected.length} pod(s)`,
-          timeout,
-        );
-      }
+      await workloadsShown(opts, nodes, pending, timeout);
       const admitted = opts.demo.spec.workloads.length - pending.length;
       progress(`workloads: ${admitted} pods admitted through the kubelet-sims`);
       for (const p of pending) progress(`workloads: ${p.pod} on ${p.node} stays Pending: ${p.message}`);
@@ -338,6 +417,7 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
     throw err;
   }
   return {
+    kind: 'sim',
     nodes,
     pending,
     node(name) {

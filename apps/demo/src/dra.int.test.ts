@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { NodeSnapshot } from '@plugboard/api';
-import { startDemoCluster, waitForSnapshot, type DemoCluster, type DemoNode } from './cluster.js';
+import { startDemoCluster, waitForSnapshot, type DemoCluster, type SimDemoNode } from './cluster.js';
 import { loadDemo, type LoadedDemo } from './demo-config.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -60,14 +60,14 @@ interface PodObject {
   };
 }
 
-async function kubeGet<T>(node: DemoNode, path: string): Promise<T> {
+async function kubeGet<T>(node: SimDemoNode, path: string): Promise<T> {
   const res = await fetch(`${node.sim.url}${path}`);
   assert.equal(res.status, 200, `GET ${path}`);
   return (await res.json()) as T;
 }
 
 async function postFault(
-  node: DemoNode,
+  node: SimDemoNode,
   body: { deviceId: string; reason: string; taint?: 'NoExecute' },
 ): Promise<string> {
   const res = await fetch(`${node.gateway.url}/api/v1/faults`, {
@@ -79,7 +79,7 @@ async function postFault(
   return ((await res.json()) as { id: string }).id;
 }
 
-async function clearFault(node: DemoNode, id: string): Promise<void> {
+async function clearFault(node: SimDemoNode, id: string): Promise<void> {
   const res = await fetch(`${node.gateway.url}/api/v1/faults/${id}`, { method: 'DELETE' });
   assert.equal(res.status, 204);
 }
@@ -96,8 +96,8 @@ function claimOf(s: NodeSnapshot, pod: string, name: string) {
 
 describe('demo DRA node (examples/demo.yaml, dra-node)', () => {
   let stateDir: string;
-  let cluster: DemoCluster;
-  let node: DemoNode;
+  let cluster: DemoCluster<SimDemoNode>;
+  let node: SimDemoNode;
 
   before(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'plugboard-demo-dra-test-'));

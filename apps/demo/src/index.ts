@@ -5,8 +5,11 @@ export {
   socketsUnder,
   type DemoCluster,
   type DemoNode,
+  type SimDemoNode,
+  type RealDemoNode,
   type StartClusterOptions,
 } from './cluster.js';
+export { startRealDemoCluster, type RealDemoCluster } from './real-cluster.js';
 export { loadDemo, podFor, demoSchema, type LoadedDemo, type DemoSpec } from './demo-config.js';
 export { loadScenario, playScenario, type ScenarioPlayback } from './scenario-player.js';
 export { ensureWebBuild, webBuildNeeded } from './web-build.js';

@@ -8,20 +8,26 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
+import { assertCanRunCluster } from '@plugboard/local-cluster';
 import { startWebServer, type WebServer } from '@plugboard/web/server';
 import { loadWebConfig } from '@plugboard/web/server/config';
-import { startDemoCluster, type DemoCluster } from './cluster.js';
+import { startDemoCluster, type DemoCluster, type SimDemoNode } from './cluster.js';
 import { loadDemo } from './demo-config.js';
 import { DemoError } from './errors.js';
 import { loadScenario, playScenario, type ScenarioPlayback } from './scenario-player.js';
 import { writeDemoKubeconfig } from './kubeconfig.js';
+import { startRealDemoCluster, type RealDemoCluster } from './real-cluster.js';
 import { ensureWebBuild } from './web-build.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
-const USAGE = `Usage: npm start [-- --scenario FILE] [--demo FILE] [--state-dir DIR]
+const USAGE = `Usage: npm start [-- --cluster sim|real] [--scenario FILE] [--demo FILE] [--state-dir DIR]
 
 Starts a simulated four-node cluster and the Plugboard dashboard on http://127.0.0.1:3000.
+  --cluster KIND    sim (default): a kubelet-sim per node, in this process.
+                    real: a real Kubernetes v1.37.2 built from upstream source (kube-apiserver,
+                    kube-scheduler, kube-controller-manager, a real kubelet per node); needs root
+                    and Go, and builds the binaries the first time (see docs/LOCAL-CLUSTER.md).
   --scenario FILE   replay a fault timeline, e.g. examples/scenarios/numa-outage.yaml
   --demo FILE       the cluster description (default examples/demo.yaml)
   --state-dir DIR   keep sockets, state and logs here (default: a new temporary directory, removed on exit)
@@ -66,7 +72,7 @@ function draFaultHint(cluster: DemoCluster, url: string): string | null {
     });
     return (
       `a DRA device: curl -X POST ${url}/api/nodes/${node.name}/faults -H 'content-type: application/json' -d '${body}'` +
-      ` evicts ${held.allocations[0]!.pods.join(', ')} (kubectl --context ${node.name} get pods,resourceclaims -A)`
+      ` evicts ${held.allocations[0]!.pods.join(', ')} (kubectl${cluster.kind === 'sim' ? ` --context ${node.name}` : ''} get pods,resourceclaims -A)`
     );
   }
   return null;
@@ -78,6 +84,7 @@ async function main(): Promise<void> {
       scenario: { type: 'string' },
       demo: { type: 'string' },
       'state-dir': { type: 'string' },
+      cluster: { type: 'string', default: 'sim' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -85,12 +92,23 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  const kind = values.cluster;
+  if (kind !== 'sim' && kind !== 'real')
+    throw new DemoError('config', `--cluster: expected sim or real, got "${kind}"`);
   const started = Date.now();
   const port = Number(process.env.PORT ?? 3000);
   const host = process.env.HOST ?? '127.0.0.1';
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new DemoError('config', `PORT: must be 0..65535, got "${process.env.PORT}"`);
 
+  if (kind === 'real') {
+    // Before anything is built or started: a clear message naming what is missing.
+    try {
+      assertCanRunCluster();
+    } catch (err) {
+      throw new DemoError('config', `--cluster real: ${(err as Error).message}`, { cause: err });
+    }
+  }
   const demo = loadDemo(resolve(process.cwd(), values.demo ?? join(repoRoot, 'examples/demo.yaml')));
   const scenario = values.scenario ? loadScenario(resolve(process.cwd(), values.scenario)) : null;
   if (port !== 0 && !(await portFree(host, port))) {
@@ -117,10 +135,12 @@ async function main(): Promise<void> {
   const shutdown = (signal: string): Promise<void> => {
     stopping ??= (async () => {
       say(`${signal}: stopping…`);
+      // A real cluster stops its kubelets, control plane and etcd one by one.
+      const graceMs = kind === 'real' ? 60_000 : 4500;
       const force = setTimeout(() => {
-        say('components did not stop within 4.5 s; exiting anyway');
+        say(`components did not stop within ${graceMs / 1000} s; exiting anyway`);
         process.exit(1);
-      }, 4500);
+      }, graceMs);
       force.unref();
       building.abort();
       await playback?.stop().catch(() => {});
@@ -140,7 +160,24 @@ async function main(): Promise<void> {
 
   try {
     await ensureWebBuild(join(repoRoot, 'apps/web'), join(stateDir, 'web-build.log'), say, building.signal);
-    cluster = await startDemoCluster({ demo, stateDir, logger, onProgress: say });
+    if (kind === 'real') {
+      let lastLine = 0;
+      cluster = await startRealDemoCluster({
+        demo,
+        stateDir,
+        logger,
+        onProgress: say,
+        onBuildProgress: (p) => {
+          if (Date.now() - lastLine < 10_000) return;
+          lastLine = Date.now();
+          say(
+            `building Kubernetes from source (first time only): ${p.done}/${p.total} packages, ${Math.round(p.elapsedMs / 1000)} s`,
+          );
+        },
+      });
+    } else {
+      cluster = await startDemoCluster({ demo, stateDir, logger, onProgress: say });
+    }
     const gateways = cluster.nodes.map((n) => `${n.name}=${n.gateway.url}`).join(',');
     const webConfig = loadWebConfig({
       ...process.env,
@@ -167,21 +204,31 @@ async function main(): Promise<void> {
         `scenario ${scenario.document.name}: ${scenario.document.steps.length} step(s) scheduled on every gateway`,
       );
     }
-    const kubeconfig = join(stateDir, 'kubeconfig');
-    writeDemoKubeconfig(
-      kubeconfig,
-      cluster.nodes.map((n) => ({ name: n.name, kubeconfigPath: n.sim.kubeconfigPath })),
-    );
     say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s — open ${web.url}`);
     say(`try: ${firstFaultHint(cluster, web.url)}`);
-    say(
-      `     or kubectl: export KUBECONFIG=${kubeconfig}; kubectl get pods -o wide; kubectl describe node ${cluster.nodes[0]!.name}`,
-    );
-    say(
-      `     (one context per node: ${cluster.nodes.map((n) => n.name).join(', ')} — kubectl --context ${cluster.nodes.at(-1)!.name} get events)`,
-    );
-    // kubectl plugboard finds gateways as pods through one context's API; each simulated node has its
-    // own API slice, so the demo names its gateways directly (the plugin's --gateway mode).
+    if (cluster.kind === 'real') {
+      const real = cluster as RealDemoCluster;
+      say(
+        `     or kubectl (v1.37.2, built with the cluster): export KUBECONFIG=${real.kubeconfig}; ${real.kubectl} get nodes,pods -A -o wide`,
+      );
+    } else {
+      const kubeconfig = join(stateDir, 'kubeconfig');
+      writeDemoKubeconfig(
+        kubeconfig,
+        (cluster as DemoCluster<SimDemoNode>).nodes.map((n) => ({
+          name: n.name,
+          kubeconfigPath: n.sim.kubeconfigPath,
+        })),
+      );
+      say(
+        `     or kubectl: export KUBECONFIG=${kubeconfig}; kubectl get pods -o wide; kubectl describe node ${cluster.nodes[0]!.name}`,
+      );
+      say(
+        `     (one context per node: ${cluster.nodes.map((n) => n.name).join(', ')} — kubectl --context ${cluster.nodes.at(-1)!.name} get events)`,
+      );
+    }
+    // The gateways run in this process, not as pods: kubectl plugboard is given them directly (its
+    // --gateway mode), as it is for the simulated nodes, each with an API slice of its own.
     say(
       `     or kubectl plugboard: export PATH=${join(repoRoot, 'node_modules/.bin')}:$PATH ` +
         `PLUGBOARD_GATEWAYS=${cluster.nodes.map((n) => n.gateway.url).join(',')}; kubectl plugboard nodes`,

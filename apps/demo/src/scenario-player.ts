@@ -1,6 +1,6 @@
 // Replays a scenario timeline (examples/scenarios/*.yaml) across the demo cluster. Every gateway is
 // sent the same document over its real REST API (POST /api/v1/scenarios) and runs the steps aimed at
-// its node; the steps a gateway cannot perform (restart-kubelet) are done here on the kubelet-sims.
+// its node; the steps a gateway cannot perform (restart-kubelet) are done here on the node's kubelet.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { scenarioDocumentSchema, type ScenarioDocument } from '@plugboard/api';
@@ -77,7 +77,7 @@ export async function playScenario(
         for (const name of targets) {
           cluster
             .node(name)
-            .sim.restart()
+            .restartKubelet()
             .catch((err: unknown) => log(`restart of ${name}'s kubelet failed: ${(err as Error).message}`));
         }
       }, step.at),

@@ -11,5 +11,6 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/test/e2e/dra/test-driver"
 	_ "k8s.io/kubernetes/test/images/sample-device-plugin"
 )

@@ -32,7 +32,8 @@ export type BinaryName =
   | 'etcd'
   | 'fake-runtime'
   | 'pki'
-  | 'sample-device-plugin';
+  | 'sample-device-plugin'
+  | 'dra-test-driver';
 
 export type Binaries = Readonly<Record<BinaryName, string>> & { readonly dir: string };
 
@@ -46,6 +47,13 @@ const KUBERNETES_PACKAGES = [
   // A third-party plugin for the test bed, built with the release it belongs to.
   'k8s.io/kubernetes/test/images/sample-device-plugin',
 ];
+/**
+ * Upstream's DRA test driver (test/e2e/dra/test-driver, what the DRA e2e tests run): a kubelet plugin
+ * on upstream's kubeletplugin.Helper publishing `--num-devices` devices, preparing claims with CDI
+ * files and serving the health API. A third-party driver for the test bed, independent of Plugboard
+ * and of dra-example-driver. Built on its own: `go build -o dir/` would name it `test-driver`.
+ */
+const DRA_TEST_DRIVER_PACKAGE = 'k8s.io/kubernetes/test/e2e/dra/test-driver';
 const LOCAL_COMMANDS = ['fake-runtime', 'pki'];
 const ALL: readonly BinaryName[] = [
   'kube-apiserver',
@@ -57,6 +65,7 @@ const ALL: readonly BinaryName[] = [
   'fake-runtime',
   'pki',
   'sample-device-plugin',
+  'dra-test-driver',
 ];
 
 /** Where built binaries are kept: $PLUGBOARD_CACHE_DIR, else $XDG_CACHE_HOME/plugboard, else ~/.cache/plugboard. */
@@ -226,7 +235,7 @@ async function build(dir: string, onProgress?: (p: BuildProgress) => void): Prom
   const started = Date.now();
   const kubePkgs = KUBERNETES_PACKAGES;
   const localPkgs = LOCAL_COMMANDS.map((c) => `./cmd/${c}`);
-  const total = await countPackages([...kubePkgs, ETCD_SERVER_MODULE, ...localPkgs]);
+  const total = await countPackages([...kubePkgs, DRA_TEST_DRIVER_PACKAGE, ETCD_SERVER_MODULE, ...localPkgs]);
   const seen = new Set<string>();
   const progress = (line: string): void => {
     // `go build -v` names each package as it is compiled (or taken from the build cache).
@@ -240,6 +249,10 @@ async function build(dir: string, onProgress?: (p: BuildProgress) => void): Prom
     {
       what: 'Kubernetes',
       args: ['build', '-v', '-ldflags', ldflags, '-o', `${tmp}/`, ...kubePkgs, ...localPkgs],
+    },
+    {
+      what: 'the DRA test driver',
+      args: ['build', '-v', '-ldflags', ldflags, '-o', join(tmp, 'dra-test-driver'), DRA_TEST_DRIVER_PACKAGE],
     },
     // etcd's main package is the module root (…/server/v3), which `go build -o dir/` would name "v3".
     { what: 'etcd', args: ['build', '-v', '-o', join(tmp, 'etcd'), ETCD_SERVER_MODULE] },

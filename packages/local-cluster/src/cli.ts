@@ -118,10 +118,11 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'build-third-party': {
-        // Upstream's sample device plugin is built with the Kubernetes binaries; then the others,
-        // one after another: each build already keeps both cores busy.
+        // Upstream's sample device plugin and DRA test driver are built with the Kubernetes
+        // binaries; then the others, one after another: each build already keeps both cores busy.
         const bins = await ensureBinaries({ onProgress: progressPrinter() });
-        process.stdout.write(`sample-device-plugin ${bins['sample-device-plugin']}\n`);
+        for (const name of ['sample-device-plugin', 'dra-test-driver'] as const)
+          process.stdout.write(`${name} ${bins[name]}\n`);
         for (const name of THIRD_PARTY_NAMES) {
           const path = await ensureThirdPartyBinary(name, {
             onBuild: ({ phase, ms }) =>

@@ -109,6 +109,15 @@ function requireTools(): void {
   }
 }
 
+/**
+ * Throws, naming what is missing and how to get it, unless this process can run a cluster: root,
+ * and util-linux's tools for the nodes' mount namespaces (Go is checked when binaries are built).
+ */
+export function assertCanRunCluster(): void {
+  requireRoot();
+  requireTools();
+}
+
 /** Kubelets and their cAdvisor take several inotify instances each; 128 (a common default) runs out. */
 function raiseInotifyInstances(log: (l: string) => void): void {
   try {

@@ -10,6 +10,7 @@ export {
 } from './binaries.js';
 export {
   up,
+  assertCanRunCluster,
   down,
   status,
   addNode,

@@ -150,12 +150,7 @@ export interface DraExampleDriver extends ThirdPartyProcess {
 
 /** The DeviceClass the driver's Helm chart installs for its gpu profile, as JSON. */
 export function draExampleDeviceClass(driverName = 'gpu.example.com'): Record<string, unknown> {
-  return {
-    apiVersion: 'resource.k8s.io/v1',
-    kind: 'DeviceClass',
-    metadata: { name: driverName },
-    spec: { selectors: [{ cel: { expression: `device.driver == '${driverName}'` } }] },
-  };
+  return driverDeviceClass(driverName, driverName);
 }
 
 /**
@@ -197,6 +192,86 @@ async function draExampleDriver(
     driverName,
     numDevices,
     cdiRoot,
+    registered: async (timeoutMs = 60_000) => {
+      await proc.waitForLog(
+        /handling request succeeded.*NotifyRegistrationStatus/,
+        'the kubelet to confirm its registration',
+        timeoutMs,
+      );
+    },
+  };
+}
+
+export interface DraTestDriverOptions {
+  /** How many devices it publishes, `device-00` … (upstream's default: 4). */
+  numDevices?: number;
+  /** Its driver name (upstream's default: `test-driver.cdi.k8s.io`). */
+  driverName?: string;
+  /** As for dra-example-driver: the node's own kubeconfig by default. */
+  kubeconfig?: string;
+  /** Where it writes its CDI specs (default: the node's cdiDir). */
+  cdiDir?: string;
+}
+
+export interface DraTestDriver extends ThirdPartyProcess {
+  driverName: string;
+  numDevices: number;
+  /** Resolves when the kubelet has told the driver it is registered (NotifyRegistrationStatus). */
+  registered(timeoutMs?: number): Promise<void>;
+}
+
+/** A DeviceClass selecting every device of `driverName` (as the e2e tests' classes do). */
+export function driverDeviceClass(name: string, driverName: string): Record<string, unknown> {
+  return {
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'DeviceClass',
+    metadata: { name },
+    spec: { selectors: [{ cel: { expression: `device.driver == '${driverName}'` } }] },
+  };
+}
+
+/**
+ * k8s.io/kubernetes's DRA test driver (test/e2e/dra/test-driver, built with the Kubernetes binaries)
+ * as a kubelet plugin on `node`: one pool named after the node with `device-00` … `device-NN`, CDI
+ * files per prepared claim, the health service on. It is the second third-party DRA driver beside
+ * dra-example-driver: a different code base (the DRA e2e tests'), the same upstream Helper.
+ */
+async function draTestDriver(node: TestNode, opts: DraTestDriverOptions = {}): Promise<DraTestDriver> {
+  const bin = (await ensureBinaries())['dra-test-driver'];
+  const driverName = opts.driverName ?? 'test-driver.cdi.k8s.io';
+  const numDevices = opts.numDevices ?? 4;
+  const dir = join(node.dir, 'third-party');
+  mkdirSync(dir, { recursive: true });
+  const proc = startProcess(
+    'dra-test-driver',
+    [
+      ...nodeExec(node),
+      // It makes only the parent of its socket directory (its DaemonSet mounts the directory itself,
+      // a hostPath of type DirectoryOrCreate): made here, where the kubelet sees it.
+      'sh',
+      '-c',
+      'mkdir -p "$1" && shift && exec "$@"',
+      'sh',
+      join(node.pluginsDir, driverName),
+      bin,
+      `--kubeconfig=${opts.kubeconfig ?? node.kubeconfig}`,
+      `--drivername=${driverName}`,
+      // As for dra-example-driver: the Helper logs each gRPC call the kubelet makes at -v=6.
+      '-v=6',
+      'kubelet-plugin',
+      `--node-name=${node.name}`,
+      `--num-devices=${numDevices}`,
+      `--cdi-dir=${opts.cdiDir ?? node.cdiDir}`,
+      `--plugin-registration-path=${node.pluginsRegistryDir}`,
+      `--datadir=${node.pluginsDir}`,
+    ],
+    join(dir, `dra-test-driver-${Date.now()}.log`),
+    { PATH: process.env.PATH },
+  );
+  return {
+    ...proc,
+    driverName,
+    numDevices,
     registered: async (timeoutMs = 60_000) => {
       await proc.waitForLog(
         /handling request succeeded.*NotifyRegistrationStatus/,
@@ -270,4 +345,4 @@ async function sampleDevicePlugin(node: TestNode): Promise<SampleDevicePlugin> {
 }
 
 /** Third-party plugins and drivers on a test node; each returns a handle with stop(). */
-export const thirdParty = { draExampleDriver, sampleDevicePlugin };
+export const thirdParty = { draExampleDriver, draTestDriver, sampleDevicePlugin };
