@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { assertDraExampleClaimReported } from './third-party-checks.js';
 import { podResourcesClient, type PodResourcesClient } from './pod-resources.js';
 import { simNode, type SimNode } from './sim-node.js';
 import {
@@ -219,21 +220,10 @@ describe('dra-example-driver on kubelet-sim', () => {
     assert.equal(results[0]!.driver, driver.driverName);
     assert.equal(results[0]!.pool, node.name);
     await driver.waitForLog(/NodePrepareResources/, 'the kubelet to have it prepare the claim');
-    const cdi = [
-      'k8s.gpu.example.com/gpu=common',
-      `k8s.gpu.example.com/gpu=${claim.metadata.uid}-${results[0]!.device}`,
-    ];
-    const got = await podResources.get('default', 'infer');
-    const dynamic = got.podResources?.containers[0]?.dynamicResources ?? [];
-    assert.equal(dynamic[0]?.claimName, claimName);
-    const held = dynamic[0]?.claimResources ?? [];
-    assert.deepEqual(
-      held.map((r) => `${r.driverName}/${r.poolName}/${r.deviceName}`),
-      [`gpu.example.com/${node.name}/${results[0]!.device}`],
-    );
-    assert.deepEqual(
-      held[0]?.cdiDevices.map((d) => d.name),
-      cdi,
+    await assertDraExampleClaimReported(
+      podResources,
+      { namespace: 'default', pod: 'infer', nodeName: node.name },
+      { name: claimName, uid: claim.metadata.uid, device: results[0]!.device },
     );
   });
 });

@@ -12,6 +12,7 @@ import { request } from 'node:https';
 import { decodeProtobufObject } from '@plugboard/kubelet-sim';
 import { after, before, describe, it } from 'node:test';
 import { removeDraObjects } from './dra-cleanup.js';
+import { assertDraExampleClaimReported, draExampleCdiNames } from './third-party-checks.js';
 import { podResourcesClient, type PodResourcesClient } from './pod-resources.js';
 import { realCluster, type RealCluster, type RealNode } from './real-cluster.js';
 import {
@@ -251,27 +252,17 @@ describe('dra-example-driver on a real kubelet', () => {
     assert.equal(results.length, 1);
     assert.equal(results[0]!.driver, 'gpu.example.com');
     assert.equal(results[0]!.pool, node.name);
-    const cdi = [
-      'k8s.gpu.example.com/gpu=common',
-      `k8s.gpu.example.com/gpu=${claim.metadata.uid}-${results[0]!.device}`,
-    ];
+    const cdi = draExampleCdiNames(claim.metadata.uid, results[0]!.device);
     const record = node.containers().find((c) => c.request.sandboxConfig.metadata.name === 'infer');
     assert.ok(record, 'the fake runtime was asked to create the container');
     assert.deepEqual(
       (record.request.config.CDIDevices ?? record.request.config.cdiDevices ?? []).map((d) => d.name).sort(),
       [...cdi].sort(),
     );
-    const got = await podResources.get(ns.name, 'infer');
-    const dynamic = got.podResources?.containers[0]?.dynamicResources ?? [];
-    assert.equal(dynamic[0]?.claimName, claimName);
-    const held = dynamic[0]?.claimResources ?? [];
-    assert.deepEqual(
-      held.map((r) => `${r.driverName}/${r.poolName}/${r.deviceName}`),
-      [`gpu.example.com/${node.name}/${results[0]!.device}`],
-    );
-    assert.deepEqual(
-      held[0]?.cdiDevices.map((d) => d.name),
-      cdi,
+    await assertDraExampleClaimReported(
+      podResources,
+      { namespace: ns.name, pod: 'infer', nodeName: node.name },
+      { name: claimName, uid: claim.metadata.uid, device: results[0]!.device },
     );
   });
 });
