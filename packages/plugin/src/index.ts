@@ -93,7 +93,13 @@ export {
 } from './dra/runtime.js';
 export { FaultDir, FAULT_STATUS_FILE, type FaultDirStatus } from './dra/fault-dir.js';
 export type { PublicationStats, PublishedEvent } from './dra/resource-slices.js';
-export { draDeviceName, FAULT_TAINT_VALUE } from './dra/slice-devices.js';
+export {
+  draDeviceName,
+  evenPartitions,
+  FAULT_TAINT_VALUE,
+  type DevicePartition,
+  type PartitionOptions,
+} from './dra/slice-devices.js';
 export type { PreparedClaim, PreparedDevice } from './dra/checkpoint.js';
 export type {
   DeviceAttribute,

@@ -13,6 +13,8 @@ export {
   SLICE_SELECTOR_DRIVER,
   SLICE_SELECTOR_NODE_NAME,
   type CapacityRequestPolicy,
+  type Counter,
+  type CounterSet,
   type Device as SliceDevice,
   type DeviceAttribute,
   type DeviceCapacity,

@@ -258,14 +258,16 @@ export class CdiCheckpointPreparer implements DRAPlugin {
 
   /**
    * The last line of defence upstream asks drivers for: a device prepared for another claim is not
-   * handed out again, unless devices take multiple allocations (replicas).
+   * handed out again, unless devices take multiple allocations (replicas), or both allocations are
+   * shares (a result with a share ID: consumable capacity), each prepared with its own share.
    */
   #assertNotInUse(ref: ClaimRef, allocated: readonly AllocatedDevice[]): void {
     if (this.#options.replicas > 1) return;
     const holders = new Map<string, PreparedClaim>();
     for (const claim of this.#prepared.values())
-      for (const d of claim.devices) holders.set(d.deviceName, claim);
+      for (const d of claim.devices) if (d.shareId === undefined) holders.set(d.deviceName, claim);
     const busy = allocated
+      .filter(({ result }) => result.shareID === undefined)
       .map(({ result }) => ({ device: result.device, holder: holders.get(result.device) }))
       .filter((b): b is { device: string; holder: PreparedClaim } => b.holder !== undefined);
     if (busy.length > 0) {

@@ -17,7 +17,9 @@ import type { DeviceSource, PluginDevice } from '../types.js';
 import {
   SLICE_MAX_DEVICES,
   SLICE_MAX_DEVICES_WITH_TAINTS,
+  type CounterSet,
   type DeviceAttribute,
+  type DeviceCapacity,
   type DeviceTaint,
   type DeviceTaintEffect,
   type SliceDevice,
@@ -39,9 +41,12 @@ import type { DraKubeApi } from './kube-api.js';
 import { driverNameProblem } from './names.js';
 import type { PublicationStats } from './resource-slices.js';
 import {
+  deviceCounterSet,
   draDeviceName,
   FAULT_TAINT_VALUE,
+  partitionSliceDevices,
   sliceDevice,
+  type PartitionOptions,
   wholeSecondsUtc,
   type SliceDeviceOptions,
 } from './slice-devices.js';
@@ -80,8 +85,25 @@ export interface DraDriverOptions {
   replicas?: number;
   /** Vendor attributes of a device for its ResourceSlice entry. */
   attributes?: (device: PluginDevice) => Record<string, DeviceAttribute>;
-  /** Vendor capacity of a device, as quantities ("80Gi"). */
-  capacity?: (device: PluginDevice) => Record<string, string>;
+  /**
+   * Vendor capacity of a device: a quantity ("80Gi"), or `{ value, requestPolicy }` for a device
+   * shared with `allowMultipleAllocations` (how much one allocation consumes).
+   */
+  capacity?: (device: PluginDevice) => Record<string, string | DeviceCapacity>;
+  /**
+   * Publish every device with `allowMultipleAllocations: true` (consumable capacity, KEP-5075): the
+   * scheduler allocates it to several claims, each with its own share ID and consumed capacity
+   * (see `capacity`). Default false.
+   */
+  allowMultipleAllocations?: boolean;
+  /**
+   * Publish partitions of every device instead of the device (partitionable devices, KEP-4815):
+   * the device's counters as a counter set named after it, in a ResourceSlice of its own, and each
+   * partition as a device `<device>-<suffix>` consuming part of them (`evenPartitions` makes a whole,
+   * halves, quarters…). The scheduler allocates partitions whose counters still fit; a prepared
+   * partition is the device's (its container edits, health and faults are the device's).
+   */
+  partitions?: PartitionOptions;
   /** Taint unhealthy devices in the ResourceSlice (`key` default `<driver>/unhealthy`). */
   taints?: { effect: Exclude<DeviceTaintEffect, 'None'>; key?: string } | null;
   /**
@@ -160,7 +182,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   readonly #sliceDevice: SliceDeviceOptions;
   readonly #sliceDeviceCache = new WeakMap<
     PluginDevice,
-    { faulted: boolean; faultTaint: DeviceTaint | undefined; device: SliceDevice }
+    { faulted: boolean; faultTaint: DeviceTaint | undefined; devices: SliceDevice[] }
   >();
   /** The key of the taint on unhealthy devices; null when the driver does not taint. */
   readonly #taintKey: string | null;
@@ -203,6 +225,7 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       faultTaint: (id) => this.#faultTaints.get(id) ?? null,
       ...(options.attributes ? { attributes: options.attributes } : {}),
       ...(options.capacity ? { capacity: options.capacity } : {}),
+      ...(options.allowMultipleAllocations ? { allowMultipleAllocations: true } : {}),
       ...(options.pciBusIdFromId ? { pciBusIdFromId: true } : {}),
     };
     // The default preparer, unless the driver brings its own DRAPlugin.
@@ -246,9 +269,14 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       health: this.#state,
       healthCheckTimeoutSeconds: options.healthCheckTimeoutSeconds ?? 0,
       resources: () => this.sliceDevices(),
-      // With taints on, any device may carry one: keep the slicing stable at the lower limit.
+      ...(options.partitions ? { sharedCounters: () => this.sharedCounters() } : {}),
+      healthDeviceNames: (device) => this.#sliceNames(device),
+      // With taints on, any device may carry one: keep the slicing stable at the lower limit (the
+      // same limit holds for devices that consume counters).
       maxDevicesPerSlice:
-        options.taints || options.faultTaints ? SLICE_MAX_DEVICES_WITH_TAINTS : SLICE_MAX_DEVICES,
+        options.taints || options.faultTaints || options.partitions
+          ? SLICE_MAX_DEVICES_WITH_TAINTS
+          : SLICE_MAX_DEVICES,
       ...(options.pluginsDir !== undefined ? { pluginsDir: options.pluginsDir } : {}),
       ...(options.pluginsRegistryDir !== undefined ? { pluginsRegistryDir: options.pluginsRegistryDir } : {}),
       logger: this.#logger,
@@ -337,16 +365,32 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
 
   /** This node's devices as its ResourceSlices list them (what is published, or about to be). */
   sliceDevices(): SliceDevice[] {
-    return this.#state.devices().map((d) => {
+    return this.#state.devices().flatMap((d) => {
       // DeviceState keeps an unchanged device's object; so does this, for the publisher's compare.
       const faulted = this.#state.faults().has(d.id);
       const faultTaint = this.#faultTaints.get(d.id);
       const cached = this.#sliceDeviceCache.get(d);
-      if (cached?.faulted === faulted && cached.faultTaint === faultTaint) return cached.device;
+      if (cached?.faulted === faulted && cached.faultTaint === faultTaint) return cached.devices;
       const device = sliceDevice(d, this.#sliceDevice);
-      this.#sliceDeviceCache.set(d, { faulted, faultTaint, device });
-      return device;
+      const partitions = this.#options.partitions;
+      const devices = partitions ? partitionSliceDevices(device, d, partitions) : [device];
+      this.#sliceDeviceCache.set(d, { faulted, faultTaint, devices });
+      return devices;
     });
+  }
+
+  /** The counter sets of partitioned devices, one per device (none without `partitions`). */
+  sharedCounters(): CounterSet[] {
+    const partitions = this.#options.partitions;
+    if (!partitions) return [];
+    return this.#state.devices().map((d) => deviceCounterSet(d, partitions));
+  }
+
+  /** The names a device has in the ResourceSlices: its own, or its partitions'. */
+  #sliceNames(device: PluginDevice): string[] {
+    const name = draDeviceName(device.id);
+    const partitions = this.#options.partitions;
+    return partitions ? partitions.partitions(device).map((p) => `${name}-${p.suffix}`) : [name];
   }
 
   /** ResourceSlice publication: generation, slice names, request counts, last error. */
@@ -431,7 +475,9 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
 
   #deviceByName(name: string): PluginDevice | undefined {
     if (this.#byNameVersion !== this.#state.version) {
-      this.#byName = new Map(this.#state.devices().map((d) => [draDeviceName(d.id), d]));
+      this.#byName = new Map(
+        this.#state.devices().flatMap((d) => this.#sliceNames(d).map((name) => [name, d] as const)),
+      );
       this.#byNameVersion = this.#state.version;
     }
     return this.#byName.get(name);

@@ -26,17 +26,21 @@ export function encodeHealth(
   poolName: string,
   healthCheckTimeoutSeconds: number,
   nowSeconds: number,
+  /** A device's names in the ResourceSlices (its partitions'); default its own. */
+  deviceNames: (device: PluginDevice) => string[] = (d) => [draDeviceName(d.id)],
 ): Buffer {
   return Buffer.from(
     drahealthv1.NodeWatchResourcesResponse.encode({
-      devices: devices.map((d) => ({
-        device: { poolName, deviceName: draDeviceName(d.id) },
-        health:
-          d.health === 'Healthy' ? drahealthv1.HealthStatus.HEALTHY : drahealthv1.HealthStatus.UNHEALTHY,
-        lastUpdatedTime: nowSeconds,
-        healthCheckTimeoutSeconds,
-        message: healthMessage(d.reason),
-      })),
+      devices: devices.flatMap((d) =>
+        deviceNames(d).map((deviceName) => ({
+          device: { poolName, deviceName },
+          health:
+            d.health === 'Healthy' ? drahealthv1.HealthStatus.HEALTHY : drahealthv1.HealthStatus.UNHEALTHY,
+          lastUpdatedTime: nowSeconds,
+          healthCheckTimeoutSeconds,
+          message: healthMessage(d.reason),
+        })),
+      ),
     }).finish(),
   );
 }

@@ -35,8 +35,8 @@ import { registrationServer } from '../registration.js';
 import type { RestartWatcher } from '../restart-watch.js';
 import { ListAndWatchStreams } from '../server.js';
 import { SocketServers, UnixSocketServer } from '../socket-server.js';
-import type { FileWatchState } from '../types.js';
-import type { ResourceClaim, SliceDevice } from './api-types.js';
+import type { FileWatchState, PluginDevice } from '../types.js';
+import type { CounterSet, ResourceClaim, SliceDevice } from './api-types.js';
 import { baseRequestName, checkedAllocation, claimLabel, claimRefProblem, type ClaimRef } from './claims.js';
 import type { ClaimToPrepare, DRAPlugin, PrepareResult, UnprepareResult } from './draplugin.js';
 import { encodeHealth, healthHeartbeatMs, healthServices } from './health.js';
@@ -103,6 +103,10 @@ export interface HelperOptions {
   healthCheckTimeoutSeconds?: number;
   /** The devices to publish (read on every sync; `publishResources()` says they changed). */
   resources: () => SliceDevice[];
+  /** Counter sets of partitionable devices, published in a ResourceSlice of their own. */
+  sharedCounters?: () => CounterSet[];
+  /** The names a device has in the ResourceSlices (the health stream's device names). */
+  healthDeviceNames?: (device: PluginDevice) => string[];
   /** Devices per ResourceSlice (128, or 64 when any device may carry a taint). */
   maxDevicesPerSlice: number;
   /** The kubelet's plugins directory; the driver serves <dir>/<driver>/dra.sock. */
@@ -182,7 +186,13 @@ export class Helper extends EventEmitter<HelperEvents> {
       },
       () => this.emit('health-streams', { at: new Date().toISOString(), streams: this.#health.size }),
       (devices) =>
-        encodeHealth(devices, options.poolName, this.#healthTimeoutSeconds, Math.floor(Date.now() / 1000)),
+        encodeHealth(
+          devices,
+          options.poolName,
+          this.#healthTimeoutSeconds,
+          Math.floor(Date.now() / 1000),
+          options.healthDeviceNames,
+        ),
     );
     this.#slices = new ResourceSlicePublisher({
       driverName: options.driverName,
@@ -191,6 +201,7 @@ export class Helper extends EventEmitter<HelperEvents> {
       kube: options.kube,
       devices: options.resources,
       maxDevicesPerSlice: options.maxDevicesPerSlice,
+      ...(options.sharedCounters ? { sharedCounters: options.sharedCounters } : {}),
       logger: options.slicesLogger,
       ...(options.publishRetry ? { retry: options.publishRetry } : {}),
       ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),

@@ -18,6 +18,7 @@ import type {
 import { PluginError } from '../errors.js';
 import {
   RESOURCE_API_VERSION,
+  type Counter,
   type DeviceAttribute,
   type DeviceRequestAllocationResult,
   type DeviceTaintEffect,
@@ -134,6 +135,9 @@ function toTypedDevice(d: SliceDevice): V1Device {
                         ...(c.requestPolicy.validRange
                           ? { validRange: { ...c.requestPolicy.validRange } }
                           : {}),
+                        ...(c.requestPolicy.validValues
+                          ? { validValues: [...c.requestPolicy.validValues] }
+                          : {}),
                       },
                     }
                   : {}),
@@ -155,7 +159,20 @@ function toTypedDevice(d: SliceDevice): V1Device {
     ...(d.allowMultipleAllocations !== undefined
       ? { allowMultipleAllocations: d.allowMultipleAllocations }
       : {}),
+    ...(d.consumesCounters
+      ? {
+          consumesCounters: d.consumesCounters.map((c) => ({
+            counterSet: c.counterSet,
+            counters: typedCounters(c.counters),
+          })),
+        }
+      : {}),
   };
+}
+
+/** Counters as client-node types them (a value string each). */
+function typedCounters(counters: Record<string, Counter> | undefined): Record<string, { value: string }> {
+  return Object.fromEntries(Object.entries(counters ?? {}).map(([k, c]) => [k, { value: String(c.value) }]));
 }
 
 function fromTypedDevice(d: V1Device): SliceDevice {
@@ -178,6 +195,7 @@ function fromTypedDevice(d: V1Device): SliceDevice {
               ? {
                   requestPolicy: {
                     ...(policy._default ? { default: policy._default } : {}),
+                    ...(policy.validValues?.length ? { validValues: [...policy.validValues] } : {}),
                     ...(range
                       ? {
                           validRange: {
@@ -206,6 +224,12 @@ function fromTypedDevice(d: V1Device): SliceDevice {
   if (d.allowMultipleAllocations !== undefined && d.allowMultipleAllocations !== null) {
     out.allowMultipleAllocations = d.allowMultipleAllocations;
   }
+  if (d.consumesCounters && d.consumesCounters.length > 0) {
+    out.consumesCounters = d.consumesCounters.map((c) => ({
+      counterSet: c.counterSet,
+      counters: typedCounters(c.counters),
+    }));
+  }
   return out;
 }
 
@@ -219,6 +243,14 @@ function toTypedSlice(s: ResourceSlice): V1ResourceSlice {
       pool: { ...s.spec.pool },
       ...(s.spec.nodeName !== undefined ? { nodeName: s.spec.nodeName } : {}),
       ...(s.spec.devices ? { devices: s.spec.devices.map(toTypedDevice) } : {}),
+      ...(s.spec.sharedCounters
+        ? {
+            sharedCounters: s.spec.sharedCounters.map((c) => ({
+              name: c.name,
+              counters: typedCounters(c.counters),
+            })),
+          }
+        : {}),
     },
   };
 }
@@ -252,7 +284,15 @@ function fromTypedSlice(s: V1ResourceSlice): ResourceSlice {
         resourceSliceCount: Number(s.spec.pool.resourceSliceCount),
       },
       ...(s.spec.nodeName ? { nodeName: s.spec.nodeName } : {}),
-      ...(s.spec.devices ? { devices: s.spec.devices.map(fromTypedDevice) } : {}),
+      ...(s.spec.devices?.length ? { devices: s.spec.devices.map(fromTypedDevice) } : {}),
+      ...(s.spec.sharedCounters?.length
+        ? {
+            sharedCounters: s.spec.sharedCounters.map((c) => ({
+              name: c.name,
+              counters: typedCounters(c.counters),
+            })),
+          }
+        : {}),
     },
   };
 }

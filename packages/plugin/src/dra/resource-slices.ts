@@ -23,6 +23,7 @@ import {
   RESOURCE_API_VERSION,
   SLICE_SELECTOR_DRIVER,
   SLICE_SELECTOR_NODE_NAME,
+  type CounterSet,
   type DeviceTaint,
   type ResourcePool,
   type ResourceSlice,
@@ -61,6 +62,13 @@ export interface ResourceSlicePublisherOptions {
   kube: DraKubeApi;
   /** The devices to publish, in allocation-preference order. */
   devices: () => SliceDevice[];
+  /**
+   * Counter sets of partitionable devices (KEP-4815). Since 1.35 a slice holds counter sets or
+   * devices, never both: when there are any, they are published in a slice of their own, index 0
+   * of the pool, and the devices that consume them follow in the next slices (counter sets
+   * resolve pool-wide).
+   */
+  sharedCounters?: () => CounterSet[];
   /** Devices per slice (the API allows 128, or 64 when any device has taints). */
   maxDevicesPerSlice: number;
   logger: Logger;
@@ -305,11 +313,15 @@ export class ResourceSlicePublisher {
       this.#known = await o.kube.listResourceSlices(this.#selector);
     }
     const devices = o.devices();
+    const counterSets = o.sharedCounters?.() ?? [];
     // An empty pool still gets one (empty) slice: "empty pool" says the driver runs and has nothing.
     const chunks: SliceDevice[][] = [];
     for (let i = 0; i < devices.length; i += o.maxDevicesPerSlice)
       chunks.push(devices.slice(i, i + o.maxDevicesPerSlice));
-    if (chunks.length === 0) chunks.push([]);
+    if (chunks.length === 0 && counterSets.length === 0) chunks.push([]);
+    // The counter slice is index 0; chunks[0] stays an (unused) device list so indices line up.
+    const counterSlice = counterSets.length > 0;
+    if (counterSlice) chunks.unshift([]);
     const prefixLength = indexLength(chunks.length);
 
     const existing = this.#known;
@@ -334,10 +346,21 @@ export class ResourceSlicePublisher {
     const changed = new Set<number>();
     for (const [i, slice] of matched) {
       // What an update of this slice writes (upstream: copyTaintTimeAdded), and what it compares.
+      if (counterSlice && i === 0) {
+        if (
+          !samePool(slice.spec.pool, pool()) ||
+          slice.spec.devices !== undefined ||
+          canonical(slice.spec.sharedCounters ?? []) !== canonical(counterSets)
+        ) {
+          changed.add(i);
+        }
+        continue;
+      }
       const desired = withStoredSliceTaintTimes(chunks[i]!, slice);
       chunks[i] = desired;
       if (
         !samePool(slice.spec.pool, pool()) ||
+        slice.spec.sharedCounters !== undefined ||
         canonicalList(slice.spec.devices ?? []) !== canonicalList(desired)
       ) {
         changed.add(i);
@@ -356,6 +379,8 @@ export class ResourceSlicePublisher {
       this.#stats.error = null;
       return;
     }
+    const content = (i: number): Pick<ResourceSlice['spec'], 'devices' | 'sharedCounters'> =>
+      counterSlice && i === 0 ? { sharedCounters: counterSets } : { devices: chunks[i] ?? [] };
     const next: ResourceSlice[] = [];
     // Delete first: better to withdraw devices the driver no longer has even if the new slices fail.
     let deleted = 0;
@@ -375,11 +400,12 @@ export class ResourceSlicePublisher {
         continue;
       }
       requests.update++;
+      const { devices: _devices, sharedCounters: _counters, ...rest } = slice.spec;
       const written = await o.kube.replaceResourceSlice({
         ...slice,
         apiVersion: RESOURCE_API_VERSION,
         kind: 'ResourceSlice',
-        spec: { ...slice.spec, pool: pool(), nodeName: o.nodeName, devices: chunks[i] ?? [] },
+        spec: { ...rest, pool: pool(), nodeName: o.nodeName, ...content(i) },
       });
       updated++;
       next[i] = written;
@@ -397,7 +423,7 @@ export class ResourceSlicePublisher {
             { apiVersion: 'v1', kind: 'Node', name: o.nodeName, uid: this.#ownerUid, controller: true },
           ],
         },
-        spec: { driver: o.driverName, pool: pool(), nodeName: o.nodeName, devices: chunks[i] ?? [] },
+        spec: { driver: o.driverName, pool: pool(), nodeName: o.nodeName, ...content(i) },
       });
       next[i] = written;
       this.#known = [...this.#known, written];

@@ -1,7 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeIndex, encodeIndex, indexLength } from './resource-slices.js';
-import { draDeviceName, sliceDevice, wholeSecondsUtc } from './slice-devices.js';
+import {
+  deviceCounterSet,
+  draDeviceName,
+  evenPartitions,
+  partitionSliceDevices,
+  sliceDevice,
+  wholeSecondsUtc,
+} from './slice-devices.js';
 import type { PluginDevice } from '../types.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -108,5 +115,71 @@ describe('sliceDevice', () => {
       faulted: () => false,
     }).taints;
     assert.equal(taints?.[0]?.value, 'unhealthy');
+  });
+});
+
+describe('partitions (KEP-4815)', () => {
+  const gpu: PluginDevice = {
+    id: 'gpu-0',
+    health: 'Healthy',
+    reason: null,
+    since: '2026-01-01T00:00:00.000Z',
+    numaNodes: [1],
+    deviceNodes: [],
+  } as unknown as PluginDevice;
+
+  it('evenPartitions: a whole, halves and quarters of every counter, with a partition attribute', () => {
+    const parts = evenPartitions({ memory: '40Gi', cores: '8' }, [1, 2, 4])(gpu);
+    assert.deepEqual(
+      parts.map((p) => [p.suffix, p.consumes, p.attributes?.['partition']]),
+      [
+        ['whole', { memory: '40Gi', cores: '8' }, { string: 'whole' }],
+        ['half-0', { memory: '20Gi', cores: '4' }, { string: 'half' }],
+        ['half-1', { memory: '20Gi', cores: '4' }, { string: 'half' }],
+        ['quarter-0', { memory: '10Gi', cores: '2' }, { string: 'quarter' }],
+        ['quarter-1', { memory: '10Gi', cores: '2' }, { string: 'quarter' }],
+        ['quarter-2', { memory: '10Gi', cores: '2' }, { string: 'quarter' }],
+        ['quarter-3', { memory: '10Gi', cores: '2' }, { string: 'quarter' }],
+      ],
+    );
+    assert.throws(() => evenPartitions({ memory: '1Gi' }, [0]), /positive integer/);
+  });
+
+  it('a partition is the device’s entry under its own name, consuming the device’s counter set', () => {
+    const options = {
+      counters: () => ({ memory: '40Gi' }),
+      partitions: evenPartitions({ memory: '40Gi' }, [2]),
+    };
+    const base = sliceDevice(gpu, { replicas: 1, taint: null, faulted: () => false });
+    const parts = partitionSliceDevices(base, gpu, options);
+    assert.deepEqual(parts[1], {
+      name: 'gpu-0-half-1',
+      attributes: {
+        id: { string: 'gpu-0' },
+        'resource.kubernetes.io/numaNode': { int: 1 },
+        partition: { string: 'half' },
+      },
+      consumesCounters: [{ counterSet: 'gpu-0', counters: { memory: { value: '20Gi' } } }],
+    });
+    assert.deepEqual(deviceCounterSet(gpu, options), {
+      name: 'gpu-0',
+      counters: { memory: { value: '40Gi' } },
+    });
+  });
+
+  it('a shared device: allowMultipleAllocations and a capacity with its request policy', () => {
+    const device = sliceDevice(gpu, {
+      replicas: 1,
+      taint: null,
+      faulted: () => false,
+      allowMultipleAllocations: true,
+      capacity: () => ({
+        memory: { value: '40Gi', requestPolicy: { default: '10Gi', validValues: ['10Gi', '20Gi'] } },
+      }),
+    });
+    assert.equal(device.allowMultipleAllocations, true);
+    assert.deepEqual(device.capacity, {
+      memory: { value: '40Gi', requestPolicy: { default: '10Gi', validValues: ['10Gi', '20Gi'] } },
+    });
   });
 });

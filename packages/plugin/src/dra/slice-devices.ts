@@ -4,10 +4,12 @@
 // enabled, a device taint while it is unhealthy (the DRA counterpart of allocatable dropping).
 import { createHash } from 'node:crypto';
 import type { PluginDevice } from '../types.js';
+import { Quantity } from '@plugboard/apimachinery';
 import {
   STANDARD_ATTRIBUTE_NUMA_NODE,
   STANDARD_ATTRIBUTE_PCI_BUS_ID,
   type DeviceAttribute,
+  type CounterSet,
   type DeviceCapacity,
   type DeviceTaint,
   type DeviceTaintEffect,
@@ -59,8 +61,13 @@ export interface DeviceTaintOptions {
 export interface SliceDeviceOptions {
   /** Vendor attributes of a device (unqualified names are in the driver's domain). */
   attributes?: (device: PluginDevice) => Record<string, DeviceAttribute>;
-  /** Vendor capacity of a device, as quantities ("80Gi"). */
-  capacity?: (device: PluginDevice) => Record<string, string>;
+  /**
+   * Vendor capacity of a device: a quantity ("80Gi"), or a capacity with a requestPolicy for a
+   * device shared by `allowMultipleAllocations`.
+   */
+  capacity?: (device: PluginDevice) => Record<string, string | DeviceCapacity>;
+  /** Every device takes several allocations at once, each consuming part of its capacity. */
+  allowMultipleAllocations?: boolean;
   /** The device ID is a PCI address: publish it as `resource.kubernetes.io/pciBusID`. */
   pciBusIdFromId?: boolean;
   /** > 1: the device takes that many allocations at once (consumable capacity `shares`). */
@@ -89,8 +96,10 @@ export function sliceDevice(device: PluginDevice, options: SliceDeviceOptions): 
   if (options.pciBusIdFromId) attributes[STANDARD_ATTRIBUTE_PCI_BUS_ID] = { string: device.id };
   Object.assign(attributes, options.attributes?.(device));
   const capacity: Record<string, DeviceCapacity> = {};
-  for (const [name, value] of Object.entries(options.capacity?.(device) ?? {})) capacity[name] = { value };
+  for (const [name, value] of Object.entries(options.capacity?.(device) ?? {}))
+    capacity[name] = typeof value === 'string' ? { value } : value;
   const out: SliceDevice = { name: draDeviceName(device.id), attributes };
+  if (options.allowMultipleAllocations) out.allowMultipleAllocations = true;
   if (options.replicas > 1) {
     out.allowMultipleAllocations = true;
     capacity[SHARES_CAPACITY] = {
@@ -112,4 +121,86 @@ export function sliceDevice(device: PluginDevice, options: SliceDeviceOptions): 
   if (faultTaint) taints.push(faultTaint);
   if (taints.length > 0) out.taints = taints;
   return out;
+}
+
+/** One partition of a device (KEP-4815): a device of its own consuming part of the device's counters. */
+export interface DevicePartition {
+  /** Appended to the device's name: `<device>-<suffix>` (the whole must be a DNS label). */
+  suffix: string;
+  /** What the partition consumes of the device's counters (quantities by counter name). */
+  consumes: Record<string, string>;
+  /** Attributes of the partition, besides the device's own. */
+  attributes?: Record<string, DeviceAttribute>;
+}
+
+export interface PartitionOptions {
+  /** The counters a device holds (its counter set, named after the device), as quantities. */
+  counters: (device: PluginDevice) => Record<string, string>;
+  /** The partitions published for a device, in allocation-preference order. */
+  partitions: (device: PluginDevice) => DevicePartition[];
+}
+
+/** The counter set of a partitioned device: named after its device, one counter per name. */
+export function deviceCounterSet(device: PluginDevice, options: PartitionOptions): CounterSet {
+  const counters = Object.fromEntries(
+    Object.entries(options.counters(device)).map(([name, value]) => [name, { value }]),
+  );
+  return { name: draDeviceName(device.id), counters };
+}
+
+/**
+ * The partitions of a device as ResourceSlice devices: the device's own entry (attributes,
+ * capacity, taints) under `<device>-<suffix>`, with the partition's attributes and its
+ * consumesCounters on the device's counter set.
+ */
+export function partitionSliceDevices(
+  base: SliceDevice,
+  device: PluginDevice,
+  options: PartitionOptions,
+): SliceDevice[] {
+  return options.partitions(device).map((p) => {
+    const { name: _name, ...rest } = base;
+    return {
+      name: `${base.name}-${p.suffix}`,
+      ...rest,
+      attributes: { ...base.attributes, ...p.attributes },
+      consumesCounters: [
+        {
+          counterSet: base.name,
+          counters: Object.fromEntries(Object.entries(p.consumes).map(([name, value]) => [name, { value }])),
+        },
+      ],
+    };
+  });
+}
+
+/**
+ * Even partitions of a device's counters: for each split n, n partitions each consuming 1/n of
+ * every counter (rounded down to whole units), named `whole`, `half-<i>`, `quarter-<i>` or
+ * `<n>th-<i>`, with the attribute `partition` (`whole`, `half`, `quarter`, `<n>th`) to select by.
+ * `evenPartitions({ memory: '40Gi' }, [1, 2, 4])`: a whole, two halves and four quarters.
+ */
+export function evenPartitions(
+  counters: Record<string, string>,
+  splits: readonly number[],
+): (device: PluginDevice) => DevicePartition[] {
+  const parts: DevicePartition[] = [];
+  for (const n of splits) {
+    if (!Number.isInteger(n) || n < 1) throw new RangeError(`a split must be a positive integer, got ${n}`);
+    const kind = n === 1 ? 'whole' : n === 2 ? 'half' : n === 4 ? 'quarter' : `${n}th`;
+    const consumes = Object.fromEntries(
+      Object.entries(counters).map(([name, value]) => {
+        const q = Quantity.parse(value);
+        return [name, new Quantity(q.value() / BigInt(n), 0, false, q.format).canonicalString()];
+      }),
+    );
+    for (let i = 0; i < n; i++) {
+      parts.push({
+        suffix: n === 1 ? kind : `${kind}-${i}`,
+        consumes,
+        attributes: { partition: { string: kind } },
+      });
+    }
+  }
+  return () => parts;
 }

@@ -97,3 +97,28 @@ describe('Quantity arithmetic and conversions', () => {
     assert.equal(q('0').sign(), 0);
   });
 });
+
+describe('Quantity canonicalString (String, CanonicalizeBytes)', () => {
+  const cases: [string, string][] = [
+    ['20Gi', '20Gi'],
+    ['21474836480', '21474836480'],
+    ['1024Mi', '1Gi'],
+    ['1536Mi', '1536Mi'],
+    ['512', '512'],
+    ['1.5Gi', '1536Mi'],
+    ['0.5Ki', '512'],
+    ['1500m', '1500m'],
+    ['1.5', '1500m'],
+    ['2000', '2k'],
+    ['10', '10'],
+    ['1e3', '1e3'],
+    ['1000m', '1'],
+    ['0', '0'],
+    ['-2Gi', '-2Gi'],
+  ];
+  for (const [input, want] of cases) {
+    test(`${input} → ${want}`, () => {
+      assert.equal(Quantity.parse(input).canonicalString(), want);
+    });
+  }
+});

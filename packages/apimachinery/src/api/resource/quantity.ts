@@ -195,6 +195,47 @@ export class Quantity {
     return exactSum(this, y, -1n, format);
   }
 
+  /**
+   * String(): the canonical form the API server writes back (CanonicalizeBytes): "20Gi", "1500m",
+   * "2k", "1e3" (DecimalExponent). BinarySI falls back to DecimalSI below 1024 in magnitude or for a
+   * fraction; the decimal forms move factors of ten into an exponent that is a multiple of three.
+   */
+  canonicalString(): string {
+    if (this.unscaled === 0n) return '0';
+    let format = this.format;
+    if (format === 'BinarySI') {
+      const abs = this.unscaled < 0n ? -this.unscaled : this.unscaled;
+      const whole = this.scale >= 0 || abs % pow10(-this.scale) === 0n;
+      if (compareExact(abs, this.scale, 1024n, 0) < 0 || !whole) format = 'DecimalSI';
+    }
+    if (format === 'BinarySI') {
+      let value = this.scaledValue(0);
+      let exponent = 0;
+      while (exponent < 60 && value % 1024n === 0n) {
+        value /= 1024n;
+        exponent += 10;
+      }
+      const suffix = Object.entries(BINARY_SUFFIXES).find(([, e]) => e === exponent)?.[0] ?? '';
+      return `${value}${suffix}`;
+    }
+    let mantissa = this.unscaled;
+    let exponent = this.scale;
+    while (mantissa % 10n === 0n) {
+      mantissa /= 10n;
+      exponent++;
+    }
+    while (((exponent % 3) + 3) % 3 !== 0) {
+      mantissa *= 10n;
+      exponent--;
+    }
+    if (exponent === 0) return `${mantissa}`;
+    const suffix =
+      format === 'DecimalSI'
+        ? Object.entries(DECIMAL_SUFFIXES).find(([, e]) => e === exponent)?.[0]
+        : undefined;
+    return suffix !== undefined ? `${mantissa}${suffix}` : `${mantissa}e${exponent}`;
+  }
+
   toString(): string {
     if (this.scale >= 0) return (this.unscaled * pow10(this.scale)).toString();
     const negative = this.unscaled < 0n;

@@ -46,10 +46,7 @@ export interface CapacityRequestPolicy {
 export interface DeviceCapacity {
   /** A resource.Quantity in its JSON form (a string, or a number). */
   value: string | number;
-  /**
-   * How much one allocation consumes when the device allows multiple allocations (consumable
-   * capacity, DRAConsumableCapacity: not supported by kubelet-sim's stable allocator).
-   */
+  /** How much one allocation consumes when the device allows multiple allocations (consumable capacity). */
   requestPolicy?: CapacityRequestPolicy;
 }
 
@@ -200,7 +197,10 @@ export interface DeviceRequestAllocationResult {
   device: string;
   adminAccess?: boolean;
   tolerations?: DeviceToleration[];
+  /** Set for an allocation of a device with allowMultipleAllocations (consumable capacity). */
   shareID?: string;
+  /** What this allocation consumes of the shared device's capacities (canonical quantities). */
+  consumedCapacity?: Record<QualifiedName, string>;
 }
 
 export type AllocationConfigSource = 'FromClass' | 'FromClaim';

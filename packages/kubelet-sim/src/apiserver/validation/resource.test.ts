@@ -187,3 +187,50 @@ describe('device taints and tolerations elsewhere follow the same rules', () => 
     );
   });
 });
+
+describe('partitionable devices: counter sets and devices in separate slices (1.35+)', () => {
+  const slice = (spec: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceSlice',
+    metadata: { name: 'sim-node-gpu', uid: 's1', creationTimestamp: '2026-01-01T00:00:00Z' },
+    spec: {
+      driver: 'gpu.example.com',
+      nodeName: 'sim-node',
+      pool: { name: 'sim-node', generation: 1, resourceSliceCount: 2 },
+      ...spec,
+    },
+  });
+  const counters = [{ name: 'gpu-0', counters: { memory: { value: '40Gi' } } }];
+  const partition = (name: string) => ({
+    name,
+    consumesCounters: [{ counterSet: 'gpu-0', counters: { memory: { value: '10Gi' } } }],
+  });
+
+  it('a slice with both sharedCounters and devices is refused at spec', () => {
+    assert.deepEqual(
+      rendered(
+        validateResourceSlice()(slice({ sharedCounters: counters, devices: [partition('q0')] }), undefined),
+      ),
+      ['spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed'],
+    );
+    // An empty list is a list: Go decodes `devices: []` into a non-nil slice.
+    assert.equal(
+      rendered(validateResourceSlice()(slice({ sharedCounters: counters, devices: [] }), undefined)).length,
+      1,
+    );
+  });
+
+  it('either one alone is valid', () => {
+    assert.deepEqual(rendered(validateResourceSlice()(slice({ sharedCounters: counters }), undefined)), []);
+    assert.deepEqual(rendered(validateResourceSlice()(slice({ devices: [partition('q0')] }), undefined)), []);
+  });
+
+  it('devices that consume counters: at most 64 per slice', () => {
+    const devices = Array.from({ length: 65 }, (_, i) => partition(`q${i}`));
+    assert.deepEqual(rendered(validateResourceSlice()(slice({ devices }), undefined)), [
+      'spec.devices: Too many: 65: must have at most 64 items',
+    ]);
+    const plain = Array.from({ length: 65 }, (_, i) => ({ name: `d${i}` }));
+    assert.deepEqual(rendered(validateResourceSlice()(slice({ devices: plain }), undefined)), []);
+  });
+});

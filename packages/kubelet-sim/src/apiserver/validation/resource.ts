@@ -31,6 +31,7 @@ const LIMITS = {
   constraints: 32,
   config: 32,
   devicesPerSlice: 128,
+  devicesPerSliceWithAdvancedFeatures: 64,
   attributesAndCapacity: 32,
   taints: 16,
   reservedFor: 256,
@@ -466,9 +467,19 @@ export function validateResourceSlice(): Validator {
       );
     if (typeof spec['nodeName'] === 'string' && spec['nodeName'])
       dnsSubdomain(e, 'spec.nodeName', spec['nodeName']);
+    // Since 1.35 a slice holds counter sets or devices (partitionable devices put them in
+    // separate slices of one pool); `devices: []` counts as set, as a non-nil Go slice does.
+    const present = (v: unknown): boolean => v !== undefined && v !== null;
+    if (present(spec['sharedCounters']) && present(spec['devices']))
+      e.invalid('spec', '', 'only one of `sharedCounters` or `devices` is allowed');
     const devices = asList(spec['devices']);
-    if (devices.length > LIMITS.devicesPerSlice)
-      e.tooMany('spec.devices', devices.length, LIMITS.devicesPerSlice);
+    // ResourceSliceMaxDevicesWithAdvancedFeatures once any device has taints or consumes counters.
+    const advanced = devices.some((raw) => {
+      const d = asObj(raw) ?? {};
+      return asList(d['taints']).length > 0 || asList(d['consumesCounters']).length > 0;
+    });
+    const maxDevices = advanced ? LIMITS.devicesPerSliceWithAdvancedFeatures : LIMITS.devicesPerSlice;
+    if (devices.length > maxDevices) e.tooMany('spec.devices', devices.length, maxDevices);
     const names = new Set<string>();
     devices.forEach((raw, i) => {
       const d = asObj(raw) ?? {};

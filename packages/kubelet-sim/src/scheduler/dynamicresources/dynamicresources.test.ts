@@ -229,7 +229,7 @@ describe('allocateClaims: Pending messages', () => {
       message: `0/1 nodes are available: 1 resourceclaim not available on the node. still not schedulable, ${PREEMPTION}`,
     },
     {
-      name: 'consumable capacity',
+      name: 'a capacity request no device has (consumable capacity)',
       over: {
         claims: [
           claim('train-gpu', [
@@ -238,7 +238,7 @@ describe('allocateClaims: Pending messages', () => {
         ],
       },
       reason: 'Unschedulable',
-      message: `0/1 nodes are available: resource claim default/train-gpu, request gpu: capacity requests (DRAConsumableCapacity) are not implemented by kubelet-sim's allocator. no new claims to deallocate, ${PREEMPTION}`,
+      message: `0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, ${PREEMPTION}`,
     },
     {
       name: 'CEL runtime error',

@@ -16,7 +16,14 @@
 // Fatal errors (a CEL runtime error, an unsupported field) are the scheduler's SchedulerError:
 // `running "DynamicResources" filter plugin: <error>`. Nothing here throws for bad input.
 
-import { kobj, Allocator, deviceKey, type AllocateOutcome } from '../structured/allocator.js';
+import { Quantity } from '@plugboard/apimachinery';
+import {
+  kobj,
+  Allocator,
+  deviceKey,
+  type AllocateOutcome,
+  type AllocatorOptions,
+} from '../structured/allocator.js';
 import { SelectorCache } from '../structured/cel/compile.js';
 import { applyDeviceTaintRules } from '../structured/device-taint-rules.js';
 import { nodeSelectorMatches, type NodeInfo } from '../structured/node-selector.js';
@@ -177,20 +184,12 @@ export function allocateClaims(input: AllocateClaimsInput): AllocateClaimsResult
     }
     toAllocate.push(claim);
     for (const request of claim.spec.devices.requests ?? []) {
-      const checks: { className: string; requestName: string; capacity: boolean }[] = [];
+      const checks: { className: string; requestName: string }[] = [];
       if (request.exactly) {
-        checks.push({
-          className: request.exactly.deviceClassName,
-          requestName: request.name,
-          capacity: request.exactly.capacity?.requests !== undefined,
-        });
+        checks.push({ className: request.exactly.deviceClassName, requestName: request.name });
       } else if ((request.firstAvailable ?? []).length > 0) {
         for (const sub of request.firstAvailable ?? []) {
-          checks.push({
-            className: sub.deviceClassName,
-            requestName: `${request.name}/${sub.name}`,
-            capacity: sub.capacity?.requests !== undefined,
-          });
+          checks.push({ className: sub.deviceClassName, requestName: `${request.name}/${sub.name}` });
         }
       } else {
         return preFilterRejection(
@@ -208,12 +207,6 @@ export function allocateClaims(input: AllocateClaimsInput): AllocateClaimsResult
             `request ${check.requestName}: device class ${check.className} does not exist`,
           );
         }
-        // Consumable capacity needs the incubating allocator (DRAConsumableCapacity), not ported here.
-        if (check.capacity) {
-          return preFilterRejection(
-            `resource claim ${kobj(claim)}, request ${check.requestName}: capacity requests (DRAConsumableCapacity) are not implemented by kubelet-sim's allocator`,
-          );
-        }
       }
     }
   }
@@ -227,7 +220,7 @@ export function allocateClaims(input: AllocateClaimsInput): AllocateClaimsResult
   let outcome: AllocateOutcome = { kind: 'allocated', results: [] };
   if (toAllocate.length > 0) {
     const allocator = new Allocator({
-      allocatedDevices: allocatedDevices(input.allocated, claims),
+      ...allocatedState(input.allocated, claims),
       classes,
       slices: applyDeviceTaintRules(input.slices, input.taintRules ?? []),
       celCache: input.celCache ?? defaultCelCache,
@@ -299,12 +292,18 @@ export function allocateClaims(input: AllocateClaimsInput): AllocateClaimsResult
   return { ok: true, allocations, claims: updated };
 }
 
-/** ListAllAllocatedDevices: devices of allocated claims, except those allocated with admin access. */
-function allocatedDevices(
+/**
+ * The allocated state (allocateddevices.go, foreachAllocatedDevice with DRAConsumableCapacity on):
+ * devices of allocated claims, except those allocated with admin access; a result with a shareID
+ * is a share of its device and adds its consumedCapacity to the device's aggregated capacity.
+ */
+function allocatedState(
   allocated: readonly ResourceClaim[],
   podClaims: readonly ResourceClaim[],
-): Set<string> {
+): Pick<AllocatorOptions, 'allocatedDevices' | 'allocatedSharedDevices' | 'aggregatedCapacity'> {
   const devices = new Set<string>();
+  const sharedDevices = new Set<string>();
+  const aggregatedCapacity = new Map<string, Map<string, Quantity>>();
   const seen = new Set<string>();
   for (const claim of [...allocated, ...podClaims]) {
     const uid = claim.metadata.uid ?? `${claim.metadata.namespace ?? ''}/${claim.metadata.name ?? ''}`;
@@ -312,8 +311,21 @@ function allocatedDevices(
     seen.add(uid);
     for (const result of claim.status?.allocation?.devices.results ?? []) {
       if (result.adminAccess) continue;
-      devices.add(deviceKey(result));
+      const key = deviceKey(result);
+      if (result.shareID === undefined) {
+        devices.add(key);
+        continue;
+      }
+      sharedDevices.add(key);
+      if (result.consumedCapacity === undefined) continue;
+      let capacity = aggregatedCapacity.get(key);
+      if (!capacity) aggregatedCapacity.set(key, (capacity = new Map<string, Quantity>()));
+      for (const [name, raw] of Object.entries(result.consumedCapacity)) {
+        const value = Quantity.fromJSON(raw);
+        const before = capacity.get(name);
+        capacity.set(name, before ? before.add(value) : value);
+      }
     }
   }
-  return devices;
+  return { allocatedDevices: devices, allocatedSharedDevices: sharedDevices, aggregatedCapacity };
 }

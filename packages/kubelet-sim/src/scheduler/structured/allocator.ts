@@ -1,7 +1,13 @@
 // The structured-parameters allocator: k8s.io/dynamic-resource-allocation/structured/allocator.go and
-// the "stable" implementation it picks for a GA-only feature set,
-// structured/internal/stable/allocator_stable.go (1.37): admin access, prioritized lists
-// (firstAvailable), partitionable devices (shared counters) and device taints.
+// the "stable" implementation, structured/internal/stable/allocator_stable.go (1.37): admin access,
+// prioritized lists (firstAvailable), partitionable devices (shared counters) and device taints —
+// plus consumable capacity as the "incubating" implementation has it
+// (internal/incubating/allocator_incubating.go and consumable_capacity.go), which a 1.37 scheduler
+// picks because DRAConsumableCapacity (beta since 1.36) is on by default: a device with
+// allowMultipleAllocations is shared — never marked in use, each allocation gets a new shareID and
+// consumes part of the device's capacities (its request rounded up by the capacity's requestPolicy,
+// or the policy's default, else all of it), refused once a capacity is exhausted; its counters are
+// charged once, by the first share.
 //
 // Allocation is an exhaustive depth-first search that stops at the first solution: claims in order,
 // requests in order, for each required device every eligible device of every complete, valid pool
@@ -13,12 +19,13 @@
 // all claims"); or an error. Errors that only concern this node (invalid pools) are marked
 // `onNode`; all others are fatal for the scheduling attempt (bad CEL, unsupported API fields).
 //
-// Not in the stable allocator, so not here: consumable capacity (a request's `capacity`, devices'
-// allowMultipleAllocations sharing), binding conditions (devices that have them are never
+// Not here: binding conditions (beta in the incubating allocator; devices that have them are never
 // selected), distinctAttribute constraints and list-type attributes in matchAttribute (alpha).
 
+import { randomUUID } from 'node:crypto';
 import type {
   AllocationResult,
+  CapacityRequirements,
   Counter,
   Device,
   DeviceAllocationConfiguration,
@@ -39,6 +46,12 @@ import { Quantity } from '@plugboard/apimachinery';
 import { taintPreventsAllocation } from './device-toleration.js';
 import { nodeMatches, type NodeInfo } from './node-selector.js';
 import { gatherPools, type Pool } from './pools.js';
+import {
+  CapacityError,
+  cmpRequestOverCapacity,
+  consumedCapacityFromRequest,
+  type ConsumedCapacity,
+} from './consumable-capacity.js';
 
 /** resourceapi.AllocationResultsMaxSize. */
 export const ALLOCATION_RESULTS_MAX_SIZE = 32;
@@ -62,8 +75,18 @@ export type AllocateOutcome =
   | { kind: 'error'; message: string };
 
 export interface AllocatorOptions {
-  /** Devices in use by already allocated claims (adminAccess results excluded), as deviceKey. */
+  /**
+   * Devices in use by already allocated claims (adminAccess results and shares excluded), as
+   * deviceKey: AllocatedState.AllocatedDevices.
+   */
   allocatedDevices: ReadonlySet<string>;
+  /**
+   * Devices that allocated claims hold a share of (results with a shareID), as deviceKey:
+   * AllocatedState.AllocatedSharedDeviceIDs reduced to their devices.
+   */
+  allocatedSharedDevices?: ReadonlySet<string>;
+  /** Per deviceKey, the capacity those shares consume together: AllocatedState.AggregatedCapacity. */
+  aggregatedCapacity?: ReadonlyMap<string, ReadonlyMap<string, Quantity>>;
   classes: ReadonlyMap<string, DeviceClass>;
   /** ResourceSlices with DeviceTaintRules already applied. */
   slices: readonly ResourceSlice[];
@@ -93,6 +116,7 @@ interface RequestAccessor {
   hasAdminAccess: boolean;
   selectors: DeviceSelector[];
   tolerations: DeviceToleration[] | undefined;
+  capacity: CapacityRequirements | undefined;
 }
 
 function exactAccessor(requests: readonly DeviceRequest[], index: number): RequestAccessor {
@@ -108,6 +132,7 @@ function exactAccessor(requests: readonly DeviceRequest[], index: number): Reque
     hasAdminAccess: exactly.adminAccess !== undefined,
     selectors: exactly.selectors ?? [],
     tolerations: exactly.tolerations,
+    capacity: exactly.capacity,
   };
 }
 
@@ -122,6 +147,7 @@ function subAccessor(sub: DeviceSubRequest): RequestAccessor {
     hasAdminAccess: false,
     selectors: sub.selectors ?? [],
     tolerations: sub.tolerations,
+    capacity: sub.capacity,
   };
 }
 
@@ -163,6 +189,8 @@ interface InternalDeviceResult {
   device: Device;
   slice: ResourceSlice;
   adminAccess: boolean | undefined;
+  shareID: string | undefined;
+  consumedCapacity: ConsumedCapacity | undefined;
 }
 
 const resultRequestName = (r: InternalDeviceResult): string =>
@@ -246,6 +274,7 @@ export class Allocator {
       return new AllocationRun(this.opts, this.celCache, this.availableCounters, node, claims).run();
     } catch (err) {
       if (err instanceof AllocationError) return { kind: 'error', message: err.message };
+      if (err instanceof CapacityError) return { kind: 'error', message: err.message };
       throw err;
     }
   }
@@ -259,6 +288,8 @@ class AllocationRun {
   private readonly consumedCounters = new Map<string, CounterSets>();
   private readonly requestData = new Map<string, RequestData>();
   private readonly allocatingDevices = new Map<string, Set<number>>();
+  /** allocatingCapacity: what the shares allocated in this run consume, per deviceKey. */
+  private readonly allocatingCapacity = new Map<string, ConsumedCapacity>();
   private readonly result: InternalDeviceResult[][];
 
   constructor(
@@ -346,6 +377,14 @@ class AllocationRun {
         device: r.id.device,
         ...(r.adminAccess !== undefined ? { adminAccess: r.adminAccess } : {}),
         ...(tolerations !== undefined ? { tolerations } : {}),
+        ...(r.shareID !== undefined ? { shareID: r.shareID } : {}),
+        ...(r.consumedCapacity !== undefined
+          ? {
+              consumedCapacity: Object.fromEntries(
+                [...r.consumedCapacity].map(([name, value]) => [name, value.canonicalString()]),
+              ),
+            }
+          : {}),
       };
     });
 
@@ -494,6 +533,9 @@ class AllocationRun {
             (slice.spec.devices ?? []).forEach((device, deviceIndex) => {
               if (this.isSelectable(key, data, slice, deviceIndex)) {
                 const id = { driver: slice.spec.driver, pool: slice.spec.pool.name, device: device.name };
+                // Static capacity only: what is left is checked in allocateDevice, so a matching
+                // device whose capacity is taken stays in the set and the request fails.
+                if (!this.capacityFits(claim, request, id, device, new Map(), undefined)) return;
                 all.push({ id, key: deviceKey(id), device, slice, pool });
               }
             });
@@ -594,6 +636,7 @@ class AllocationRun {
           if (request.adminAccess && this.allocatingDeviceForClaim(key, r.claimIndex)) continue;
           if (!request.adminAccess && this.deviceInUse(key)) continue;
           if (!this.isSelectable(requestKey, requestData, slice, deviceIndex)) continue;
+          if (!this.capacityFits(claim, request, id, device, this.allocatedCapacity(key), key)) continue;
           const deallocate = this.allocateDevice(r, { id, key, device, slice, pool }, false);
           if (!deallocate) continue;
           let done = false;
@@ -678,37 +721,105 @@ class AllocationRun {
     const claim = this.claims[r.claimIndex]!;
     const requestData = this.requestData.get(indicesKey(r))!;
     const request = requestData.request;
-    if (request.adminAccess && this.allocatingDeviceForClaim(device.key, r.claimIndex)) return undefined;
+    const allowMultipleAllocations = device.device.allowMultipleAllocations === true;
+    if (
+      !allowMultipleAllocations &&
+      request.adminAccess &&
+      this.allocatingDeviceForClaim(device.key, r.claimIndex)
+    )
+      return undefined;
     if (!request.adminAccess && this.deviceInUse(device.key)) return undefined;
 
+    // A shared device already in use has had its counters charged: a further share does not
+    // charge them again.
+    const skipCounterCheck = allowMultipleAllocations && this.deviceCapacityInUse(device.key);
     const consumes = device.device.consumesCounters ?? [];
-    if (consumes.length > 0 && !this.checkAvailableCounters(device)) return undefined;
+    let countersReserved = false;
+    if (!skipCounterCheck && consumes.length > 0) {
+      if (!this.checkAvailableCounters(device)) return undefined;
+      countersReserved = true;
+    }
 
     const baseRequestName = requestData.parentRequest ? requestData.parentRequest.name : request.name;
     const subRequestName = requestData.parentRequest ? request.name : '';
-
-    // Upstream returns here (and on a constraint mismatch below) without releasing the counters
-    // checkAvailableCounters just recorded for the device; so does this port, to decide the same.
-    if (taintPreventsAllocation(device.device.taints, request.tolerations)) return undefined;
-
     const constraints = this.constraints[r.claimIndex] ?? [];
-    for (const [i, constraint] of constraints.entries()) {
-      if (constraint.add(baseRequestName, subRequestName, device.device, device.id)) continue;
-      if (must) {
-        throw new AllocationError(
-          `claim ${kobj(claim)}, request ${request.name}: cannot add device ${device.key} because a claim constraint would not be satisfied`,
-        );
+    let constraintsAdded = 0;
+    let deviceMarked = false;
+    let capacityInserted: ConsumedCapacity | undefined;
+    let capacityEntryExisted = false;
+    const results = this.result[r.claimIndex]!;
+    const previous = results.length;
+    let resultAdded = false;
+    // rollbackDevice: every rejection after the counters were reserved, and backtracking.
+    const rollback = (): void => {
+      if (resultAdded) results.length = previous;
+      if (capacityInserted) {
+        removeCapacity(this.allocatingCapacity, device.key, capacityInserted);
+        // Keep the entry of an earlier share: it marks the device as shared in this run.
+        if (capacityEntryExisted && !this.allocatingCapacity.has(device.key))
+          this.allocatingCapacity.set(device.key, new Map());
       }
-      for (let e = 0; e < i; e++) constraints[e]!.remove(baseRequestName, subRequestName);
+      if (deviceMarked) this.allocatingDevices.get(device.key)?.delete(r.claimIndex);
+      for (let i = constraintsAdded - 1; i >= 0; i--) constraints[i]!.remove(baseRequestName, subRequestName);
+      if (countersReserved) this.deallocateCountersForDevice(device);
+    };
+
+    if (taintPreventsAllocation(device.device.taints, request.tolerations)) {
+      rollback();
       return undefined;
     }
 
-    let claimsAllocating = this.allocatingDevices.get(device.key);
-    if (!claimsAllocating) this.allocatingDevices.set(device.key, (claimsAllocating = new Set()));
-    claimsAllocating.add(r.claimIndex);
+    for (const constraint of constraints) {
+      if (!constraint.add(baseRequestName, subRequestName, device.device, device.id)) {
+        rollback();
+        if (must) {
+          throw new AllocationError(
+            `claim ${kobj(claim)}, request ${request.name}: cannot add device ${device.key} because a claim constraint would not be satisfied`,
+          );
+        }
+        return undefined;
+      }
+      constraintsAdded++;
+    }
 
-    const results = this.result[r.claimIndex]!;
-    const previous = results.length;
+    if (!allowMultipleAllocations) {
+      let claimsAllocating = this.allocatingDevices.get(device.key);
+      if (!claimsAllocating) this.allocatingDevices.set(device.key, (claimsAllocating = new Set()));
+      claimsAllocating.add(r.claimIndex);
+      deviceMarked = true;
+    }
+
+    let consumedCapacity: ConsumedCapacity | undefined;
+    let shareID: string | undefined;
+    if (
+      !this.capacityFits(
+        claim,
+        request,
+        device.id,
+        device.device,
+        this.allocatedCapacity(device.key),
+        device.key,
+        'rechecking',
+      )
+    ) {
+      rollback();
+      return undefined;
+    }
+    if (allowMultipleAllocations) {
+      try {
+        consumedCapacity = consumedCapacityFromRequest(request.capacity, device.device.capacity);
+      } catch (err) {
+        rollback();
+        throw new AllocationError(
+          `claim ${kobj(claim)}, request ${request.name}: computing consumed capacity for device ${device.key}: ${(err as Error).message}`,
+        );
+      }
+      shareID = randomUUID();
+      capacityEntryExisted = this.allocatingCapacity.has(device.key);
+      insertCapacity(this.allocatingCapacity, device.key, consumedCapacity);
+      capacityInserted = consumedCapacity;
+    }
+
     results.push({
       request: request.name,
       parentRequest: requestData.parentRequest?.name ?? '',
@@ -716,18 +827,65 @@ class AllocationRun {
       device: device.device,
       slice: device.slice,
       adminAccess: request.adminAccess ? true : undefined,
+      shareID,
+      consumedCapacity: consumedCapacity && consumedCapacity.size > 0 ? consumedCapacity : undefined,
     });
+    resultAdded = true;
+    return rollback;
+  }
 
-    return () => {
-      for (const constraint of constraints) constraint.remove(baseRequestName, subRequestName);
-      this.allocatingDevices.get(device.key)?.delete(r.claimIndex);
-      if (consumes.length > 0) this.deallocateCountersForDevice(device);
-      results.length = previous;
-    };
+  /** CmpRequestOverCapacity of the allocator: a CapacityError is fatal for the attempt. */
+  private capacityFits(
+    claim: ResourceClaim,
+    request: RequestAccessor,
+    id: DeviceID,
+    device: Device,
+    current: ReadonlyMap<string, Quantity>,
+    allocatingKey: string | undefined,
+    verb: 'checking' | 'rechecking' = 'checking',
+  ): boolean {
+    try {
+      return cmpRequestOverCapacity(
+        current,
+        request.capacity,
+        device.capacity,
+        allocatingKey === undefined ? undefined : this.allocatingCapacity.get(allocatingKey),
+      );
+    } catch (err) {
+      if (!(err instanceof CapacityError)) throw err;
+      // The "all devices" pass names the device alone, the search its ID, as upstream does.
+      const name = allocatingKey === undefined ? id.device : deviceKey(id);
+      throw new AllocationError(
+        `claim ${kobj(claim)}, request ${request.name}: ${verb} capacity for device ${name}: ${err.message}`,
+      );
+    }
+  }
+
+  /** What completed allocations consume of a device (AggregatedCapacity), or nothing. */
+  private allocatedCapacity(key: string): ReadonlyMap<string, Quantity> {
+    return this.opts.aggregatedCapacity?.get(key) ?? EMPTY_CAPACITY;
   }
 
   private deviceInUse(key: string): boolean {
     return this.opts.allocatedDevices.has(key) || (this.allocatingDevices.get(key)?.size ?? 0) > 0;
+  }
+
+  /** deviceCapacityInUse: a share of the device is allocated, or being allocated in this run. */
+  private deviceCapacityInUse(key: string): boolean {
+    return (
+      this.opts.aggregatedCapacity?.has(key) === true ||
+      this.opts.allocatedSharedDevices?.has(key) === true ||
+      this.allocatingCapacity.has(key)
+    );
+  }
+
+  /** IsDeviceAllocated: dedicated, or holding a share. */
+  private deviceAllocated(key: string): boolean {
+    return (
+      this.opts.allocatedDevices.has(key) ||
+      this.opts.allocatedSharedDevices?.has(key) === true ||
+      this.opts.aggregatedCapacity?.has(key) === true
+    );
   }
 
   private allocatingDeviceForClaim(key: string, claimIndex: number): boolean {
@@ -753,7 +911,7 @@ class AllocationRun {
       ]) {
         for (const d of slice.spec.devices ?? []) {
           const key = deviceKey({ driver: slice.spec.driver, pool: slice.spec.pool.name, device: d.name });
-          if (!this.opts.allocatedDevices.has(key)) continue;
+          if (!this.deviceAllocated(key)) continue;
           for (const consumption of d.consumesCounters ?? []) {
             const set = available.get(consumption.counterSet);
             for (const [name, c] of Object.entries(consumption.counters ?? {})) {
@@ -800,6 +958,32 @@ class AllocationRun {
       }
     }
   }
+}
+
+const EMPTY_CAPACITY: ReadonlyMap<string, Quantity> = new Map();
+
+/** ConsumedCapacityCollection.Insert. */
+function insertCapacity(collection: Map<string, ConsumedCapacity>, key: string, add: ConsumedCapacity): void {
+  const existing = collection.get(key);
+  if (!existing) {
+    collection.set(key, new Map(add));
+    return;
+  }
+  for (const [name, value] of add) {
+    const before = existing.get(name);
+    existing.set(name, before ? before.add(value) : value);
+  }
+}
+
+/** ConsumedCapacityCollection.Remove: the entry goes once nothing is left in it. */
+function removeCapacity(collection: Map<string, ConsumedCapacity>, key: string, sub: ConsumedCapacity): void {
+  const existing = collection.get(key);
+  if (!existing) return;
+  for (const [name, value] of sub) {
+    const before = existing.get(name);
+    if (before) existing.set(name, before.sub(value));
+  }
+  if ([...existing.values()].every((v) => v.sign() === 0)) collection.delete(key);
 }
 
 function deviceConfiguration(c: {
