@@ -180,6 +180,8 @@ async function main(): Promise<void> {
         },
       });
       nodes.push(node);
+      // Progress for the parent (stderr): a start-up that goes on is not a hang, however loaded the machine.
+      console.error(`fixture: ${spec.name}: kubelet-sim ${node.sim.url}`);
       const sim = node.sim;
       await createDraObjects(sim.url, spec);
       others.push(...(await startOthers(node, spec, logger)));
@@ -206,6 +208,7 @@ async function main(): Promise<void> {
         spec.faults === 'token' ? { token: E2E_TOKEN } : {},
       );
       gateways.push(gw);
+      console.error(`fixture: ${spec.name}: gateway ${gw.url}`);
       await waitFor(
         `${spec.name} plugins registered`,
         async () => (await fetch(`${gw.url}/readyz`)).status === 200,

@@ -12,12 +12,17 @@ export interface Started {
   value: string;
 }
 
-/** Spawns `node args…` and resolves with the value of the first `PREFIX=value` line on stdout. */
+/**
+ * Spawns `node args…` and resolves with the value of the first `PREFIX=value` line on stdout. It
+ * fails when the child exits first, or prints nothing at all for `idleTimeoutMs`: a start-up that
+ * reports progress (the fixture prints a line per node) may take as long as the machine's load makes
+ * it; one that hangs is caught.
+ */
 export function startWithReadyLine(
   args: string[],
   prefix: string,
   env: Record<string, string | undefined>,
-  timeoutMs = 60_000,
+  idleTimeoutMs = 60_000,
 ): Promise<Started> {
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
@@ -27,14 +32,27 @@ export function startWithReadyLine(
   return new Promise((resolvePromise, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${args.join(' ')}: no ${prefix} line within ${timeoutMs} ms\n${err}`));
-    }, timeoutMs);
+    const started = Date.now();
+    const idle = (): NodeJS.Timeout =>
+      setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(
+          new Error(
+            `${args.join(' ')}: no ${prefix} line after ${Date.now() - started} ms, and no output for the last ${idleTimeoutMs} ms\n${err}`,
+          ),
+        );
+      }, idleTimeoutMs);
+    let timer = idle();
+    const progressed = (): void => {
+      clearTimeout(timer);
+      timer = idle();
+    };
     child.stderr.on('data', (d: Buffer) => {
       err = (err + d.toString()).slice(-4000);
+      progressed();
     });
     child.stdout.on('data', (d: Buffer) => {
+      progressed();
       out += d.toString();
       const m = new RegExp(`^${prefix}=(.*)$`, 'm').exec(out);
       if (m) {
