@@ -43,7 +43,23 @@ const serial = { name: SERIAL, paths: { patterns: [] as string[], pollIntervalMs
 
 async function startGw(resources: Record<string, unknown>[] = [serial]): Promise<Gateway> {
   const started = await startGateway(startConfig(resources), { logger: silent });
-  await waitFor('registered', async () => (await fetch(`${started.url}/readyz`)).status === 200, 10_000);
+  try {
+    // The last /readyz answer names what it waits for, should it never come.
+    await waitFor(
+      'registered',
+      async () => {
+        const res = await fetch(`${started.url}/readyz`);
+        const body = await res.text();
+        return res.status === 200 || Promise.reject(new Error(`/readyz ${res.status}: ${body}`));
+      },
+      // 10 s ran out once in a fresh-clone npm test beside two busy loops and other builds (load 18).
+      30_000,
+    );
+  } catch (err) {
+    // A gateway left running would keep the test file from ever ending.
+    await started.stop();
+    throw err;
+  }
   return started;
 }
 

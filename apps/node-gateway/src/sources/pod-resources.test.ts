@@ -139,7 +139,11 @@ test('a kubelet that died leaving its socket behind, then came back: one connect
   });
   let server = await serve(socket, state);
   poller.start();
-  after(() => poller.stop());
+  // Also when an assertion fails: a server or poller left running keeps the file from ending.
+  after(async () => {
+    await poller.stop();
+    server.forceShutdown();
+  });
   await waitFor('ok', () => status === 'ok');
   // The kubelet dies without removing its socket (the server unlinks it on close: keep the file
   // aside meanwhile): the path is there, nobody listens, calls fail with ECONNREFUSED.
