@@ -388,6 +388,7 @@ describe('DRA with a raw driver', () => {
       (c) => c['type'] === 'PodReadyToStartContainers',
     );
     assert.equal(ready?.['status'], 'False');
+    assert.equal(ready?.['reason'], 'PodSandboxNotReady');
     const failed = (await events('flaky-pod')).find((e) => e.reason === 'FailedPrepareDynamicResources');
     assert.deepEqual(failed, {
       type: 'Warning',

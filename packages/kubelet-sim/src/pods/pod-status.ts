@@ -82,7 +82,14 @@ export function renderPod(
     const ready = unready.length === 0;
     const done = isTerminal(pod);
     status['conditions'] = [
-      condition(pod, 'PodReadyToStartContainers', pod.sandboxReady && !done),
+      // The real kubelet 1.37.2 gives the False condition the reason PodSandboxNotReady (measured by
+      // the fidelity scenario dra-prepare-failure).
+      condition(
+        pod,
+        'PodReadyToStartContainers',
+        pod.sandboxReady && !done,
+        pod.sandboxReady && !done ? undefined : 'PodSandboxNotReady',
+      ),
       condition(
         pod,
         'Initialized',
