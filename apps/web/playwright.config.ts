@@ -12,7 +12,10 @@ export const playwrightConfig = defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
-  timeout: 45_000,
+  // A test's whole budget catches a hang, each expectation's 10 s a missing change. The longest specs
+  // (numa.spec.ts: a dozen steps) took over 45 s at load average 25 (a fresh-clone npm test with two
+  // busy loops and three builds beside it), every step within its own 10 s.
+  timeout: 120_000,
   expect: { timeout: 10_000 },
   reporter: [['list']],
   use: {
