@@ -4,11 +4,13 @@
 // capacities per device), exactly one of `exactly`/`firstAvailable`, allocation modes and counts,
 // constraints naming existing requests with fully qualified attributes, one way to select nodes per
 // slice, typed attributes, device taints and tolerations (label keys and values, effects), a
-// DeviceTaintRule's selector and taint and its status conditions (metav1 ValidateConditions), and
+// DeviceTaintRule's selector and taint and its status conditions (metav1 ValidateConditions), a
+// DeviceClass's extendedResourceName (an extended resource name, DRAExtendedResource), and
 // the immutable fields (a claim's and a template's spec, a slice's driver and node). CEL selectors
 // are compiled when a compiler is given. The field paths and messages are the ones `kubectl` prints
 // from a real API server.
 
+import { isExtendedResourceName } from '@plugboard/topology';
 import type { FieldError, Validator } from '../rest-storage.js';
 import type { KubeObject } from '../object-store.js';
 import { storeKey } from '../resources.js';
@@ -391,6 +393,9 @@ export function validateDeviceClass(compile?: SelectorCompiler): Validator {
     const config = asList(spec['config']);
     if (config.length > LIMITS.config) e.tooMany('spec.config', config.length, LIMITS.config);
     config.forEach((c, i) => opaque(e, `spec.config[${i}]`, asObj(c) ?? {}));
+    const extended = spec['extendedResourceName'];
+    if (extended !== undefined && (typeof extended !== 'string' || !isExtendedResourceName(extended)))
+      e.invalid('spec.extendedResourceName', extended, 'must be a valid extended resource name');
     return e.list;
   };
 }
