@@ -177,7 +177,7 @@ describe('extended resources backed by DRA', () => {
     const body = (await res.json()) as { message: string };
     assert.equal(
       body.message,
-      'DeviceClass.resource.k8s.io "bad" is invalid: spec.extendedResourceName: Invalid value: "kubernetes.io/gpu": must be a valid extended resource name',
+      'DeviceClass.resource.k8s.io "bad" is invalid: spec.extendedResourceName: Invalid value: "kubernetes.io/gpu": must not have "kubernetes.io/" domain',
     );
   });
 });
