@@ -37,7 +37,7 @@ import type { EvictionCandidate } from '../controlplane/device-taint-eviction.js
 import { asRejection, fromTopology, KubeletSimError } from '../errors.js';
 import type { EventRecorder, EventType } from '../apiserver/events.js';
 import type { ObjectStore } from '../apiserver/object-store.js';
-import { parsePodSpec, type ContainerSpec, type PodSpec } from './pod-spec.js';
+import { parsePodSpec, withoutDraExtendedResources, type ContainerSpec, type PodSpec } from './pod-spec.js';
 import { renderPod, resourceStatus } from './pod-status.js';
 import { PodWorkers } from './pod-workers.js';
 import {
@@ -93,27 +93,6 @@ export function draPodOf(pod: PodRuntime): DraPod & ControlPlanePod {
 /** The pod has claims for the DRA manager: its own, or the special claim of its extended resources. */
 const usesDra = (pod: PodRuntime): boolean =>
   pod.spec.resourceClaims.length > 0 || pod.extendedResourceClaimStatus !== null;
-
-/**
- * The pod as the device manager and the node-resources predicate see it: each container without
- * the resources its extended resource claim serves (isDRAExtendedResource,
- * removeMissingExtendedResources).
- */
-function withoutDraExtendedResources(pod: PodRuntime): PodSpec {
-  const mappings = pod.extendedResourceClaimStatus?.requestMappings ?? [];
-  if (mappings.length === 0) return pod.spec;
-  const strip = (c: ContainerSpec): ContainerSpec => {
-    const mapped = new Set(mappings.filter((m) => m.containerName === c.name).map((m) => m.resourceName));
-    if (mapped.size === 0) return c;
-    const keep = (m: Map<string, number>) => new Map([...m].filter(([r]) => !mapped.has(r)));
-    return { ...c, requests: keep(c.requests), limits: keep(c.limits) };
-  };
-  return {
-    ...pod.spec,
-    initContainers: pod.spec.initContainers.map(strip),
-    containers: pod.spec.containers.map(strip),
-  };
-}
 
 export class PodManager {
   private readonly pods = new Map<string, PodRuntime>();
@@ -332,7 +311,7 @@ export class PodManager {
     );
     const log = this.log.child({ pod: k, uid: spec.uid });
     try {
-      const admitted = withoutDraExtendedResources(pod);
+      const admitted = withoutDraExtendedResources(spec, pod.extendedResourceClaimStatus);
       await this.o.topology.admit(admitted, pod.qos, pod.admission!, false);
       this.checkNodeResources(admitted, pod);
     } catch (err) {

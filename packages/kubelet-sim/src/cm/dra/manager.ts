@@ -23,10 +23,15 @@ import { ClaimInfo, ClaimInfoCache } from './claiminfo.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS, HealthInfoCache, truncateHealthMessage } from './healthinfo.js';
 import type { DraClaimRef, DRAPlugin, HealthResponse } from './plugin/dra-plugin.js';
 import { DEFAULT_WIPING_DELAY_MS, DRAPluginManager, type DriverView } from './plugin/dra-plugin-manager.js';
-import { baseRequestRef, claimName, isForPod, isReservedForPod } from './resourceclaim.js';
+import {
+  baseRequestRef,
+  claimName,
+  extendedResourceRequestNames,
+  isForPod,
+  isReservedForPod,
+} from './resourceclaim.js';
 import { DraCheckpointer } from './state/checkpoint.js';
 import type { DeviceHealthStatus } from './state/state.js';
-import { isDRAExtendedResourceName } from '../../scheduler/index.js';
 import type { ContainerClaim, DraContainer, DraPod, PodResourceClaim, ResourceClaimView } from './types.js';
 
 /** The pod's claims with the special claim of its extended resources last, as PrepareResources lists them. */
@@ -412,14 +417,7 @@ export class DraManager {
     }
     const ext = pod.extendedResourceClaimStatus;
     if (ext) {
-      const requests = ext.requestMappings
-        .filter(
-          (m) =>
-            m.containerName === container.name &&
-            isDRAExtendedResourceName(m.resourceName) &&
-            (container.requests.get(m.resourceName) ?? 0) !== 0,
-        )
-        .map((m) => m.requestName);
+      const requests = extendedResourceRequestNames(pod, container);
       if (requests.length > 0) {
         const info = this.cache.get(ext.resourceClaimName, pod.namespace);
         if (!info)

@@ -2,7 +2,8 @@
 // the scheduler and the controllers share: which ResourceClaim a pod's claim entry names, whether a
 // claim was generated for a pod, whether it is reserved for it. Errors carry upstream's text.
 
-import type { DraPod, PodResourceClaim, ResourceClaimView } from './types.js';
+import { isDRAExtendedResourceName } from '../../scheduler/index.js';
+import type { DraContainer, DraPod, PodResourceClaim, ResourceClaimView } from './types.js';
 
 export class ClaimNameError extends Error {
   override readonly name = 'ClaimNameError';
@@ -60,4 +61,19 @@ export function isReservedForPod(pod: DraPod, claim: ResourceClaimView): boolean
 export function baseRequestRef(request: string): string {
   const i = request.indexOf('/');
   return i < 0 ? request : request.slice(0, i);
+}
+
+/**
+ * The requests of the pod's special claim whose devices a container gets (GetResources): those its
+ * request mappings name for a resource the container requests (non-zero).
+ */
+export function extendedResourceRequestNames(pod: DraPod, container: DraContainer): string[] {
+  return (pod.extendedResourceClaimStatus?.requestMappings ?? [])
+    .filter(
+      (m) =>
+        m.containerName === container.name &&
+        isDRAExtendedResourceName(m.resourceName) &&
+        (container.requests.get(m.resourceName) ?? 0) !== 0,
+    )
+    .map((m) => m.requestName);
 }
