@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import {
   podResourcesClient,
@@ -26,6 +27,7 @@ import {
   kubeApiFromKubeConfig,
   parsePluginConfig,
   startDraDrivers,
+  startPlugins,
   type DraDriver,
   type DraRuntime,
 } from '../../src/index.js';
@@ -312,6 +314,70 @@ for (const kind of testClusterKinds())
         [],
       );
       await cluster.kubectl(['delete', 'pod', '-n', ns.name, 'big', '--wait=true', '--timeout=120s']);
+    });
+
+    it('a name the node’s device plugin serves stays the device plugin’s, even with a DeviceClass mapping it', async () => {
+      const fpga = `${ns.name}.example.com/fpga`;
+      const fpgaClass = `${ns.name}-fpga`;
+      const plugins = await startPlugins(
+        parsePluginConfig(
+          { resources: [{ name: fpga, simulated: { count: 1, idPrefix: 'fpga' } }] },
+          'extended-resource.real.test.ts',
+        ),
+        { devicePluginDir: node.devicePluginDir, cdiDir: join(work, 'cdi-dp') },
+      );
+      try {
+        const plugin = plugins.resources.get(fpga)!;
+        if (plugin.registration().phase !== 'registered') await once(plugin, 'registered');
+        // The scheduler reads the Node's allocatable: wait until it shows the plugin's device.
+        await waitFor(
+          'the Node’s allocatable to show the device plugin’s resource',
+          async () =>
+            (await cluster.kubectlJson<NodeJson>(['get', 'node', node.name])).status.allocatable?.[fpga] ===
+            '1',
+          60_000,
+        );
+        await cluster.kubectl(['apply', '-f', '-'], {
+          input: JSON.stringify(driver.deviceClass({ name: fpgaClass, extendedResourceName: fpga })),
+        });
+        await cluster.kubectl(['apply', '-f', '-'], {
+          input: JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'dp', namespace: ns.name },
+            spec: {
+              nodeSelector: { 'kubernetes.io/hostname': node.name },
+              containers: [
+                { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [fpga]: 1 } } },
+              ],
+            },
+          }),
+        });
+        await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/dp', '--timeout=120s']);
+        const pod = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'dp']);
+        assert.equal(pod.status.extendedResourceClaimStatus, undefined);
+        const claims = await cluster.kubectlJson<{ items: ClaimJson[] }>([
+          'get',
+          'resourceclaims',
+          '-n',
+          ns.name,
+        ]);
+        assert.deepEqual(
+          claims.items.map((c) => c.metadata.name).filter((n) => n.startsWith('dp-')),
+          [],
+        );
+        const got = await podResources.get(ns.name, 'dp');
+        const container = got.podResources?.containers[0];
+        assert.deepEqual(
+          container?.devices.map((d) => [d.resourceName, d.deviceIds]),
+          [[fpga, ['fpga-0']]],
+        );
+        assert.deepEqual(container?.dynamicResources, []);
+        await cluster.kubectl(['delete', 'pod', '-n', ns.name, 'dp', '--wait=true', '--timeout=120s']);
+      } finally {
+        await plugins.stop();
+        await cluster.kubectl(['delete', 'deviceclass', fpgaClass, '--ignore-not-found', '--wait=false']);
+      }
     });
 
     it('deleting the pod unprepares and deletes the special claim', async () => {
