@@ -162,6 +162,43 @@ describe('extended resources backed by DRA', () => {
     await f.sim.deletePod('default', 'second');
   });
 
+  test('a NoExecute DeviceTaintRule on the special claim’s device evicts the pod (PodClaims includes that claim)', async () => {
+    const admitted = await f.sim.admitPod({
+      metadata: { name: 'tainted', namespace: 'default' },
+      spec: { containers: [{ name: 'main', resources: { limits: { [GPU]: 1 } } }] },
+    });
+    const status = get(admitted, 'status.extendedResourceClaimStatus') as ExtStatus;
+    const claim = await api.readNamespacedResourceClaim({
+      name: status.resourceClaimName,
+      namespace: 'default',
+    });
+    const device = claim.status?.allocation?.devices?.results?.[0]?.device;
+    assert.ok(device);
+    const rule = await fetch(`${f.sim.url}/apis/resource.k8s.io/v1/devicetaintrules`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'DeviceTaintRule',
+        metadata: { name: 'evict-ext' },
+        spec: {
+          deviceSelector: { driver: DRIVER, pool: NODE, device },
+          taint: { key: 'example.com/lost', effect: 'NoExecute' },
+        },
+      }),
+    });
+    assert.equal(rule.status, 201);
+    try {
+      await waitFor(() => podState('tainted') === undefined, 'the pod evicted');
+      await waitFor(async () => {
+        const claims = (await api.listNamespacedResourceClaim({ namespace: 'default' })).items;
+        return !claims.some((c) => c.metadata?.name === status.resourceClaimName);
+      }, 'the special claim deleted');
+    } finally {
+      await fetch(`${f.sim.url}/apis/resource.k8s.io/v1/devicetaintrules/evict-ext`, { method: 'DELETE' });
+    }
+  });
+
   test('the API server refuses an extendedResourceName that is not an extended resource name', async () => {
     const res = await fetch(`${f.sim.url}/apis/resource.k8s.io/v1/deviceclasses`, {
       method: 'POST',

@@ -3,7 +3,7 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { extendedResourceRequestNames } from './resourceclaim.js';
+import { extendedResourceRequestNames, podClaims } from './resourceclaim.js';
 import type { DraPod } from './types.js';
 
 const GPU = 'example.com/gpu';
@@ -54,6 +54,27 @@ describe('extendedResourceRequestNames (GetResources)', () => {
         { name: 'main', claims: [], requests: new Map([[GPU, 1]]) },
       ),
       [],
+    );
+  });
+});
+
+describe('podClaims (resourceclaim.PodClaims)', () => {
+  test('the pod’s named and generated claims, then the special claim with the owner to check', () => {
+    assert.deepEqual(
+      podClaims({
+        ...pod,
+        resourceClaims: [
+          { name: 'a', resourceClaimName: 'shared' },
+          { name: 'b', resourceClaimTemplateName: 'tpl' },
+          { name: 'c', resourceClaimTemplateName: 'not-yet' },
+        ],
+        resourceClaimStatuses: [{ name: 'b', resourceClaimName: 'train-b-x1y2z' }],
+      }),
+      [
+        { name: 'shared', mustCheckOwner: false },
+        { name: 'train-b-x1y2z', mustCheckOwner: true },
+        { name: 'train-extended-resources-abcde', mustCheckOwner: true },
+      ],
     );
   });
 });

@@ -40,6 +40,26 @@ export function claimName(
   );
 }
 
+/**
+ * resourceclaim.PodClaims: the pod's claims by name (entries whose claim is not created yet, or
+ * not needed, are skipped), then the special claim of its extended resources (owner checked).
+ */
+export function podClaims(pod: DraPod): { name: string; mustCheckOwner: boolean }[] {
+  const out: { name: string; mustCheckOwner: boolean }[] = [];
+  for (const podClaim of pod.resourceClaims) {
+    let ref;
+    try {
+      ref = claimName(pod, podClaim);
+    } catch {
+      continue;
+    }
+    if (ref) out.push(ref);
+  }
+  const ext = pod.extendedResourceClaimStatus?.resourceClaimName;
+  if (ext) out.push({ name: ext, mustCheckOwner: true });
+  return out;
+}
+
 /** resourceclaim.IsForPod: the claim's controller is the pod; returns the error text or null. */
 export function isForPod(pod: DraPod, claim: ResourceClaimView): string | null {
   const ns = claim.metadata.namespace ?? '';
