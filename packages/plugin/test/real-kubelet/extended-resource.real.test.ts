@@ -107,6 +107,7 @@ for (const kind of testClusterKinds())
         pluginsDir: node.pluginsDir,
         pluginsRegistryDir: node.pluginsRegistryDir,
         cdiDir: join(work, 'cdi'),
+        faultTaints: true,
       });
       driver = dra.drivers.get(DRIVER)!;
       deviceClass = `${ns.name}-gpu`;
@@ -400,5 +401,68 @@ for (const kind of testClusterKinds())
         !driver.preparedClaims().some((c) => c.uid === claimUid),
         'the kubelet called NodeUnprepareResources',
       );
+    });
+
+    it('a NoExecute taint on the special claim’s device makes the eviction controller evict the pod', async () => {
+      await cluster.kubectl(['apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'evictme', namespace: ns.name },
+          spec: {
+            nodeSelector: { 'kubernetes.io/hostname': node.name },
+            containers: [
+              {
+                name: 'main',
+                image: 'registry.k8s.io/pause:3.10',
+                resources: { limits: { [resourceName]: 1 } },
+              },
+            ],
+          },
+        }),
+      });
+      await cluster.kubectl([
+        'wait',
+        '-n',
+        ns.name,
+        '--for=condition=Ready',
+        'pod/evictme',
+        '--timeout=120s',
+      ]);
+      const pod = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'evictme']);
+      const name = pod.status.extendedResourceClaimStatus?.resourceClaimName;
+      assert.ok(name);
+      const claim = await cluster.kubectlJson<ClaimJson>(['get', 'resourceclaim', '-n', ns.name, name]);
+      const device = claim.status?.allocation?.devices.results[0]?.device;
+      assert.ok(device);
+      driver.injectFault(device, 'simulated: device lost', { taint: 'NoExecute' });
+      try {
+        await waitFor(
+          'the pod to be evicted',
+          async () => {
+            const list = await cluster.kubectlJson<{
+              items: { metadata: { name: string; deletionTimestamp?: string } }[];
+            }>(['get', 'pods', '-n', ns.name]);
+            const p = list.items.find((i) => i.metadata.name === 'evictme');
+            return p === undefined || p.metadata.deletionTimestamp !== undefined;
+          },
+          90_000,
+        );
+        await waitFor(
+          'the special claim to be deleted',
+          async () => {
+            const list = await cluster.kubectlJson<{ items: ClaimJson[] }>([
+              'get',
+              'resourceclaims',
+              '-n',
+              ns.name,
+            ]);
+            return !list.items.some((c) => c.metadata.name === name);
+          },
+          90_000,
+        );
+      } finally {
+        driver.clearFault(device);
+      }
     });
   });
