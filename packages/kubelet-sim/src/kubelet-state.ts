@@ -100,6 +100,9 @@ export function kubeletState(k: KubeletParts): KubeletState {
         }),
         admission: p.admission,
         resourceClaimStatuses: p.resourceClaimStatuses.map((x) => ({ ...x })),
+        extendedResourceClaimStatus: p.extendedResourceClaimStatus
+          ? structuredClone(p.extendedResourceClaimStatus)
+          : null,
         unschedulable: p.unschedulable ? { ...p.unschedulable } : null,
       };
     }),

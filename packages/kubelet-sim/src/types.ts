@@ -17,7 +17,11 @@ import type {
 } from '@plugboard/topology';
 import type { DeviceView, PluginOptions, ResourceView } from './cm/devicemanager/types.js';
 import type { DraStateView } from './cm/dra/manager.js';
-import type { ContainerClaim, PodResourceClaimStatus } from './cm/dra/types.js';
+import type {
+  ContainerClaim,
+  PodExtendedResourceClaimStatus,
+  PodResourceClaimStatus,
+} from './cm/dra/types.js';
 import type { NodeShapeOptions } from './machine/node-shape.js';
 import type { PodSpecInput } from './pods/pod-spec.js';
 import type { AdmittedPod, BackoffOptions } from './pods/runtime.js';
@@ -158,6 +162,8 @@ export interface PodState {
   admission: AdmissionDecision | null;
   /** The claims the ResourceClaim controller generated from templates. */
   resourceClaimStatuses: PodResourceClaimStatus[];
+  /** The scheduler's special claim for extended resources backed by DRA, with its request mappings. */
+  extendedResourceClaimStatus: PodExtendedResourceClaimStatus | null;
   /** Why the scheduler left the pod Pending (PodScheduled False), null once it is bound. */
   unschedulable: { reason: string; message: string } | null;
 }

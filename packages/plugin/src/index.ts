@@ -78,6 +78,7 @@ export type {
 } from './dra/draplugin.js';
 export type { ClaimRef } from './dra/claims.js';
 export { driverNameProblem } from './dra/names.js';
+export { deviceClassFor, RESOURCE_DEVICE_CLASS_PREFIX, type DeviceClassOptions } from './dra/device-class.js';
 export {
   allowPlainHttpClusters,
   kubeApiFromKubeConfig,

@@ -21,7 +21,7 @@ test('access reviews say yes exactly to what the slice serves', () => {
       true,
     );
     assert.equal(allowed({ verb: 'get', resource: 'pods', subresource: 'log' }, mayWrite), true);
-    assert.equal(allowed({ verb: 'delete', resource: 'pods' }, mayWrite), false);
+    assert.equal(allowed({ verb: 'patch', resource: 'pods' }, mayWrite), false);
     assert.equal(allowed({ verb: 'patch', resource: 'nodes' }, mayWrite), false);
     assert.equal(allowed({ verb: 'list', resource: 'deployments', group: 'apps' }, mayWrite), false);
     assert.equal(
@@ -33,6 +33,8 @@ test('access reviews say yes exactly to what the slice serves', () => {
   // Writes the server lets through only with the control token.
   assert.equal(allowed({ verb: 'create', resource: 'events' }, true), true);
   assert.equal(allowed({ verb: 'create', resource: 'events' }, false), false);
+  assert.equal(allowed({ verb: 'delete', resource: 'pods' }, true), true);
+  assert.equal(allowed({ verb: 'delete', resource: 'pods' }, false), false);
   assert.equal(allowed({ verb: 'get', resource: 'pods', subresource: 'proxy' }, false), false);
   const denied = selfSubjectAccessReview(ssar({ verb: 'create', resource: 'events' }), { mayWrite: false });
   assert.match((denied['status'] as { reason: string }).reason, /control token/);

@@ -110,8 +110,9 @@ export const RESOURCES: readonly ResourceInfo[] = [
     kind: 'Pod',
     listKind: 'PodList',
     namespaced: true,
-    // create: a Pod written through the API (kubectl apply) goes to this node's scheduler and kubelet.
-    verbs: ['create', 'get', 'list', 'watch'],
+    // create: a Pod written through the API (kubectl apply) goes to this node's scheduler and kubelet;
+    // delete: the kubelet stops it at once (no grace period) and the object goes.
+    verbs: ['create', 'delete', 'get', 'list', 'watch'],
     shortNames: ['po'],
     categories: ['all'],
     subresources: [

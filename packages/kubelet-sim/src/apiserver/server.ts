@@ -239,6 +239,7 @@ export class ApiServer {
     if (storage && !['get', 'list', 'watch'].includes(verb))
       return this.write(req, res, storage, verb, route, url, false);
     if (verb === 'create') return this.create(req, res, info, route.namespace);
+    if (verb === 'delete' && info.resource === 'pods') return this.deletePod(req, res, route);
     const store = this.o.backend.stores.get(storeKey(info.group, info.resource));
     if (!store) throw notFound();
     // kubectl asks for server-side Tables (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`).
@@ -449,6 +450,21 @@ export class ApiServer {
       if (!stored || (err instanceof KubeletSimError && err.code === 'AlreadyExists')) throw err;
     }
     return json(res, 201, pods.get(namespace, name));
+  }
+
+  /**
+   * `delete` of a Pod (with the token): the kubelet stops its containers, unprepares its claims and
+   * the object goes at once (no grace period, no deletionTimestamp); the answer is the Pod as it
+   * was, as kube-apiserver answers an immediate deletion.
+   */
+  private async deletePod(req: IncomingMessage, res: ServerResponse, route: ResourcePath): Promise<void> {
+    this.authorize(req);
+    const namespace = route.namespace!;
+    const name = route.name!;
+    const pod = this.o.backend.stores.get(storeKey('', 'pods'))!.get(namespace, name);
+    if (!pod) throw new HttpError(404, 'NotFound', `pods "${name}" not found`, { name, kind: 'pods' });
+    await this.o.backend.kubelet.required().deletePod(namespace, name);
+    return json(res, 200, pod);
   }
 
   private filterFor(store: ObjectStore, namespace: string | undefined, url: URL): ObjectFilter {

@@ -17,7 +17,7 @@ import { DEVICE_TAINT_CONDITION_EVICTION_IN_PROGRESS } from '@plugboard/k8s-api'
 import type { Logger } from 'pino';
 import type { EventRecorder } from '../apiserver/events.js';
 import type { KubeObject, ObjectStore, ResourceVersionClock } from '../apiserver/object-store.js';
-import { claimName, isForPod, isReservedForPod } from '../cm/dra/resourceclaim.js';
+import { isForPod, isReservedForPod, podClaims } from '../cm/dra/resourceclaim.js';
 import type { ResourceClaimView } from '../cm/dra/types.js';
 import { toleratesTaint } from '../scheduler/index.js';
 import type { DeviceTaint, DeviceTaintRule, ResourceSlice } from '../scheduler/index.js';
@@ -392,14 +392,7 @@ export class DeviceTaintEvictionController {
   ): { at: number; reasons: EvictionReason[] } | null {
     let at: number | null = null;
     const reasons: EvictionReason[] = [];
-    for (const podClaim of pod.resourceClaims) {
-      let ref;
-      try {
-        ref = claimName(pod, podClaim);
-      } catch {
-        continue;
-      }
-      if (!ref) continue;
+    for (const ref of podClaims(pod)) {
       const claim = this.o.claims.get(pod.namespace, ref.name) as unknown as ResourceClaimView | undefined;
       const allocation = claim?.status?.allocation;
       if (!claim || !allocation) continue;

@@ -15,7 +15,12 @@ import type { Logger } from 'pino';
 import type { EventRecorder } from '../apiserver/events.js';
 import type { KubeObject, ObjectStore } from '../apiserver/object-store.js';
 import { claimName, isForPod } from '../cm/dra/resourceclaim.js';
-import type { PodResourceClaimStatus, ResourceClaimView } from '../cm/dra/types.js';
+import type { ContainerRequests } from '@plugboard/topology';
+import type {
+  PodExtendedResourceClaimStatus,
+  PodResourceClaimStatus,
+  ResourceClaimView,
+} from '../cm/dra/types.js';
 import { claimsFromTemplates, RESOURCE_CLAIM_FINALIZER } from '../scheduler/index.js';
 import type { Pod, ResourceClaim, ResourceClaimTemplate } from '../scheduler/index.js';
 import { kubeTime } from '../util/kube-time.js';
@@ -34,6 +39,11 @@ export interface ControlPlanePod {
   resourceClaimStatuses: PodResourceClaimStatus[];
   /** spec.nodeName once bound (or as submitted). */
   nodeName: string | null;
+  /** The containers' requests: the scheduler maps extended resources to DeviceClasses (DRAExtendedResource). */
+  initContainers?: readonly ContainerRequests[];
+  containers?: readonly ContainerRequests[];
+  /** The special claim of the pod's extended resources, once the scheduler created it. */
+  extendedResourceClaimStatus?: PodExtendedResourceClaimStatus | null;
 }
 
 export interface ResourceClaimControllerOptions {

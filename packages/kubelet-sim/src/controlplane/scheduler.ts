@@ -7,17 +7,37 @@
 // its PostFilter asks for. An unschedulable pod is retried when a ResourceSlice, DeviceClass,
 // ResourceClaim, ResourceClaimTemplate or DeviceTaintRule changes (the plugin's queueing hints),
 // never by its own writes.
+//
+// Extended resources backed by DRA: a pod asking for a name a DeviceClass maps (and no device
+// plugin serves here) gets its special claim created here, as PreBind does — generateName
+// `<pod>-extended-resources-`, named by the API server, allocated, reserved, with the finalizer —
+// and the caller records `status.extendedResourceClaimStatus` on the pod.
 
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { effectiveRequests, parseInteger, type PodRequests } from '@plugboard/topology';
 import type { KubeObject, ObjectStore, ResourceVersionClock } from '../apiserver/object-store.js';
-import { allocateClaims, SelectorCache } from '../scheduler/index.js';
+import {
+  allocateClaims,
+  DeviceClassResolver,
+  generateName,
+  hasDeviceClassMappedExtendedResource,
+  SelectorCache,
+} from '../scheduler/index.js';
+import type { PodExtendedResourceClaimStatus } from '../cm/dra/types.js';
+import { kubeTime } from '../util/kube-time.js';
 import type { DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice } from '../scheduler/index.js';
 import { asPodObject, type ControlPlanePod } from './resourceclaim-controller.js';
 
 export const DEFAULT_SCHEDULER = 'default-scheduler';
 
 export type ScheduleResult =
-  { ok: true } | { ok: false; reason: 'Unschedulable' | 'SchedulerError'; message: string };
+  | {
+      ok: true;
+      /** The special claim the scheduler created for the pod's extended resources backed by DRA. */
+      extendedResourceClaimStatus?: PodExtendedResourceClaimStatus;
+    }
+  | { ok: false; reason: 'Unschedulable' | 'SchedulerError'; message: string };
 
 export interface DraSchedulerOptions {
   nodeName: string;
@@ -75,6 +95,17 @@ export class DraScheduler {
     for (const cancel of this.cancels.splice(0)) cancel();
   }
 
+  /**
+   * hasDeviceClassMappedExtendedResource: the pod requests an extended resource that a DeviceClass
+   * maps, so the DynamicResources plugin has work even without claims.
+   */
+  hasDeviceClassMappedExtendedResource(pod: PodRequests): boolean {
+    const resolver = new DeviceClassResolver(
+      this.o.classes.list(() => true).items as unknown as DeviceClass[],
+    );
+    return hasDeviceClassMappedExtendedResource(effectiveRequests(pod), resolver);
+  }
+
   /** One scheduling cycle for the pod's claims on this node; persists the claims it allocates. */
   schedule(pod: ControlPlanePod): ScheduleResult {
     try {
@@ -86,6 +117,20 @@ export class DraScheduler {
         (store?.list(() => true).items ?? []) as unknown as T[];
       const claims = all<ResourceClaim>(this.o.claims);
       const result = allocateClaims({
+        ...(pod.containers
+          ? {
+              extendedResources: {
+                pod: {
+                  name: pod.name,
+                  namespace: pod.namespace,
+                  uid: pod.uid,
+                  initContainers: pod.initContainers ?? [],
+                  containers: pod.containers,
+                },
+                allocatable: scalarAllocatable(node),
+              },
+            }
+          : {}),
         pod: asPodObject(pod),
         nodeName: this.o.nodeName,
         nodeLabels: labels,
@@ -98,6 +143,9 @@ export class DraScheduler {
       });
       if (result.ok) {
         for (const claim of result.claims) this.o.claims.upsert(claim as unknown as KubeObject);
+        const extendedResourceClaimStatus = result.extendedResourceClaim
+          ? this.createExtendedResourceClaim(result.extendedResourceClaim)
+          : undefined;
         this.log.info(
           {
             pod: `${pod.namespace}/${pod.name}`,
@@ -110,9 +158,13 @@ export class DraScheduler {
           },
           'allocated and reserved ResourceClaims',
         );
-        return { ok: true };
+        return extendedResourceClaimStatus ? { ok: true, extendedResourceClaimStatus } : { ok: true };
       }
       for (const uid of result.deallocate ?? []) this.deallocate(uid);
+      for (const uid of result.deleteClaims ?? []) {
+        const claim = this.o.claims.list((c) => c.metadata.uid === uid).items[0];
+        if (claim) this.o.claims.delete(claim.metadata.namespace, claim.metadata.name);
+      }
       this.log.info(
         { pod: `${pod.namespace}/${pod.name}`, reason: result.reason, message: result.message },
         'pod is unschedulable',
@@ -121,6 +173,37 @@ export class DraScheduler {
     } finally {
       this.attemptedAt = this.o.clock.current();
     }
+  }
+
+  /**
+   * PreBind's createExtendedResourceClaimInAPI and the status update after it: the API server
+   * names the claim from its generateName; the claim is stored allocated and reserved.
+   */
+  private createExtendedResourceClaim(ext: {
+    claim: ResourceClaim;
+    mappings: PodExtendedResourceClaimStatus['requestMappings'];
+  }): PodExtendedResourceClaimStatus {
+    const { claim } = ext;
+    const created = this.o.claims.upsert({
+      ...(claim as unknown as KubeObject),
+      metadata: {
+        ...(claim.metadata as KubeObject['metadata']),
+        name: generateName(claim.metadata.generateName ?? ''),
+        uid: randomUUID(),
+        creationTimestamp: kubeTime(),
+        generation: 1,
+      },
+    });
+    this.log.info(
+      {
+        claim: `${created.metadata.namespace ?? ''}/${created.metadata.name}`,
+        devices: (claim.status?.allocation?.devices.results ?? []).map(
+          (r) => `${r.driver}/${r.pool}/${r.device}`,
+        ),
+      },
+      'created ResourceClaim for extended resources',
+    );
+    return { requestMappings: ext.mappings, resourceClaimName: created.metadata.name };
   }
 
   /** PostFilter: a claim allocated for another node and reserved by nobody else is deallocated. */
@@ -132,4 +215,16 @@ export class DraScheduler {
     delete status['reservedFor'];
     this.o.claims.upsert({ ...claim, status });
   }
+}
+
+/** The Node's status.allocatable as counts (what the scheduler's NodeInfo has as scalar resources). */
+function scalarAllocatable(node: KubeObject | undefined): Map<string, number> {
+  const allocatable =
+    (node?.['status'] as { allocatable?: Record<string, string> } | undefined)?.allocatable ?? {};
+  const out = new Map<string, number>();
+  for (const [name, value] of Object.entries(allocatable)) {
+    const n = parseInteger(value);
+    if (n !== undefined) out.set(name, n);
+  }
+  return out;
 }

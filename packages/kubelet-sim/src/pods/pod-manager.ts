@@ -10,7 +10,11 @@
 // pod stays Pending, Unschedulable, until a change lets it fit), and only a bound pod reaches the
 // kubelet. The kubelet prepares the claims before the pod's sandbox (failures are retried every
 // syncFrequency), unprepares them once the pod has stopped, and the controller then deallocates
-// and deletes what it generated.
+// and deletes what it generated. A pod asking for an extended resource that a DeviceClass maps
+// (DRAExtendedResource) is scheduled the same way: the scheduler creates its special claim and
+// records it in `status.extendedResourceClaimStatus`; the kubelet prepares that claim like the
+// others and leaves the mapped resources out of the device manager and the node-resources
+// predicate (removeMissingExtendedResources, isDRAExtendedResource).
 
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -33,7 +37,7 @@ import type { EvictionCandidate } from '../controlplane/device-taint-eviction.js
 import { asRejection, fromTopology, KubeletSimError } from '../errors.js';
 import type { EventRecorder, EventType } from '../apiserver/events.js';
 import type { ObjectStore } from '../apiserver/object-store.js';
-import { parsePodSpec, type ContainerSpec, type PodSpec } from './pod-spec.js';
+import { parsePodSpec, withoutDraExtendedResources, type ContainerSpec, type PodSpec } from './pod-spec.js';
 import { renderPod, resourceStatus } from './pod-status.js';
 import { PodWorkers } from './pod-workers.js';
 import {
@@ -80,8 +84,15 @@ export function draPodOf(pod: PodRuntime): DraPod & ControlPlanePod {
     resourceClaims: pod.spec.resourceClaims,
     resourceClaimStatuses: pod.resourceClaimStatuses,
     nodeName: pod.unschedulable ? pod.spec.requestedNodeName : (pod.spec.rawSpec['nodeName'] as string),
+    initContainers: pod.spec.initContainers,
+    containers: pod.spec.containers,
+    extendedResourceClaimStatus: pod.extendedResourceClaimStatus,
   };
 }
+
+/** The pod has claims for the DRA manager: its own, or the special claim of its extended resources. */
+const usesDra = (pod: PodRuntime): boolean =>
+  pod.spec.resourceClaims.length > 0 || pod.extendedResourceClaimStatus !== null;
 
 export class PodManager {
   private readonly pods = new Map<string, PodRuntime>();
@@ -139,7 +150,7 @@ export class PodManager {
   /** Pods with ResourceClaims, for the device taint eviction controller. */
   evictionCandidates(): EvictionCandidate[] {
     return [...this.pods.values()]
-      .filter((p) => !p.gone && p.spec.resourceClaims.length > 0)
+      .filter((p) => !p.gone && usesDra(p))
       .map((p) => ({ ...draPodOf(p), terminal: isTerminal(p) }));
   }
 
@@ -216,13 +227,19 @@ export class PodManager {
       finalResourceStatus: null,
       admission: this.o.topology.newDecision(false),
       resourceClaimStatuses: [],
+      extendedResourceClaimStatus: null,
       unschedulable: null,
       sandboxReady: spec.resourceClaims.length === 0,
       syncTimer: null,
       disruption: null,
     };
     this.pods.set(k, pod);
-    if (spec.resourceClaims.length > 0 && this.o.dra) {
+    const dra = this.o.dra;
+    if (
+      dra &&
+      (spec.resourceClaims.length > 0 ||
+        (spec.requestedNodeName === null && dra.scheduler.hasDeviceClassMappedExtendedResource(spec)))
+    ) {
       const scheduled = this.scheduleDra(pod);
       if (!scheduled.ok) {
         this.markUnschedulable(pod, scheduled);
@@ -241,7 +258,12 @@ export class PodManager {
     const nodeName = pod.spec.requestedNodeName;
     pod.resourceClaimStatuses = dra.claimController.syncPod({ ...draPodOf(pod), nodeName });
     if (nodeName !== null) return { ok: true };
-    return dra.scheduler.schedule({ ...draPodOf(pod), nodeName: null });
+    const scheduled = dra.scheduler.schedule({ ...draPodOf(pod), nodeName: null });
+    if (scheduled.ok && scheduled.extendedResourceClaimStatus) {
+      pod.extendedResourceClaimStatus = scheduled.extendedResourceClaimStatus;
+      pod.sandboxReady = false;
+    }
+    return scheduled;
   }
 
   private markUnschedulable(pod: PodRuntime, r: Extract<ScheduleResult, { ok: false }>): void {
@@ -289,8 +311,9 @@ export class PodManager {
     );
     const log = this.log.child({ pod: k, uid: spec.uid });
     try {
-      await this.o.topology.admit(spec, pod.qos, pod.admission!, false);
-      this.checkNodeResources(spec, pod);
+      const admitted = withoutDraExtendedResources(spec, pod.extendedResourceClaimStatus);
+      await this.o.topology.admit(admitted, pod.qos, pod.admission!, false);
+      this.checkNodeResources(admitted, pod);
     } catch (err) {
       this.o.deviceManager.freePod(spec.uid);
       this.o.cpuManager.release(spec.uid);
@@ -325,7 +348,7 @@ export class PodManager {
    */
   private async prepareSandbox(pod: PodRuntime): Promise<boolean> {
     const dra = this.o.dra;
-    if (!dra || pod.spec.resourceClaims.length === 0) {
+    if (!dra || !usesDra(pod)) {
       pod.sandboxReady = true;
       return true;
     }
@@ -365,7 +388,7 @@ export class PodManager {
   }
 
   private draUnhealthy(pod: PodRuntime, c: ContainerRuntime): string | null {
-    if (!this.o.dra || c.spec.claims.length === 0) return null;
+    if (!this.o.dra || c.spec.claims.length === 0) return null; // the special claim has no health entries
     for (const s of this.o.dra.manager.allocatedResourcesStatus(draPodOf(pod), c.spec.claims))
       for (const r of s.resources)
         if (r.health === 'Unhealthy') return `device ${r.resourceID} of ${s.name} is unhealthy`;
@@ -384,7 +407,7 @@ export class PodManager {
    */
   private finishDra(pod: PodRuntime): Promise<void> {
     const dra = this.o.dra;
-    if (!dra || pod.spec.resourceClaims.length === 0) return Promise.resolve();
+    if (!dra || !usesDra(pod)) return Promise.resolve();
     const draPod = draPodOf(pod);
     const k = `${pod.spec.namespace}/${pod.spec.name}`;
     return (async () => {
@@ -458,7 +481,7 @@ export class PodManager {
     // Resources are unprepared after the containers stopped and before the pod object goes
     // (SyncTerminatingPod); a terminal pod did that when it ended.
     const dra = this.o.dra;
-    if (dra && pod.spec.resourceClaims.length > 0 && !wasTerminal && !pod.unschedulable) {
+    if (dra && usesDra(pod) && !wasTerminal && !pod.unschedulable) {
       try {
         await dra.manager.unprepareResources(draPodOf(pod));
       } catch (err) {
@@ -471,7 +494,7 @@ export class PodManager {
     }
     this.o.store.delete(namespace, name);
     // The pod is gone: the ResourceClaim controller (and garbage collector) clean up its claims.
-    if (dra && pod.spec.resourceClaims.length > 0) dra.claimController.podFinished(draPodOf(pod));
+    if (dra && usesDra(pod)) dra.claimController.podFinished(draPodOf(pod));
     this.log.info({ pod: k }, 'pod deleted; devices freed');
   }
 
@@ -554,12 +577,12 @@ export class PodManager {
   /** The container's claims and the CDI devices the DRA manager hands it (GetResources). */
   private draEnvironment(pod: PodRuntime, c: ContainerRuntime): string[] {
     const dra = this.o.dra;
-    if (!dra || c.spec.claims.length === 0) return [];
+    if (!dra || (c.spec.claims.length === 0 && !pod.extendedResourceClaimStatus)) return [];
     const draPod = draPodOf(pod);
     const lines: string[] = [];
     let infos: ReturnType<DraManager['getContainerClaimInfos']> = [];
     try {
-      infos = dra.manager.getContainerClaimInfos(draPod, c.spec.claims);
+      infos = dra.manager.getContainerClaimInfos(draPod, c.spec);
     } catch (err) {
       lines.push(`claims unavailable: ${(err as Error).message}`);
     }
@@ -570,7 +593,7 @@ export class PodManager {
       lines.push(`claim: ResourceClaim ${info.namespace}/${info.claimName} = ${devices.join(', ')}`);
     }
     try {
-      for (const id of dra.manager.getResources(draPod, c.spec.claims)) lines.push(`cdi device: ${id}`);
+      for (const id of dra.manager.getResources(draPod, c.spec)) lines.push(`cdi device: ${id}`);
     } catch (err) {
       lines.push(`cdi devices unavailable: ${(err as Error).message}`);
     }
@@ -579,9 +602,10 @@ export class PodManager {
 
   /** The CDI device IDs the container got from its claims (state()). */
   cdiDevicesOf(pod: PodRuntime, c: ContainerSpec): string[] {
-    if (!this.o.dra || c.claims.length === 0 || pod.unschedulable) return [];
+    if (!this.o.dra || (c.claims.length === 0 && !pod.extendedResourceClaimStatus) || pod.unschedulable)
+      return [];
     try {
-      return this.o.dra.manager.getResources(draPodOf(pod), c.claims);
+      return this.o.dra.manager.getResources(draPodOf(pod), c);
     } catch {
       return [];
     }

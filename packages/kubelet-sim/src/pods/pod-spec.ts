@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { containerRequests, type ContainerRequests, type PodRequests } from '@plugboard/topology';
 import { fromTopology, KubeletSimError } from '../errors.js';
-import type { ContainerClaim, PodResourceClaim } from '../cm/dra/types.js';
+import type { ContainerClaim, PodExtendedResourceClaimStatus, PodResourceClaim } from '../cm/dra/types.js';
 
 const quantity = z.union([z.string(), z.number()]);
 const resourceList = z.record(z.string(), quantity);
@@ -286,4 +286,24 @@ export function parsePodSpec(input: unknown, nodeName: string): PodSpec {
     requestedNodeName: p.spec.nodeName ? p.spec.nodeName : null,
     rawSpec,
   };
+}
+
+/**
+ * The pod as the device manager and the node-resources predicate see it: each container without
+ * the resources its pod's special claim serves (the device manager's isDRAExtendedResource skips
+ * them, the predicate's removeMissingExtendedResources drops them).
+ */
+export function withoutDraExtendedResources(
+  spec: PodSpec,
+  status: PodExtendedResourceClaimStatus | null,
+): PodSpec {
+  const mappings = status?.requestMappings ?? [];
+  if (mappings.length === 0) return spec;
+  const strip = (c: ContainerSpec): ContainerSpec => {
+    const mapped = new Set(mappings.filter((m) => m.containerName === c.name).map((m) => m.resourceName));
+    if (mapped.size === 0) return c;
+    const keep = (m: Map<string, number>) => new Map([...m].filter(([r]) => !mapped.has(r)));
+    return { ...c, requests: keep(c.requests), limits: keep(c.limits) };
+  };
+  return { ...spec, initContainers: spec.initContainers.map(strip), containers: spec.containers.map(strip) };
 }

@@ -52,9 +52,12 @@ export function renderPod(
 ): AdmittedPod {
   const { spec } = pod;
   const status: Record<string, unknown> = { phase: pod.phase };
-  const claimStatuses = pod.resourceClaimStatuses.length
-    ? { resourceClaimStatuses: pod.resourceClaimStatuses }
-    : {};
+  const claimStatuses = {
+    ...(pod.resourceClaimStatuses.length ? { resourceClaimStatuses: pod.resourceClaimStatuses } : {}),
+    ...(pod.extendedResourceClaimStatus
+      ? { extendedResourceClaimStatus: pod.extendedResourceClaimStatus }
+      : {}),
+  };
   if (pod.unschedulable) {
     // Not bound: no nodeName (unless the pod named one), no IPs, no container statuses.
     status['conditions'] = [

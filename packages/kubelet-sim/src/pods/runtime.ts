@@ -5,7 +5,7 @@
 import type { Backoff } from '@plugboard/apimachinery';
 import type { AdmissionDecision, QosClass } from '@plugboard/topology';
 import type { KubeObject } from '../apiserver/object-store.js';
-import type { PodResourceClaimStatus } from '../cm/dra/types.js';
+import type { PodExtendedResourceClaimStatus, PodResourceClaimStatus } from '../cm/dra/types.js';
 import { ContainerLog } from '../kuberuntime/container-log.js';
 import type { ContainerSpec, PodSpec } from './pod-spec.js';
 
@@ -75,6 +75,11 @@ export interface PodRuntime {
   admission: AdmissionDecision | null;
   /** `status.resourceClaimStatuses`: the claims the ResourceClaim controller generated from templates. */
   resourceClaimStatuses: PodResourceClaimStatus[];
+  /**
+   * `status.extendedResourceClaimStatus`: the special claim the scheduler created for the pod's
+   * extended resources backed by DRA (DRAExtendedResource), null without one.
+   */
+  extendedResourceClaimStatus: PodExtendedResourceClaimStatus | null;
   /** The scheduler could not place the pod (PodScheduled False): it stays Pending, unbound. */
   unschedulable: { reason: string; message: string } | null;
   /**

@@ -11,6 +11,17 @@ export {
   type AllocateClaimsResult,
 } from './dynamicresources/dynamicresources.js';
 export {
+  createRequestsAndMappings,
+  DeviceClassResolver,
+  EXTENDED_RESOURCE_CLAIM_ANNOTATION,
+  hasDeviceClassMappedExtendedResource,
+  isDRAExtendedResourceName,
+  RESOURCE_DEVICE_CLASS_PREFIX,
+  type ContainerExtendedResourceRequest,
+  type ExtendedResourcePod,
+  type PodExtendedResourceClaimStatus,
+} from './dynamicresources/extendeddynamicresources.js';
+export {
   claimGenerateName,
   claimsFromTemplates,
   generateName,

@@ -429,18 +429,19 @@ describe('kubectl reads a healthy node', { concurrency: true }, () => {
   test('auth can-i: reads yes, writes no (exit 1), --list prints the rules', async () => {
     const [list, del, rules] = await Promise.all([
       kubectl.run(['auth', 'can-i', 'list', 'pods']),
-      kubectl.run(['auth', 'can-i', 'delete', 'pods']),
+      kubectl.run(['auth', 'can-i', 'patch', 'pods']),
       kubectl.run(['auth', 'can-i', '--list']),
     ]);
     assert.equal(ok(list), 'yes\n');
-    assert.equal(del.code, 1, `auth can-i delete pods: ${del.stdout}${del.stderr}`);
+    assert.equal(del.code, 1, `auth can-i patch pods: ${del.stdout}${del.stderr}`);
     assert.match(del.stdout, /^no( - .+)?\n$/);
     const table = parseTable(ok(rules));
     assert.deepEqual(table.header, ['Resources', 'Non-Resource URLs', 'Resource Names', 'Verbs']);
     const pods = table.rows.find((r) => r['Resources'] === 'pods');
     assert.ok(pods, `a rule for pods in:\n${rules.stdout}`);
-    for (const verb of ['get', 'list', 'watch']) assert.match(pods['Verbs']!, new RegExp(`\\b${verb}\\b`));
-    assert.doesNotMatch(pods['Verbs']!, /\b(delete|\*)\b/);
+    for (const verb of ['get', 'list', 'watch', 'create', 'delete'])
+      assert.match(pods['Verbs']!, new RegExp(`\\b${verb}\\b`));
+    assert.doesNotMatch(pods['Verbs']!, /\b(patch|update|\*)\b/);
   });
 
   test("logs: the simulated container's log shows its device environment", async () => {

@@ -37,6 +37,7 @@ import {
   type DraRegistrationState,
   type HelperEvents,
 } from './helper.js';
+import { deviceClassFor, type DeviceClassOptions } from './device-class.js';
 import type { DraKubeApi } from './kube-api.js';
 import { driverNameProblem } from './names.js';
 import type { PublicationStats } from './resource-slices.js';
@@ -364,6 +365,14 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
   }
 
   /** This node's devices as its ResourceSlices list them (what is published, or about to be). */
+  /**
+   * The DeviceClass selecting this driver's devices, optionally with an `extendedResourceName`
+   * (device-class.ts): a manifest to apply, never created by the driver itself.
+   */
+  deviceClass(options: DeviceClassOptions): ReturnType<typeof deviceClassFor> {
+    return deviceClassFor(this.driverName, options);
+  }
+
   sliceDevices(): SliceDevice[] {
     return this.#state.devices().flatMap((d) => {
       // DeviceState keeps an unchanged device's object; so does this, for the publisher's compare.

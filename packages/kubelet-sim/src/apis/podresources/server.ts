@@ -133,7 +133,7 @@ export class PodResourcesServer {
             size: m.bytes,
             topology: groupTopology(m.numaNodes),
           })),
-          dynamicResources: this.o.dra ? this.o.dra.dynamicResources(dra, c.claims) : [],
+          dynamicResources: this.o.dra ? this.o.dra.dynamicResources(dra, c) : [],
         };
       }),
     };

@@ -5,7 +5,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../object-store.js';
-import { validateDeviceTaintRule, validateResourceClaim, validateResourceSlice } from './resource.js';
+import {
+  validateDeviceClass,
+  validateDeviceTaintRule,
+  validateResourceClaim,
+  validateResourceSlice,
+} from './resource.js';
 
 const rule = (spec: Record<string, unknown>, status?: Record<string, unknown>): KubeObject => ({
   apiVersion: 'resource.k8s.io/v1',
@@ -233,4 +238,42 @@ describe('partitionable devices: counter sets and devices in separate slices (1.
     const plain = Array.from({ length: 65 }, (_, i) => ({ name: `d${i}` }));
     assert.deepEqual(rendered(validateResourceSlice()(slice({ devices: plain }), undefined)), []);
   });
+});
+
+describe('DeviceClass spec.extendedResourceName (format=k8s-extended-resource-name, upstream strfmt_test.go)', () => {
+  const f = 'spec.extendedResourceName';
+  const cases: [string, string[]][] = [
+    ['example.com/gpu', []],
+    ['example-kub.io/foo', []],
+    [
+      'foo',
+      [`${f}: Invalid value: "foo": a name must be a domain-prefixed path, such as 'example.com/my-prop'`],
+    ],
+    [
+      'kubernetes.io/gpu',
+      [`${f}: Invalid value: "kubernetes.io/gpu": must not have "kubernetes.io/" domain`],
+    ],
+    [
+      'something.kubernetes.io/foo',
+      [`${f}: Invalid value: "something.kubernetes.io/foo": must not have "kubernetes.io/" domain`],
+    ],
+    [
+      'requests.example.com/foo',
+      [`${f}: Invalid value: "requests.example.com/foo": must not have "requests." prefix`],
+    ],
+    [
+      `example.com/${'a'.repeat(64)}`,
+      [`${f}: Invalid value: "example.com/${'a'.repeat(64)}": name part must be no more than 63 bytes`],
+    ],
+  ];
+  for (const [name, want] of cases)
+    it(name, () => {
+      const obj: KubeObject = {
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'DeviceClass',
+        metadata: { name: 'gpu', uid: 'c1', creationTimestamp: '2026-01-01T00:00:00Z' },
+        spec: { extendedResourceName: name },
+      };
+      assert.deepEqual(rendered(validateDeviceClass()(obj, undefined)), want);
+    });
 });

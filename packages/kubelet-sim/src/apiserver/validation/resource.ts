@@ -4,7 +4,8 @@
 // capacities per device), exactly one of `exactly`/`firstAvailable`, allocation modes and counts,
 // constraints naming existing requests with fully qualified attributes, one way to select nodes per
 // slice, typed attributes, device taints and tolerations (label keys and values, effects), a
-// DeviceTaintRule's selector and taint and its status conditions (metav1 ValidateConditions), and
+// DeviceTaintRule's selector and taint and its status conditions (metav1 ValidateConditions), a
+// DeviceClass's extendedResourceName (an extended resource name, DRAExtendedResource), and
 // the immutable fields (a claim's and a template's spec, a slice's driver and node). CEL selectors
 // are compiled when a compiler is given. The field paths and messages are the ones `kubectl` prints
 // from a real API server.
@@ -134,17 +135,21 @@ function poolName(e: Errors, field: string, v: unknown): void {
     if (part.length > 253 || !DNS1123_SUBDOMAIN.test(part)) e.invalid(field, part, DNS1123_SUBDOMAIN_MESSAGE);
 }
 
-/** metav1validation.ValidateLabelName (content.IsLabelKey): an optional DNS subdomain prefix and `/`, then a name. */
-function labelKey(e: Errors, field: string, v: unknown): void {
-  const key = typeof v === 'string' ? v : '';
-  const parts = key.split('/');
+/**
+ * metav1validation.ValidateLabelName (content.IsLabelKey): an optional DNS subdomain prefix and `/`,
+ * then a name. Errors show `shown` as the value (default: the key itself).
+ */
+function labelKey(e: Errors, field: string, v: unknown, shown?: string): void {
+  const checked = typeof v === 'string' ? v : '';
+  const key = shown ?? checked;
+  const parts = checked.split('/');
   if (parts.length > 2)
     return e.invalid(
       field,
       key,
       `a valid label key ${LABEL_KEY_MESSAGE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
     );
-  const name = parts.length === 2 ? parts[1]! : key;
+  const name = parts.length === 2 ? parts[1]! : checked;
   if (parts.length === 2) {
     const prefix = parts[0]!;
     if (prefix === '') e.invalid(field, key, 'prefix part must be non-empty');
@@ -157,6 +162,19 @@ function labelKey(e: Errors, field: string, v: unknown): void {
   else if (name.length > LIMITS.labelKeyName)
     e.invalid(field, key, `name part must be no more than ${LIMITS.labelKeyName} bytes`);
   if (!LABEL_KEY_NAME.test(name)) e.invalid(field, key, `name part ${LABEL_KEY_MESSAGE}`);
+}
+
+/**
+ * validate.ExtendedResourceName (format=k8s-extended-resource-name, the declarative validation that
+ * is authoritative for DeviceClass.spec.extendedResourceName in 1.37), with its messages.
+ */
+function extendedResourceName(e: Errors, field: string, v: unknown): void {
+  const value = typeof v === 'string' ? v : '';
+  if (!value.includes('/'))
+    e.invalid(field, value, "a name must be a domain-prefixed path, such as 'example.com/my-prop'");
+  else if (value.includes('kubernetes.io/')) e.invalid(field, value, 'must not have "kubernetes.io/" domain');
+  if (value.startsWith('requests.')) e.invalid(field, value, 'must not have "requests." prefix');
+  labelKey(e, field, `requests.${value}`, value);
 }
 
 /** validateLabelValue (content.IsLabelValue). */
@@ -392,6 +410,8 @@ export function validateDeviceClass(compile?: SelectorCompiler): Validator {
     const config = asList(spec['config']);
     if (config.length > LIMITS.config) e.tooMany('spec.config', config.length, LIMITS.config);
     config.forEach((c, i) => opaque(e, `spec.config[${i}]`, asObj(c) ?? {}));
+    if (spec['extendedResourceName'] !== undefined)
+      extendedResourceName(e, 'spec.extendedResourceName', spec['extendedResourceName']);
     return e.list;
   };
 }

@@ -6,6 +6,9 @@
 // (UpdateAllocatedResourcesStatus, from the drivers' NodeWatchResources streams), and unprepares
 // a pod's claims once it has stopped (UnprepareResources, NodeUnprepareResources once no other pod
 // on the node uses the claim). Error texts are the kubelet's, wrapped the way it wraps them.
+// A pod's special claim for extended resources backed by DRA
+// (`status.extendedResourceClaimStatus`, DRAExtendedResource) is prepared like a claim the pod
+// names, and reaches the containers its request mappings name.
 //
 // Not a Topology Manager hint provider: a 1.37 kubelet registers only the device, CPU and memory
 // managers as hint providers; DRA devices' NUMA placement is the scheduler's (matchAttribute).
@@ -20,10 +23,24 @@ import { ClaimInfo, ClaimInfoCache } from './claiminfo.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS, HealthInfoCache, truncateHealthMessage } from './healthinfo.js';
 import type { DraClaimRef, DRAPlugin, HealthResponse } from './plugin/dra-plugin.js';
 import { DEFAULT_WIPING_DELAY_MS, DRAPluginManager, type DriverView } from './plugin/dra-plugin-manager.js';
-import { baseRequestRef, claimName, isForPod, isReservedForPod } from './resourceclaim.js';
+import {
+  baseRequestRef,
+  claimName,
+  extendedResourceRequestNames,
+  isForPod,
+  isReservedForPod,
+} from './resourceclaim.js';
 import { DraCheckpointer } from './state/checkpoint.js';
 import type { DeviceHealthStatus } from './state/state.js';
-import type { ContainerClaim, DraPod, ResourceClaimView } from './types.js';
+import type { ContainerClaim, DraContainer, DraPod, PodResourceClaim, ResourceClaimView } from './types.js';
+
+/** The pod's claims with the special claim of its extended resources last, as PrepareResources lists them. */
+function podResourceClaims(pod: DraPod): PodResourceClaim[] {
+  const ext = pod.extendedResourceClaimStatus;
+  return ext
+    ? [...pod.resourceClaims, { name: '', resourceClaimName: ext.resourceClaimName }]
+    : pod.resourceClaims;
+}
 
 export interface DraManagerOptions {
   nodeName: string;
@@ -180,7 +197,7 @@ export class DraManager {
     // A validation pass that changes nothing: a pod that cannot be prepared can be deleted
     // without the kubelet having to call NodeUnprepareResources.
     const infos: { claim: ResourceClaimView; info: ClaimInfo; plugins: Map<string, DRAPlugin> }[] = [];
-    for (const podClaim of pod.resourceClaims) {
+    for (const podClaim of podResourceClaims(pod)) {
       const ref = claimName(pod, podClaim);
       if (!ref) continue;
       const claim = this.o.claims.get(pod.namespace, ref.name) as unknown as ResourceClaimView | undefined;
@@ -294,7 +311,7 @@ export class DraManager {
       if (names.length === 0) {
         // The checkpoint may be gone: the pod's own spec and status name its claims.
         names = [];
-        for (const podClaim of pod.resourceClaims) {
+        for (const podClaim of podResourceClaims(pod)) {
           const ref = claimName(pod, podClaim);
           if (ref) names.push(ref.name);
         }
@@ -379,8 +396,12 @@ export class DraManager {
 
   // --- what containers, PodResources and the pod status see --------------------------------------
 
-  /** GetResources: the CDI device IDs a container gets (the requests it names of each claim). */
-  getResources(pod: DraPod, containerClaims: ContainerClaim[]): string[] {
+  /**
+   * GetResources: the CDI device IDs a container gets (the requests it names of each claim, then
+   * the requests of the special claim mapped to its non-zero extended resource requests).
+   */
+  getResources(pod: DraPod, container: DraContainer): string[] {
+    const containerClaims = container.claims;
     const cdi: string[] = [];
     for (const podClaim of pod.resourceClaims) {
       const requests = containerClaims.filter((c) => c.name === podClaim.name).map((c) => c.request ?? '');
@@ -394,12 +415,27 @@ export class DraManager {
         );
       for (const request of requests) cdi.push(...info.cdiDevicesAsList(request));
     }
+    const ext = pod.extendedResourceClaimStatus;
+    if (ext) {
+      const requests = extendedResourceRequestNames(pod, container);
+      if (requests.length > 0) {
+        const info = this.cache.get(ext.resourceClaimName, pod.namespace);
+        if (!info)
+          throw new Error(
+            `internal error: unable to get claim info for ResourceClaim ${ext.resourceClaimName} in namespace ${pod.namespace}`,
+          );
+        for (const request of requests) cdi.push(...info.cdiDevicesAsList(request));
+      }
+    }
     return cdi;
   }
 
-  /** GetContainerClaimInfos: the claims a container uses, in the pod's order. */
-  getContainerClaimInfos(pod: DraPod, containerClaims: ContainerClaim[]): ClaimInfo[] {
-    const used = new Set(containerClaims.map((c) => c.name));
+  /**
+   * GetContainerClaimInfos: the claims a container uses, in the pod's order, then the special
+   * claim when one of its request mappings names the container (all of that claim's devices).
+   */
+  getContainerClaimInfos(pod: DraPod, container: DraContainer): ClaimInfo[] {
+    const used = new Set(container.claims.map((c) => c.name));
     const out: ClaimInfo[] = [];
     for (const podClaim of pod.resourceClaims) {
       if (!used.has(podClaim.name)) continue;
@@ -407,6 +443,15 @@ export class DraManager {
       if (!ref) continue;
       const info = this.cache.get(ref.name, pod.namespace);
       if (!info) throw new Error(`unable to get information for ResourceClaim ${ref.name}`);
+      out.push(info);
+    }
+    const ext = pod.extendedResourceClaimStatus;
+    if (ext?.requestMappings.some((m) => m.containerName === container.name)) {
+      const info = this.cache.get(ext.resourceClaimName, pod.namespace);
+      if (!info)
+        throw new Error(
+          `unable to get claim info for claim ${ext.resourceClaimName} in namespace ${pod.namespace}`,
+        );
       out.push(info);
     }
     return out;
@@ -418,10 +463,10 @@ export class DraManager {
    * device and of the driver's devices before it (the kubelet appends to one slice per driver).
    * An error (a claim not prepared yet) gives an empty list, as the kubelet logs and returns none.
    */
-  dynamicResources(pod: DraPod, containerClaims: ContainerClaim[]): DynamicResourceView[] {
+  dynamicResources(pod: DraPod, container: DraContainer): DynamicResourceView[] {
     let infos: ClaimInfo[];
     try {
-      infos = this.getContainerClaimInfos(pod, containerClaims);
+      infos = this.getContainerClaimInfos(pod, container);
     } catch (err) {
       this.log.debug(
         { pod: `${pod.namespace}/${pod.name}`, err: (err as Error).message },

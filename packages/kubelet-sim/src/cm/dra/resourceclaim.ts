@@ -2,7 +2,8 @@
 // the scheduler and the controllers share: which ResourceClaim a pod's claim entry names, whether a
 // claim was generated for a pod, whether it is reserved for it. Errors carry upstream's text.
 
-import type { DraPod, PodResourceClaim, ResourceClaimView } from './types.js';
+import { isDRAExtendedResourceName } from '../../scheduler/index.js';
+import type { DraContainer, DraPod, PodResourceClaim, ResourceClaimView } from './types.js';
 
 export class ClaimNameError extends Error {
   override readonly name = 'ClaimNameError';
@@ -39,6 +40,26 @@ export function claimName(
   );
 }
 
+/**
+ * resourceclaim.PodClaims: the pod's claims by name (entries whose claim is not created yet, or
+ * not needed, are skipped), then the special claim of its extended resources (owner checked).
+ */
+export function podClaims(pod: DraPod): { name: string; mustCheckOwner: boolean }[] {
+  const out: { name: string; mustCheckOwner: boolean }[] = [];
+  for (const podClaim of pod.resourceClaims) {
+    let ref;
+    try {
+      ref = claimName(pod, podClaim);
+    } catch {
+      continue;
+    }
+    if (ref) out.push(ref);
+  }
+  const ext = pod.extendedResourceClaimStatus?.resourceClaimName;
+  if (ext) out.push({ name: ext, mustCheckOwner: true });
+  return out;
+}
+
 /** resourceclaim.IsForPod: the claim's controller is the pod; returns the error text or null. */
 export function isForPod(pod: DraPod, claim: ResourceClaimView): string | null {
   const ns = claim.metadata.namespace ?? '';
@@ -60,4 +81,19 @@ export function isReservedForPod(pod: DraPod, claim: ResourceClaimView): boolean
 export function baseRequestRef(request: string): string {
   const i = request.indexOf('/');
   return i < 0 ? request : request.slice(0, i);
+}
+
+/**
+ * The requests of the pod's special claim whose devices a container gets (GetResources): those its
+ * request mappings name for a resource the container requests (non-zero).
+ */
+export function extendedResourceRequestNames(pod: DraPod, container: DraContainer): string[] {
+  return (pod.extendedResourceClaimStatus?.requestMappings ?? [])
+    .filter(
+      (m) =>
+        m.containerName === container.name &&
+        isDRAExtendedResourceName(m.resourceName) &&
+        (container.requests.get(m.resourceName) ?? 0) !== 0,
+    )
+    .map((m) => m.requestName);
 }

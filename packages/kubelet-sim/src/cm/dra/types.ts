@@ -63,6 +63,22 @@ export interface ContainerClaim {
   request?: string;
 }
 
+/** `pod.status.extendedResourceClaimStatus.requestMappings[]`. */
+export interface ContainerExtendedResourceRequest {
+  containerName: string;
+  resourceName: string;
+  requestName: string;
+}
+
+/**
+ * `pod.status.extendedResourceClaimStatus`: the special claim the scheduler created for the pod's
+ * extended resources backed by DRA, and which request of it serves which container's resource.
+ */
+export interface PodExtendedResourceClaimStatus {
+  requestMappings: ContainerExtendedResourceRequest[];
+  resourceClaimName: string;
+}
+
 /** What the DRA manager needs of a pod (v1.Pod's fields it reads). */
 export interface DraPod {
   name: string;
@@ -70,6 +86,17 @@ export interface DraPod {
   uid: string;
   resourceClaims: PodResourceClaim[];
   resourceClaimStatuses: PodResourceClaimStatus[];
+  /** Set by the scheduler when it allocated extended resources through DRA. */
+  extendedResourceClaimStatus?: PodExtendedResourceClaimStatus | null;
+}
+
+/** A container as GetResources and GetContainerClaimInfos read it. */
+export interface DraContainer {
+  name: string;
+  /** `resources.claims`. */
+  claims: ContainerClaim[];
+  /** `resources.requests` (extended resources as counts). */
+  requests: ReadonlyMap<string, number>;
 }
 
 /** The annotation on a claim generated from a template naming the pod's claim entry. */

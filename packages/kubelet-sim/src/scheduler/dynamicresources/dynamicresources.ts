@@ -15,7 +15,12 @@
 // PreFilter already rejects, `0/1 nodes are available: <reason>. no new claims to deallocate, …`.
 // Fatal errors (a CEL runtime error, an unsupported field) are the scheduler's SchedulerError:
 // `running "DynamicResources" filter plugin: <error>`. Nothing here throws for bad input.
+//
+// Extended resources backed by DRA (extendeddynamicresources.ts) ride along: the pod's special
+// claim is allocated with its other claims (last, as upstream appends it) and comes back unnamed,
+// for the caller to create as PreBind does.
 
+import { randomUUID } from 'node:crypto';
 import { Quantity } from '@plugboard/apimachinery';
 import {
   kobj,
@@ -36,6 +41,17 @@ import type {
   ResourceClaimConsumerReference,
   ResourceSlice,
 } from '../types.js';
+import {
+  DeviceClassResolver,
+  filterExtendedResources,
+  findExtendedResourceClaim,
+  hasDeviceClassMappedExtendedResource,
+  inMemoryExtendedResourceClaim,
+  podRequests,
+  SPECIAL_CLAIM_IN_MEM_NAME,
+  type ContainerExtendedResourceRequest,
+  type ExtendedResourcePod,
+} from './extendeddynamicresources.js';
 
 /** resourceapi.Finalizer: set on claims the scheduler allocates. */
 export const RESOURCE_CLAIM_FINALIZER = 'resource.kubernetes.io/delete-protection';
@@ -58,6 +74,12 @@ export interface AllocateClaimsInput {
   taintRules?: readonly DeviceTaintRule[];
   /** A cache of compiled selectors to reuse across calls (cel.NewCache). */
   celCache?: SelectorCache;
+  /**
+   * DRAExtendedResource: the pod's containers' requests and the Node's `status.allocatable`
+   * (counts). With it, extended resources a DeviceClass maps and no device plugin serves on this
+   * node are allocated through the pod's special claim.
+   */
+  extendedResources?: { pod: ExtendedResourcePod; allocatable: ReadonlyMap<string, number> };
 }
 
 export type AllocateClaimsResult =
@@ -67,6 +89,12 @@ export type AllocateClaimsResult =
       allocations: Map<string, AllocationResult>;
       /** The pod's claims as they are after PreBind: allocation, reservedFor, finalizer. */
       claims: ResourceClaim[];
+      /**
+       * The special claim for the pod's extended resources, to be created (generateName; the API
+       * server names it) with this allocation, reservation and finalizer, and the mappings for
+       * `pod.status.extendedResourceClaimStatus`.
+       */
+      extendedResourceClaim?: { claim: ResourceClaim; mappings: ContainerExtendedResourceRequest[] };
     }
   | {
       ok: false;
@@ -78,6 +106,8 @@ export type AllocateClaimsResult =
       reasons: string[];
       /** UIDs of claims PostFilter deallocates to let the pod try again (allocated for another node). */
       deallocate?: string[];
+      /** UIDs of claims PostFilter deletes: a special claim left by an earlier cycle. */
+      deleteClaims?: string[];
     };
 
 /** The plugin's LRU of compiled selectors, shared by every call (upstream: cel.NewCache(10)). */
@@ -95,13 +125,19 @@ function preFilterRejection(reason: string): AllocateClaimsResult {
   };
 }
 
-function filterRejection(reason: string, postFilter: string, deallocate?: string[]): AllocateClaimsResult {
+function filterRejection(
+  reason: string,
+  postFilter: string,
+  deallocate?: string[],
+  deleteClaims?: string[],
+): AllocateClaimsResult {
   return {
     ok: false,
     reason: 'Unschedulable',
     message: `0/1 nodes are available: 1 ${reason}. ${postFilter}, ${PREEMPTION_NOT_HELPFUL}`,
     reasons: [reason],
     ...(deallocate ? { deallocate } : {}),
+    ...(deleteClaims ? { deleteClaims } : {}),
   };
 }
 
@@ -166,7 +202,21 @@ export function allocateClaims(input: AllocateClaimsInput): AllocateClaimsResult
   } else {
     claims = [...input.claims];
   }
-  if (claims.length === 0) return { ok: true, allocations: new Map(), claims: [] };
+  // preFilterExtendedResources.
+  const ext = input.extendedResources;
+  let extended:
+    { claim: ResourceClaim; requests: Map<string, number>; resolver: DeviceClassResolver } | undefined;
+  if (ext) {
+    const resolver = new DeviceClassResolver(input.classes);
+    const requests = podRequests(ext.pod);
+    if (hasDeviceClassMappedExtendedResource(requests, resolver)) {
+      const claim =
+        findExtendedResourceClaim(ext.pod, input.claims) ??
+        inMemoryExtendedResourceClaim(ext.pod, randomUUID());
+      extended = { claim, requests, resolver };
+    }
+  }
+  if (claims.length === 0 && !extended) return { ok: true, allocations: new Map(), claims: [] };
 
   const classes = new Map(input.classes.map((c) => [c.metadata.name, c] as const));
   const toAllocate: ResourceClaim[] = [];
@@ -211,7 +261,32 @@ export function allocateClaims(input: AllocateClaimsInput): AllocateClaimsResult
     }
   }
 
-  // Filter.
+  // Filter: filterExtendedResources first.
+  let nodeExtended: { claim: ResourceClaim; mappings: ContainerExtendedResourceRequest[] } | undefined;
+  if (ext && extended) {
+    const f = filterExtendedResources(
+      ext.pod,
+      extended.claim,
+      extended.requests,
+      ext.allocatable,
+      extended.resolver,
+      claims.length > 0,
+    );
+    if (f.kind === 'unschedulable') {
+      // PostFilter deletes a special claim written in an earlier cycle.
+      return extended.claim.metadata.name === SPECIAL_CLAIM_IN_MEM_NAME
+        ? filterRejection(f.reason, 'still not schedulable')
+        : filterRejection(f.reason, 'deletion of ResourceClaim completed', undefined, [
+            extended.claim.metadata.uid ?? '',
+          ]);
+    }
+    if (f.kind === 'claim') {
+      nodeExtended = f;
+      toAllocate.push(f.claim);
+    }
+  }
+  if (claims.length === 0 && !nodeExtended) return { ok: true, allocations: new Map(), claims: [] };
+
   const unavailable = claims.filter((claim) => {
     const selector = claim.status?.allocation?.nodeSelector;
     return selector !== undefined && !nodeSelectorMatches(selector, node);
@@ -289,7 +364,25 @@ export function allocateClaims(input: AllocateClaimsInput): AllocateClaimsResult
     allocations.set(claim.metadata.uid ?? claim.metadata.name ?? '', allocation);
     updated.push(copy);
   }
-  return { ok: true, allocations, claims: updated };
+  if (!nodeExtended) return { ok: true, allocations, claims: updated };
+  const allocation = outcome.results[next];
+  if (!allocation)
+    return schedulerError(`running Reserve plugin "${PLUGIN_NAME}": claim allocation not found for node`);
+  const claim = structuredClone(nodeExtended.claim);
+  claim.metadata.finalizers = [RESOURCE_CLAIM_FINALIZER];
+  claim.status = {
+    allocation,
+    ...(pod
+      ? { reservedFor: [{ resource: 'pods', name: pod.metadata.name, uid: pod.metadata.uid ?? '' }] }
+      : {}),
+  };
+  allocations.set(claim.metadata.uid ?? '', allocation);
+  return {
+    ok: true,
+    allocations,
+    claims: updated,
+    extendedResourceClaim: { claim, mappings: nodeExtended.mappings },
+  };
 }
 
 /**
