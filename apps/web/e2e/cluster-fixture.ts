@@ -21,6 +21,7 @@ import {
 import type { NodeSnapshot } from '@plugboard/api';
 import {
   DraDriver,
+  evenPartitions,
   SimulatedSource,
   kubeApiFromKubeConfig,
   parsePluginConfig,
@@ -58,12 +59,23 @@ async function createDraObjects(simUrl: string, spec: NodeSpec): Promise<void> {
       spec: { selectors: [{ cel: { expression: `device.driver == "${c.driver}"` } }] },
     });
   }
-  const requests = (r: { deviceClassName: string; count: number }) => ({
+  const requests = (r: {
+    deviceClassName: string;
+    count: number;
+    selector?: string;
+    capacity?: Record<string, string>;
+  }) => ({
     devices: {
       requests: [
         {
           name: 'gpu',
-          exactly: { deviceClassName: r.deviceClassName, allocationMode: 'ExactCount', count: r.count },
+          exactly: {
+            deviceClassName: r.deviceClassName,
+            allocationMode: 'ExactCount',
+            count: r.count,
+            ...(r.selector ? { selectors: [{ cel: { expression: r.selector } }] } : {}),
+            ...(r.capacity ? { capacity: { requests: r.capacity } } : {}),
+          },
         },
       ],
     },
@@ -137,6 +149,25 @@ async function startOthers(
       pluginsDir: node.pluginsDir,
       pluginsRegistryDir: node.pluginsRegistryDir,
       cdiDir: node.cdiDir,
+      ...(d.partitions
+        ? {
+            partitions: {
+              counters: () => ({ memory: d.partitions!.memory }),
+              partitions: evenPartitions({ memory: d.partitions.memory }, d.partitions.splits),
+            },
+          }
+        : {}),
+      ...(d.shared
+        ? {
+            allowMultipleAllocations: true,
+            capacity: () => ({
+              memory: {
+                value: d.shared!.memory,
+                requestPolicy: { default: '10Gi', validRange: { min: '10Gi', step: '10Gi' } },
+              },
+            }),
+          }
+        : {}),
     });
     await driver.start();
     started.push(driver);
@@ -223,7 +254,7 @@ async function main(): Promise<void> {
           }) &&
           // Drivers it does not run: seen through the ResourceSlice informer.
           (spec.others?.dra ?? []).every(
-            (d) => s.dra?.drivers[d.driver]?.counts.published === d.simulated.count,
+            (d) => s.dra?.drivers[d.driver]?.counts.published === (d.published ?? d.simulated.count),
           ) &&
           // Device plugins it does not run: registered with the kubelet, their devices allocatable.
           (spec.others?.resources ?? []).every(

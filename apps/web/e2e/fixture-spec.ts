@@ -11,6 +11,10 @@ export const DRA_DRIVER = 'gpu.plugboard.example';
 export const OTHER_GPU = 'other.example/gpu';
 export const OTHER_DRA_DRIVER = 'accel.other.example';
 
+/** parts-node: a partitioned GPU (counter set + whole/halves/quarters) and a shared GPU, both DRA (KEP-4815, KEP-5075). */
+export const PART_DRIVER = 'part.plugboard.example';
+export const SHARE_DRIVER = 'share.plugboard.example';
+
 /** Bearer token of the gateway that requires one (a test-only secret). */
 export const E2E_TOKEN = 'e2e-gateway-token-8c1f0d5a';
 
@@ -39,11 +43,29 @@ export interface NodeSpec {
    */
   others?: {
     resources?: { name: string; simulated: { count: number; numaNodes: number[]; idPrefix?: string } }[];
-    dra?: { driver: string; simulated: { count: number; numaNodes: number[]; idPrefix: string } }[];
+    dra?: {
+      driver: string;
+      simulated: { count: number; numaNodes: number[]; idPrefix: string };
+      /** Publish each device as its counter set (`memory`) and even partitions of it (`splits`). */
+      partitions?: { memory: string; splits: number[] };
+      /** Each device shared (allowMultipleAllocations) with this much memory, taken in 10Gi steps. */
+      shared?: { memory: string };
+      /** Devices in its slices when not `simulated.count` (partitions). */
+      published?: number;
+    }[];
   };
   /** DeviceClasses (each selecting one driver's devices) and ResourceClaimTemplates created first. */
   deviceClasses?: { name: string; driver: string }[];
-  claimTemplates?: { namespace: string; name: string; deviceClassName: string; count: number }[];
+  claimTemplates?: {
+    namespace: string;
+    name: string;
+    deviceClassName: string;
+    count: number;
+    /** A CEL selector on the request. */
+    selector?: string;
+    /** `capacity.requests` of the request (a shared device). */
+    capacity?: Record<string, string>;
+  }[];
   /** Standalone ResourceClaims. */
   claims?: { namespace: string; name: string; deviceClassName: string; count: number }[];
   pods: {
@@ -165,6 +187,81 @@ export const NODES: NodeSpec[] = [
         restartPolicy: 'Always',
         limits: {},
         resourceClaims: [{ name: 'acc', template: 'one-acc' }],
+      },
+    ],
+  },
+  // parts-node: an observer gateway beside two DRA drivers of Plugboard's library it does not run —
+  // one GPU partitioned over its counter set (two quarters taken by pods), one GPU shared by two
+  // claims (20Gi and 10Gi of its 40Gi).
+  {
+    name: 'parts-node',
+    numaNodes: 1,
+    cpus: 8,
+    faults: 'open',
+    resources: [],
+    others: {
+      dra: [
+        {
+          driver: PART_DRIVER,
+          simulated: { count: 1, numaNodes: [0], idPrefix: 'gpu' },
+          partitions: { memory: '40Gi', splits: [1, 2, 4] },
+          published: 7,
+        },
+        {
+          driver: SHARE_DRIVER,
+          simulated: { count: 1, numaNodes: [0], idPrefix: 'gpu' },
+          shared: { memory: '40Gi' },
+        },
+      ],
+    },
+    deviceClasses: [
+      { name: PART_DRIVER, driver: PART_DRIVER },
+      { name: SHARE_DRIVER, driver: SHARE_DRIVER },
+    ],
+    claimTemplates: [
+      {
+        namespace: 'ml',
+        name: 'quarter-gpu',
+        deviceClassName: PART_DRIVER,
+        count: 1,
+        selector: `device.attributes["${PART_DRIVER}"].partition == "quarter"`,
+      },
+      {
+        namespace: 'ml',
+        name: 'gpu-20gi',
+        deviceClassName: SHARE_DRIVER,
+        count: 1,
+        capacity: { memory: '20Gi' },
+      },
+      {
+        namespace: 'ml',
+        name: 'gpu-10gi',
+        deviceClassName: SHARE_DRIVER,
+        count: 1,
+        capacity: { memory: '10Gi' },
+      },
+    ],
+    pods: [
+      ...['quarter-a', 'quarter-b'].map((name) => ({
+        namespace: 'ml',
+        name,
+        restartPolicy: 'Always' as const,
+        limits: {},
+        resourceClaims: [{ name: 'gpu', template: 'quarter-gpu' }],
+      })),
+      {
+        namespace: 'ml',
+        name: 'share-a',
+        restartPolicy: 'Always',
+        limits: {},
+        resourceClaims: [{ name: 'gpu', template: 'gpu-20gi' }],
+      },
+      {
+        namespace: 'ml',
+        name: 'share-b',
+        restartPolicy: 'Always',
+        limits: {},
+        resourceClaims: [{ name: 'gpu', template: 'gpu-10gi' }],
       },
     ],
   },

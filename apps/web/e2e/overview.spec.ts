@@ -6,6 +6,9 @@ import type { ClusterDocument } from '../lib/cluster-types';
 import { expectNoSeriousA11yViolations, gatewaySummary, saveScreenshot, webUrl } from './helpers';
 import { advertised, GPU, NODES } from './fixture-spec';
 
+/** Node cards: every fixture node and the unreachable gateway global setup adds. */
+const CARDS = NODES.length + 1;
+
 test('the overview lists every node with capacity, allocatable, allocated and free per resource', async ({
   page,
 }) => {
@@ -31,7 +34,7 @@ test('the overview lists every node with capacity, allocatable, allocated and fr
       await expect(region).toContainText(`free ${total - requested}`);
     }
   }
-  await expect(page.getByText(/6 nodes · 0 with unhealthy devices · 1 not live/)).toBeVisible();
+  await expect(page.getByText(`${CARDS} nodes · 0 with unhealthy devices · 1 not live`)).toBeVisible();
   // Cluster totals: the sum of every node's devices per resource.
   await page.getByText('Cluster totals per resource').click();
   const gpuTotal = NODES.flatMap((n) => n.resources.filter((r) => r.name === GPU)).reduce(
@@ -55,7 +58,7 @@ test('an unreachable gateway is listed with the reason, never as zeros', async (
 
 test('filters by node name, resource and health, and sorts', async ({ page }) => {
   await page.goto(webUrl('/'));
-  await expect(page.getByRole('article')).toHaveCount(6);
+  await expect(page.getByRole('article')).toHaveCount(CARDS);
   await page.getByRole('searchbox', { name: 'Node' }).fill('edge');
   await expect(page.getByRole('article')).toHaveCount(1);
   await expect(page.getByRole('article', { name: 'edge-node' })).toBeVisible();
@@ -109,7 +112,7 @@ test('the first HTML already lists every node with its numbers, readable without
   try {
     const page = await context.newPage();
     await page.goto(webUrl('/'));
-    await expect(page.getByText(/6 nodes · 0 with unhealthy devices · 1 not live/)).toBeVisible();
+    await expect(page.getByText(`${CARDS} nodes · 0 with unhealthy devices · 1 not live`)).toBeVisible();
     for (const spec of NODES) {
       const card = page.getByRole('article', { name: spec.name });
       await expect(card.getByText('● Live')).toBeVisible();

@@ -4,8 +4,11 @@
 // their tile keys carry a prefix that no extended resource name can start with.
 import type {
   DeviceFaultPhase,
+  DraCapacityRequestPolicy,
   DraClaimRequest,
   DraClaimState,
+  DraCounterSetState,
+  DraCounterUsage,
   DraDeviceState,
   DraHealth,
   DraState,
@@ -188,4 +191,72 @@ export function draPodTiles(node: NodeSnapshot, podKey: string): string[] {
     }
   }
   return [...out];
+}
+
+/** "memory 20Gi used of 40Gi, 20Gi left" (a counter set's counter or a shared device's capacity). */
+export function describeUsage(name: string, u: DraCounterUsage): string {
+  return `${name} ${u.used} used of ${u.capacity}, ${u.left} left`;
+}
+
+/** "20Gi memory" for a share's or a partition's amounts, several joined with ", "; "" for none. */
+export function describeAmounts(amounts: Record<string, string>): string {
+  return Object.entries(amounts)
+    .map(([name, v]) => `${v} ${name}`)
+    .join(', ');
+}
+
+/** A capacity's request policy in words: "default 10Gi; 10Gi and up in steps of 10Gi". */
+export function describeRequestPolicy(p: DraCapacityRequestPolicy): string {
+  const parts: string[] = [];
+  if (p.default !== undefined) parts.push(`default ${p.default}`);
+  if (p.validRange) {
+    const { min, max, step } = p.validRange;
+    parts.push(
+      `${max !== undefined ? `${min} to ${max}` : `${min} and up`}${step !== undefined ? ` in steps of ${step}` : ''}`,
+    );
+  }
+  if (p.validValues) parts.push(`one of ${p.validValues.join(', ')}`);
+  return parts.join('; ');
+}
+
+/** The counter set a partition consumes (its first), as its pool reports it; null for no partition. */
+export function draCounterSetOf(
+  node: NodeSnapshot,
+  d: DraDeviceState,
+): { set: DraCounterSetState; consumes: Record<string, string> } | null {
+  const c = d.consumesCounters?.[0];
+  if (!c) return null;
+  const set = node.dra?.drivers[d.driver]?.pools[d.pool]?.counterSets?.[c.counterSet];
+  return set ? { set, consumes: c.counters } : null;
+}
+
+/** A DRA device on the map: a device of its own, or the partitions of one counter set together. */
+export type DraMapEntry =
+  | { kind: 'device'; device: DraDeviceState }
+  | { kind: 'counter-set'; key: string; set: DraCounterSetState; devices: DraDeviceState[] };
+
+/**
+ * A driver's devices on one NUMA node in map order, the partitions of each counter set gathered
+ * where the first of them is (the counter set is the physical device; the API gives it no NUMA node
+ * of its own, so it sits with its partitions).
+ */
+export function draMapEntries(node: NodeSnapshot, devices: readonly DraDeviceState[]): DraMapEntry[] {
+  const out: DraMapEntry[] = [];
+  const groups = new Map<string, Extract<DraMapEntry, { kind: 'counter-set' }>>();
+  for (const d of devices) {
+    const of = draCounterSetOf(node, d);
+    if (!of) {
+      out.push({ kind: 'device', device: d });
+      continue;
+    }
+    const key = `${d.driver}/${d.pool}/${of.set.name}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { kind: 'counter-set', key, set: of.set, devices: [] };
+      groups.set(key, g);
+      out.push(g);
+    }
+    g.devices.push(d);
+  }
+  return out;
 }

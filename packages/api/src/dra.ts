@@ -89,6 +89,51 @@ export interface DraPoolState {
   /** ResourceSlice names of that generation. */
   slices: string[];
   deviceKeys: string[];
+  /**
+   * The pool's shared counter sets (partitionable devices, KEP-4815), keyed by name: from the pool's
+   * counter-only ResourceSlices, with what its allocated partitions use. Absent when the pool
+   * declares none (and from gateways before partitions).
+   */
+  counterSets?: Record<string, DraCounterSetState>;
+}
+
+/**
+ * A counter set as the pool's ResourceSlice declares it (`spec.sharedCounters[]`), usually one
+ * physical device whose partitions (devices with `consumesCounters`) share it. The API reports no
+ * usage of a counter set: `used` is summed here from the allocated partitions' `consumesCounters`.
+ */
+export interface DraCounterSetState {
+  name: string;
+  /** The ResourceSlice declaring it. */
+  slice: string;
+  /** Keyed by counter name: quantities in canonical form. */
+  counters: Record<string, DraCounterUsage>;
+  /** The pool's devices consuming it (its partitions), in slice order. */
+  deviceKeys: string[];
+}
+
+/** One counter (or one capacity of a shared device): what there is, what allocations take, what is left. */
+export interface DraCounterUsage {
+  /** As published: the counter set's counter, or the device's capacity. */
+  capacity: string;
+  /** Summed over the allocations (a partition counts once, however many claims share it). */
+  used: string;
+  /** capacity − used; negative when the allocations overcommit it (e.g. the counters shrank since). */
+  left: string;
+}
+
+/** A device's `consumesCounters[]` entry: what it takes of a counter set of its pool. */
+export interface DraCounterConsumption {
+  counterSet: string;
+  /** Counter name → amount (canonical quantities). */
+  counters: Record<string, string>;
+}
+
+/** resource.k8s.io/v1 CapacityRequestPolicy: how much one allocation of a shared device takes. */
+export interface DraCapacityRequestPolicy {
+  default?: string;
+  validRange?: { min: string; max?: string; step?: string };
+  validValues?: string[];
 }
 
 export interface DraDeviceState {
@@ -122,6 +167,20 @@ export interface DraDeviceState {
   /** A simulated fault holds the device: 'active' once the kubelet was told, 'pending' until then. */
   fault: DeviceFaultPhase | null;
   allocations: DraDeviceAllocation[];
+  /** `consumesCounters` as published: the device is a partition of a counter set. Absent when none. */
+  consumesCounters?: DraCounterConsumption[];
+  /**
+   * `allowMultipleAllocations` (consumable capacity, KEP-5075): several claims share the device, each
+   * taking part of its capacity. Absent when false.
+   */
+  allowMultipleAllocations?: true;
+  /** The capacities' `requestPolicy` as published, by capacity name. Absent when none has one. */
+  capacityRequestPolicy?: Record<string, DraCapacityRequestPolicy>;
+  /**
+   * A shared device's capacity by name with what its allocations consume (their `consumedCapacity`,
+   * summed) and what is left. Present when `allowMultipleAllocations`.
+   */
+  sharedCapacity?: Record<string, DraCounterUsage>;
 }
 
 export interface DraTaintView {
@@ -143,6 +202,10 @@ export interface DraDeviceAllocation {
   adminAccess: boolean;
   /** Pod keys in the claim's `reservedFor`. */
   pods: string[];
+  /** The allocation result's `shareID` (a shared device: which share the claim holds). Absent when unset. */
+  shareID?: string;
+  /** The allocation result's `consumedCapacity` (canonical quantities). Absent when unset. */
+  consumedCapacity?: Record<string, string>;
 }
 
 /**
@@ -201,6 +264,10 @@ export interface DraClaimDevice {
   /** `${driver}/${pool}/${device}` */
   deviceKey: string;
   adminAccess: boolean;
+  /** The result's `shareID` on a shared device. Absent when unset. */
+  shareID?: string;
+  /** The result's `consumedCapacity`. Absent when unset. */
+  consumedCapacity?: Record<string, string>;
 }
 
 /** A pod's reference to a claim (`spec.resourceClaims[]`) and the claim it resolved to. */

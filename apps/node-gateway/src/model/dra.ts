@@ -3,11 +3,19 @@
 // NodeWatchResources, registration, slice publication), this node's ResourceSlices, the
 // ResourceClaims of its pods and devices, DeviceTaintRules, PodResources `dynamic_resources` (what
 // the kubelet prepared) and the pods' `allocatedResourcesStatus` (the health the kubelet reports).
+// Partitionable devices (KEP-4815) and shared devices (KEP-5075) as observed: a pool's counter sets
+// from its counter-only slices with what its allocated partitions use, a shared device's capacity
+// with what its claims' allocation results consume, each allocation's shareID and consumedCapacity.
 // No I/O and no clock: equal inputs give equal output.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { podresources } from '@plugboard/proto';
+import { Quantity } from '@plugboard/apimachinery';
 import type {
   DraAttributeValue,
+  DraCapacityRequestPolicy,
+  DraCounterConsumption,
+  DraCounterSetState,
+  DraCounterUsage,
   DraClaimPhase,
   DraClaimRequest,
   DraClaimState,
@@ -16,6 +24,7 @@ import type {
   DraDeviceState,
   DraDriverState,
   DraHealth,
+  DraPoolState,
   DraRegistrationPhase,
   DraState,
   DraSummary,
@@ -110,6 +119,61 @@ function attributesOf(d: Device): Record<string, DraAttributeValue> {
 function capacityOf(d: Device): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, c] of Object.entries(d.capacity ?? {})) out[name] = String(c.value);
+  return out;
+}
+
+/** A quantity as published, or null when it does not parse (then it is shown, not summed). */
+function quantity(v: string | number): Quantity | null {
+  try {
+    return Quantity.fromJSON(v);
+  } catch {
+    return null;
+  }
+}
+
+function consumesCountersOf(d: Device): DraCounterConsumption[] {
+  return (d.consumesCounters ?? []).map((c) => ({
+    counterSet: c.counterSet,
+    counters: Object.fromEntries(Object.entries(c.counters ?? {}).map(([n, v]) => [n, String(v.value)])),
+  }));
+}
+
+function requestPoliciesOf(d: Device): Record<string, DraCapacityRequestPolicy> {
+  const out: Record<string, DraCapacityRequestPolicy> = {};
+  for (const [name, c] of Object.entries(d.capacity ?? {})) {
+    const p = c.requestPolicy;
+    if (!p) continue;
+    out[name] = {
+      ...(p.default !== undefined ? { default: p.default } : {}),
+      ...(p.validRange ? { validRange: { ...p.validRange } } : {}),
+      ...(p.validValues ? { validValues: [...p.validValues] } : {}),
+    };
+  }
+  return out;
+}
+
+/**
+ * Capacity, used and left per name: `used` sums the amounts (those that parse; an unparsable
+ * capacity leaves used and left as the sum and "unknown").
+ */
+function usage(
+  capacity: Record<string, string>,
+  amounts: readonly Record<string, string>[],
+): Record<string, DraCounterUsage> {
+  const out: Record<string, DraCounterUsage> = {};
+  for (const [name, cap] of Object.entries(capacity)) {
+    let used = Quantity.fromInt(0n);
+    for (const a of amounts) {
+      const v = a[name] === undefined ? null : quantity(a[name]);
+      if (v) used = used.add(v);
+    }
+    const total = quantity(cap);
+    out[name] = {
+      capacity: cap,
+      used: used.canonicalString(),
+      left: total ? total.sub(used).canonicalString() : 'unknown',
+    };
+  }
   return out;
 }
 
@@ -270,15 +334,70 @@ const emptyCounts = (): DraDeviceCounts => ({
   tainted: 0,
 });
 
-function count(counts: DraDeviceCounts, d: DraDeviceState): void {
+/**
+ * `fits`: a partition's counters are still left in its counter sets (the scheduler allocates a
+ * partition only then), so a free partition whose device is taken by its siblings is not counted free.
+ */
+function count(counts: DraDeviceCounts, d: DraDeviceState, fits = true): void {
   const tainted = d.taints.some((t) => TAINTING.has(t.effect));
   const usable = d.published && (d.kubeletHealth ?? d.health) !== 'Unhealthy' && !tainted;
   if (d.published) counts.published++;
   if (usable) counts.usable++;
   if (d.allocations.length > 0) counts.allocated++;
-  if (usable && d.allocations.length === 0) counts.free++;
+  if (usable && d.allocations.length === 0 && fits) counts.free++;
   if (d.health === 'Unhealthy') counts.unhealthy++;
   if (tainted) counts.tainted++;
+}
+
+/**
+ * The pool's counter sets from its counter-only slices (`spec.sharedCounters`; since 1.35 a slice
+ * holds counter sets or devices), each with the devices consuming it and what the allocated ones use:
+ * a partition counts once, however many claims share it.
+ */
+function withCounterSets(
+  pool: DraPoolState,
+  slices: readonly ResourceSlice[],
+  devices: Record<string, DraDeviceState>,
+): DraPoolState {
+  const sets: Record<string, DraCounterSetState> = {};
+  for (const s of slices) {
+    for (const cs of s.spec.sharedCounters ?? []) {
+      if (sets[cs.name]) continue;
+      const capacity = Object.fromEntries(
+        Object.entries(cs.counters ?? {}).map(([n, v]) => [n, String(v.value)]),
+      );
+      const consumers = pool.deviceKeys.filter((k) =>
+        devices[k]?.consumesCounters?.some((c) => c.counterSet === cs.name),
+      );
+      const used = consumers.flatMap((k) => {
+        const d = devices[k]!;
+        if (d.allocations.length === 0) return [];
+        return d.consumesCounters!.filter((c) => c.counterSet === cs.name).map((c) => c.counters);
+      });
+      sets[cs.name] = {
+        name: cs.name,
+        slice: s.metadata.name ?? '',
+        counters: usage(capacity, used),
+        deviceKeys: consumers,
+      };
+    }
+  }
+  return Object.keys(sets).length > 0 ? { ...pool, counterSets: sets } : pool;
+}
+
+/** Whether what the device consumes is still left in its pool's counter sets. */
+function fitsCounters(d: DraDeviceState, sets: Record<string, DraCounterSetState> | undefined): boolean {
+  for (const c of d.consumesCounters ?? []) {
+    const set = sets?.[c.counterSet];
+    // A counter set the pool does not declare: the scheduler cannot allocate the device.
+    if (!set) return false;
+    for (const [name, amount] of Object.entries(c.counters)) {
+      const left = set.counters[name] ? quantity(set.counters[name].left) : null;
+      const want = quantity(amount);
+      if (!left || !want || left.cmp(want) < 0) return false;
+    }
+  }
+  return true;
 }
 
 /** Devices of the in-process drivers, by device key: the source device and its slice entry. */
@@ -293,16 +412,26 @@ function inProcessDevices(drivers: readonly DraDriverInput[]): Map<string, InPro
   const out = new Map<string, InProcessDevice>();
   for (const driver of drivers) {
     const told = driver.reported && new Map(driver.reported.map((d) => [d.id, d.health]));
-    driver.devices.forEach((device, i) => {
-      const slice = driver.sliceDevices[i];
-      if (!slice) return;
+    const put = (device: DraSourceDevice, slice: Device): void => {
       out.set(draDeviceKey(driver.name, driver.poolName, slice.name), {
         driver,
         device,
         slice,
         reported: told ? (told.get(device.id) ?? null) : null,
       });
-    });
+    };
+    if (driver.sliceDevices.length === driver.devices.length) {
+      driver.devices.forEach((device, i) => put(device, driver.sliceDevices[i]!));
+      continue;
+    }
+    // A partitioned device is several slice entries (its partitions), each carrying the source
+    // device's ID as its `id` attribute; a partition's health and faults are its device's.
+    const byId = new Map(driver.devices.map((d) => [d.id, d]));
+    for (const slice of driver.sliceDevices) {
+      const id = slice.attributes?.['id']?.string;
+      const device = id === undefined ? undefined : byId.get(id);
+      if (device) put(device, slice);
+    }
   }
   return out;
 }
@@ -440,6 +569,8 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
             device: r.device,
             deviceKey: draDeviceKey(r.driver, r.pool, r.device),
             adminAccess: r.adminAccess === true,
+            ...(r.shareID !== undefined ? { shareID: r.shareID } : {}),
+            ...(r.consumedCapacity ? { consumedCapacity: { ...r.consumedCapacity } } : {}),
           })),
           reservedFor,
           health,
@@ -452,7 +583,14 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
     for (const d of state.devices) {
       if (!entries.has(d.deviceKey)) continue;
       const list = allocations.get(d.deviceKey) ?? [];
-      list.push({ claim: key, request: d.request, adminAccess: d.adminAccess, pods: state.reservedFor });
+      list.push({
+        claim: key,
+        request: d.request,
+        adminAccess: d.adminAccess,
+        pods: state.reservedFor,
+        ...(d.shareID !== undefined ? { shareID: d.shareID } : {}),
+        ...(d.consumedCapacity ? { consumedCapacity: d.consumedCapacity } : {}),
+      });
       allocations.set(d.deviceKey, list);
     }
   }
@@ -480,7 +618,12 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
       mine?.reported,
       fault,
       mine ? null : reported.devices.get(key),
-      held.map((a) => `${a.claim}|${a.request}|${a.adminAccess}|${a.pods.join(',')}`).join(';'),
+      held
+        .map(
+          (a) =>
+            `${a.claim}|${a.request}|${a.adminAccess}|${a.pods.join(',')}|${a.shareID ?? ''}|${JSON.stringify(a.consumedCapacity ?? null)}`,
+        )
+        .join(';'),
       ...rules,
     ];
     devices[key] = reuse(cache?.devices ?? null, nextDevices, key, sig, () => {
@@ -491,6 +634,10 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
       );
       for (const rule of rules)
         taints.push(taintView(rule.spec.taint, `DeviceTaintRule ${rule.metadata.name}`));
+      const capacity = capacityOf(entry);
+      const consumes = consumesCountersOf(entry);
+      const policies = requestPoliciesOf(entry);
+      const shared = entry.allowMultipleAllocations === true;
       return {
         key,
         driver,
@@ -498,7 +645,7 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
         name: entry.name,
         sourceId: mine ? mine.device.id : null,
         attributes: attributesOf(entry),
-        capacity: capacityOf(entry),
+        capacity,
         numaNodes: mine ? [...mine.device.numaNodes] : numaAttr !== undefined ? [numaAttr] : [],
         published,
         health: mine ? mine.device.health : (reported.devices.get(key) ?? 'Unknown'),
@@ -508,6 +655,17 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
         taints,
         fault: fault ? (mine?.reported === 'Unhealthy' ? 'active' : 'pending') : null,
         allocations: held,
+        ...(consumes.length > 0 ? { consumesCounters: consumes } : {}),
+        ...(shared ? { allowMultipleAllocations: true as const } : {}),
+        ...(Object.keys(policies).length > 0 ? { capacityRequestPolicy: policies } : {}),
+        ...(shared
+          ? {
+              sharedCapacity: usage(
+                capacity,
+                held.flatMap((a) => (a.consumedCapacity ? [a.consumedCapacity] : [])),
+              ),
+            }
+          : {}),
       };
     });
   }
@@ -543,23 +701,34 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
   for (const [pk, keys] of poolKeys) {
     const first = devices[keys[0]!]!;
     const pool = pools.get(pk);
-    driverOf(first.driver).pools[first.pool] = {
-      name: first.pool,
-      generation: pool?.generation ?? 0,
-      slices: pool ? pool.slices.map((s) => s.metadata.name ?? '') : [],
-      deviceKeys: keys,
-    };
+    driverOf(first.driver).pools[first.pool] = withCounterSets(
+      {
+        name: first.pool,
+        generation: pool?.generation ?? 0,
+        slices: pool ? pool.slices.map((s) => s.metadata.name ?? '') : [],
+        deviceKeys: keys,
+      },
+      pool?.slices ?? [],
+      devices,
+    );
   }
   for (const p of pools.values()) {
-    // A published pool without devices still shows (an empty slice).
-    driverOf(p.driver).pools[p.pool] ??= {
-      name: p.pool,
-      generation: p.generation,
-      slices: p.slices.map((s) => s.metadata.name ?? ''),
-      deviceKeys: [],
-    };
+    // A published pool without devices still shows (an empty slice, or counter sets alone).
+    driverOf(p.driver).pools[p.pool] ??= withCounterSets(
+      {
+        name: p.pool,
+        generation: p.generation,
+        slices: p.slices.map((s) => s.metadata.name ?? ''),
+        deviceKeys: [],
+      },
+      p.slices,
+      devices,
+    );
   }
-  for (const d of Object.values(devices)) count(driverOf(d.driver).counts, d);
+  for (const d of Object.values(devices)) {
+    const driver = driverOf(d.driver);
+    count(driver.counts, d, fitsCounters(d, driver.pools[d.pool]?.counterSets));
+  }
   return { drivers, devices, claims };
 }
 

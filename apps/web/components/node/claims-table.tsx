@@ -1,11 +1,12 @@
-// The node's ResourceClaims: claim, requests (class, count or All, CEL selectors), devices, pods,
-// phase (prepared by the kubelet or not yet) and health; a pending claim says why, in the
-// scheduler's words, beside what this node's drivers have free now. A node with hundreds of claims
-// shows the pending ones and the first CLAIMS_SHOWN others until asked for all (or filtered): the
-// rows below the fold cost the first render as much as the NUMA map's tiles do.
+// The node's ResourceClaims: claim, requests (class, count or All, CEL selectors), devices (with a
+// shared device's share ID and consumed capacity), pods, phase (prepared by the kubelet or not yet)
+// and health; a pending claim says why, in the scheduler's words, beside what this node's drivers
+// have free now. A node with hundreds of claims shows the pending ones and the first CLAIMS_SHOWN
+// others until asked for all (or filtered): the rows below the fold cost the first render as much
+// as the NUMA map's tiles do.
 import { memo, useMemo, useState } from 'react';
 import type { DraClaimState, DraState, NodeSnapshot } from '@plugboard/api';
-import { claimsInOrder, describeRequest, draTileKey } from '../../lib/dra-view';
+import { claimsInOrder, describeAmounts, describeRequest, draTileKey } from '../../lib/dra-view';
 import { podStatus } from '../../lib/node-view';
 import { HealthBadge } from '../health-badge';
 
@@ -112,6 +113,17 @@ function ClaimRows({
                   ({d.driver}/{d.pool})
                 </span>
                 {d.adminAccess ? ' (admin access)' : ''}
+                {d.shareID !== undefined && (
+                  <>
+                    {' '}
+                    <span className="muted">
+                      share <span className="mono">{d.shareID}</span>
+                      {d.consumedCapacity && Object.keys(d.consumedCapacity).length > 0
+                        ? `, ${describeAmounts(d.consumedCapacity)}`
+                        : ''}
+                    </span>
+                  </>
+                )}
               </div>
             ))
           )}

@@ -1,11 +1,20 @@
 'use client';
 // One DRA device's page-in-a-drawer: where it is published (driver, pool, name), what the driver
 // says about its health and what the kubelet was told, its taints with where they come from, the
-// simulated fault's phase, the claims allocated it and their pods, its attributes and capacity,
+// simulated fault's phase, a partition's counter set (what it takes, what is used and left, its
+// sibling partitions), the claims allocated it and their pods — a shared device's shares with their
+// share IDs and consumed capacity, and its capacity used and left —, its attributes and capacity,
 // its health and taints over the last hour from the gateway's history, and its events.
 import { useMemo } from 'react';
-import type { DraAttributeValue, DraDeviceState, NodeSnapshot } from '@plugboard/api';
-import { draDeviceHistory, draFaultsForDevice, kubeletDisagrees } from '../../lib/dra-view';
+import type { DraAttributeValue, DraCounterSetState, DraDeviceState, NodeSnapshot } from '@plugboard/api';
+import {
+  describeAmounts,
+  describeRequestPolicy,
+  draCounterSetOf,
+  draDeviceHistory,
+  draFaultsForDevice,
+  kubeletDisagrees,
+} from '../../lib/dra-view';
 import { formatTime } from '../../lib/format';
 import { HealthBadge, SimulatedBadge } from '../health-badge';
 import { EventList } from './event-timeline';
@@ -31,6 +40,163 @@ function faultPhaseText(d: DraDeviceState): string {
   }
 }
 
+function podsText(node: NodeSnapshot, pods: readonly string[]) {
+  if (pods.length === 0) return <span className="muted">reserved for no pod</span>;
+  return pods.map((p, i) => (
+    <span key={p}>
+      {i > 0 ? ', ' : ''}
+      <span className="mono">{p}</span>
+      {node.pods[p] ? ` (${node.pods[p].reason ?? node.pods[p].phase})` : ''}
+    </span>
+  ));
+}
+
+/** A partition: its counter set (the physical device) with its counters, and every partition of it. */
+function PartitionSection({
+  node,
+  device: d,
+  of,
+}: {
+  node: NodeSnapshot;
+  device: DraDeviceState;
+  of: { set: DraCounterSetState; consumes: Record<string, string> };
+}) {
+  const { set, consumes } = of;
+  return (
+    <>
+      <h3>
+        Partition of <span className="mono">{set.name}</span>
+      </h3>
+      <p className="muted">
+        {d.name} takes {describeAmounts(consumes) || 'nothing'} of counter set{' '}
+        <span className="mono">{set.name}</span> (ResourceSlice <span className="mono">{set.slice}</span>).
+        The API reports no usage or health of a counter set: used is summed here from the claims&apos;
+        allocations of its partitions, and each partition carries the driver&apos;s health.
+      </p>
+      <table>
+        <caption className="sr-only">Counters of {set.name}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Counter</th>
+            <th scope="col">Capacity</th>
+            <th scope="col">Used</th>
+            <th scope="col">Left</th>
+            <th scope="col">{d.name} takes</th>
+          </tr>
+        </thead>
+        <tbody>
+          {Object.entries(set.counters).map(([name, u]) => (
+            <tr key={name}>
+              <th scope="row" className="mono">
+                {name}
+              </th>
+              <td className="mono">{u.capacity}</td>
+              <td className="mono">{u.used}</td>
+              <td className="mono">{u.left}</td>
+              <td className="mono">{consumes[name] ?? '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <ul aria-label={`Partitions of ${set.name}`}>
+        {set.deviceKeys.map((k) => {
+          const p = node.dra?.devices[k];
+          if (!p) return null;
+          const takes = p.consumesCounters?.find((c) => c.counterSet === set.name)?.counters ?? {};
+          return (
+            <li key={k}>
+              <span className="mono">{p.name}</span>
+              {p.key === d.key ? ' (this device)' : ''}: takes {describeAmounts(takes) || 'nothing'} —{' '}
+              {p.allocations.length === 0
+                ? 'free'
+                : `allocated to ${p.allocations.map((a) => `claim ${a.claim}`).join(', ')}`}
+            </li>
+          );
+        })}
+      </ul>
+    </>
+  );
+}
+
+/** A shared device: capacity used and left by name, and each claim's share. */
+function SharesSection({ node, device: d }: { node: NodeSnapshot; device: DraDeviceState }) {
+  const capacity = Object.entries(d.sharedCapacity ?? {});
+  return (
+    <>
+      <p className="muted">
+        Shared device (allowMultipleAllocations): several claims hold it at once, each with a share ID and the
+        capacity it consumes, as the scheduler wrote them in the claim&apos;s allocation result. PodResources
+        reports the share ID, not the capacity.
+      </p>
+      {capacity.length > 0 && (
+        <table>
+          <caption className="sr-only">Capacity of {d.name} used by its shares</caption>
+          <thead>
+            <tr>
+              <th scope="col">Capacity</th>
+              <th scope="col">Total</th>
+              <th scope="col">Used</th>
+              <th scope="col">Left</th>
+              <th scope="col">Request policy</th>
+            </tr>
+          </thead>
+          <tbody>
+            {capacity.map(([name, u]) => {
+              const policy = d.capacityRequestPolicy?.[name];
+              return (
+                <tr key={name}>
+                  <th scope="row" className="mono">
+                    {name}
+                  </th>
+                  <td className="mono">{u.capacity}</td>
+                  <td className="mono">{u.used}</td>
+                  <td className="mono">{u.left}</td>
+                  <td>{policy ? describeRequestPolicy(policy) : 'none: a claim takes the whole capacity'}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      {d.allocations.length === 0 ? (
+        <p className="muted">Free: no claim holds a share of this device.</p>
+      ) : (
+        <table>
+          <caption className="sr-only">Shares of {d.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Claim</th>
+              <th scope="col">Share ID</th>
+              <th scope="col">Consumed</th>
+              <th scope="col">Pods</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d.allocations.map((a) => (
+              <tr key={`${a.claim}/${a.request}/${a.shareID ?? ''}`}>
+                <th scope="row">
+                  <span className="mono">{a.claim}</span>
+                  <span className="muted">, request {a.request}</span>
+                  {a.adminAccess ? ' (admin access)' : ''}
+                </th>
+                <td className="mono">{a.shareID ?? <span className="muted">not reported</span>}</td>
+                <td className="mono">
+                  {a.consumedCapacity && Object.keys(a.consumedCapacity).length > 0 ? (
+                    describeAmounts(a.consumedCapacity)
+                  ) : (
+                    <span className="muted">not reported</span>
+                  )}
+                </td>
+                <td>{podsText(node, a.pods)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
 export function DraDeviceDrawer({
   node,
   deviceKey,
@@ -44,6 +210,7 @@ export function DraDeviceDrawer({
   const driver = d ? node.dra?.drivers[d.driver] : undefined;
   const history = useMemo(() => (d ? draDeviceHistory(node, d) : []), [node, d]);
   const faults = useMemo(() => (d ? draFaultsForDevice(node, d) : []), [node, d]);
+  const counterSet = useMemo(() => (d ? draCounterSetOf(node, d) : null), [node, d]);
   const name = d?.name ?? deviceKey.slice(deviceKey.lastIndexOf('/') + 1);
   return (
     <Drawer
@@ -176,8 +343,12 @@ export function DraDeviceDrawer({
             </table>
           )}
 
+          {counterSet && <PartitionSection node={node} device={d} of={counterSet} />}
+
           <h3>Allocated to</h3>
-          {d.allocations.length === 0 ? (
+          {d.allowMultipleAllocations ? (
+            <SharesSection node={node} device={d} />
+          ) : d.allocations.length === 0 ? (
             <p className="muted">Free: no claim is allocated this device.</p>
           ) : (
             <ul aria-label={`Claims allocated ${d.name}`}>

@@ -1,10 +1,11 @@
 // One DRA device in the NUMA map, beside the device-plugin tiles and shaped like them: name, the
 // API serving it ("DRA", in words), health as the driver says it and — when it differs — what the
-// kubelet was told, the simulated fault's phase, taints by effect, the claim → pods using it, and
-// its fault switch. Memoised on its DraDeviceState object, so a one-device patch re-renders one tile.
+// kubelet was told, the simulated fault's phase, taints by effect, what a partition takes of its
+// counter set, a shared device's capacity used and left, the claim (and its share) → pods using it,
+// and its fault switch. Memoised on its DraDeviceState object, so a one-device patch re-renders one tile.
 import { memo } from 'react';
 import type { DeviceFaultPhase, DraDeviceState } from '@plugboard/api';
-import { effectiveTaints, kubeletDisagrees } from '../../lib/dra-view';
+import { describeAmounts, describeUsage, effectiveTaints, kubeletDisagrees } from '../../lib/dra-view';
 import { HealthIcon, healthClass } from '../health-badge';
 import { FaultPhaseBadge, FaultSwitch, SEP, type FaultControl } from './device-tile';
 
@@ -47,6 +48,8 @@ function DraDeviceTileView({
   const taints = effectiveTaints(d);
   const phase = taintRule ? taintRule.phase : d.fault;
   const sep = SEP;
+  const consumes = d.consumesCounters ?? [];
+  const shared = Object.entries(d.sharedCapacity ?? {});
   return (
     <li
       className={`tile dra ${cls}${highlighted ? ' highlighted' : ''}`}
@@ -92,6 +95,20 @@ function DraDeviceTileView({
             <span className={`badge ${t.effect === 'NoExecute' ? 'bad' : 'warn'}`}>taint {t.effect}</span>
           </span>
         ))}
+        {consumes.map((c) => (
+          <span key={c.counterSet}>
+            {sep}
+            <span className="pod">
+              partition: takes {describeAmounts(c.counters)} of <span className="mono">{c.counterSet}</span>
+            </span>
+          </span>
+        ))}
+        {shared.map(([name, u]) => (
+          <span key={name}>
+            {sep}
+            <span className="pod">shared: {describeUsage(name, u)}</span>
+          </span>
+        ))}
         {sep}
         <span className="pod">
           {d.allocations.length === 0 ? (
@@ -100,7 +117,10 @@ function DraDeviceTileView({
             <>
               <span className="sr-only">used by </span>
               {d.allocations
-                .map((a) => `claim ${a.claim} → ${a.pods.length > 0 ? a.pods.join(', ') : 'no pod'}`)
+                .map(
+                  (a) =>
+                    `claim ${a.claim}${a.consumedCapacity && Object.keys(a.consumedCapacity).length > 0 ? ` (${describeAmounts(a.consumedCapacity)})` : ''} → ${a.pods.length > 0 ? a.pods.join(', ') : 'no pod'}`,
+                )
                 .join('; ')}
             </>
           )}

@@ -2,9 +2,9 @@
 // resources and DRA drivers side by side, each headed and each tile marked with the API serving
 // it —, its CPUs (exclusive, reserved, shared) and pinned memory beside the devices; the misaligned
 // pods are listed and their tiles marked; one pod's footprint (devices + CPUs + memory) is
-// highlighted.
+// highlighted. A partitioned DRA device is one tile of its counter set holding its partitions' tiles.
 import { memo, useMemo } from 'react';
-import type { NodeSnapshot } from '@plugboard/api';
+import type { DraDeviceState, NodeSnapshot } from '@plugboard/api';
 import { groupByNuma, servedByOf } from '../../lib/node-view';
 import { ServedByLabel } from '../served-by';
 import {
@@ -14,9 +14,10 @@ import {
   numaResources,
   podCpuSet,
 } from '../../lib/placement-view';
-import { draTaintRulePhase, draTileKey } from '../../lib/dra-view';
+import { draMapEntries, draTaintRulePhase, draTileKey } from '../../lib/dra-view';
 import { formatBytes, formatIdRanges } from '../../lib/format';
 import { DeviceTile, type FaultControl } from './device-tile';
+import { DraCounterSetTile } from './dra-counter-set';
 import { DraDeviceTile } from './dra-device-tile';
 import { NumaResourcesView } from './numa-resources';
 
@@ -54,6 +55,23 @@ export const NumaMap = memo(function NumaMap({
     () => (highlightPod ? podCpuSet(node, highlightPod) : new Set<number>()),
     [node, highlightPod],
   );
+  const draTile = (d: DraDeviceState) => {
+    const tileKey = draTileKey(d.key);
+    return (
+      <DraDeviceTile
+        key={tileKey}
+        tileKey={tileKey}
+        device={d}
+        taintRule={node.dra?.drivers[d.driver]?.inProcess ? null : { phase: draTaintRulePhase(node, d) }}
+        faultControl={faultControl}
+        pending={pendingTiles.has(tileKey)}
+        highlighted={highlightTiles?.has(tileKey) ?? false}
+        onOpen={onOpen}
+        onToggleFault={onToggleFault}
+        {...(onTileRender ? { onRender: onTileRender } : {})}
+      />
+    );
+  };
   if (groups.length === 0) {
     return (
       <p className="notice info">
@@ -159,27 +177,15 @@ export const NumaMap = memo(function NumaMap({
                   </span>
                 </h4>
                 <ul className="tiles" aria-label={`${b.driver} DRA devices on ${g.label}`}>
-                  {b.devices.map((d) => {
-                    const tileKey = draTileKey(d.key);
-                    return (
-                      <DraDeviceTile
-                        key={tileKey}
-                        tileKey={tileKey}
-                        device={d}
-                        taintRule={
-                          node.dra?.drivers[d.driver]?.inProcess
-                            ? null
-                            : { phase: draTaintRulePhase(node, d) }
-                        }
-                        faultControl={faultControl}
-                        pending={pendingTiles.has(tileKey)}
-                        highlighted={highlightTiles?.has(tileKey) ?? false}
-                        onOpen={onOpen}
-                        onToggleFault={onToggleFault}
-                        {...(onTileRender ? { onRender: onTileRender } : {})}
-                      />
-                    );
-                  })}
+                  {draMapEntries(node, b.devices).map((e) =>
+                    e.kind === 'device' ? (
+                      draTile(e.device)
+                    ) : (
+                      <DraCounterSetTile key={e.key} set={e.set} devices={e.devices}>
+                        {e.devices.map(draTile)}
+                      </DraCounterSetTile>
+                    ),
+                  )}
                 </ul>
               </div>
             ))}
