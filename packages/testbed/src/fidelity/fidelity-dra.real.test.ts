@@ -1,0 +1,4 @@
+// Fidelity, measured — the scenarios about DRA: allocation, prepare, health, taints, partitions, consumable capacity, extended resources (fidelity-suite.ts).
+import { fidelitySuite } from './fidelity-suite.js';
+
+fidelitySuite('dra');
