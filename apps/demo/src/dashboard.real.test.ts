@@ -356,6 +356,9 @@ describe('the dashboard on the real cluster', { timeout: 600_000 }, () => {
   it("the eviction preview: a DeviceTaintRule dry run on another driver's device shows kube-controller-manager's status", async () => {
     const driverName = driver!.driverName;
     await openNode('dra-node');
+    // The pod and its claim on the page (what the eviction will take away).
+    await expect(page.locator(`tr[data-pod="${NS}/holder"]`)).toContainText('Running');
+    await expect(page.locator(`tr[data-claim="${holderClaim}"]`)).toContainText(`${NS}/holder`);
     const sw = page.getByRole('switch', { name: `Fault ${otherDevice} (DRA, ${driverName})`, exact: true });
     await sw.click();
     const dry = page.getByRole('dialog', {
