@@ -2,9 +2,9 @@
 // of the truth, an axe scan that fails on serious/critical violations, and screenshots as artefacts.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import { expect, type Page } from '@playwright/test';
 import type { NodeSnapshot, NodeSummary } from '@plugboard/api';
+import { seriousA11yViolations } from './axe';
 import type { FixtureInfo } from './cluster-fixture';
 import { WEB_DIR } from './processes';
 
@@ -34,18 +34,7 @@ export async function gatewaySummary(node: string): Promise<NodeSummary> {
 }
 
 export async function expectNoSeriousA11yViolations(page: Page, what: string): Promise<void> {
-  const results = await new AxeBuilder({ page })
-    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'])
-    .analyze();
-  const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  const summary = serious.map(
-    (v) =>
-      `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-        .slice(0, 3)
-        .map((n) => n.target.join(' '))
-        .join('; ')}`,
-  );
-  expect(summary, `axe on ${what}`).toEqual([]);
+  expect(await seriousA11yViolations(page), `axe on ${what}`).toEqual([]);
 }
 
 export async function saveScreenshot(page: Page, name: string): Promise<void> {

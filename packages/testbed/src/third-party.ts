@@ -42,10 +42,13 @@ function startProcess(
   binary: string,
   argv: string[],
   logFile: string,
-  env: NodeJS.ProcessEnv,
+  env: Record<string, string | undefined>,
 ): ThirdPartyProcess {
   const [cmd, ...args] = argv;
-  const child = spawn(cmd!, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  // Only the variables given. (Typed as a plain record: compiled beside the dashboard, as the demo's
+  // suites are, NodeJS.ProcessEnv carries Next's required NODE_ENV, which a third party is not given.)
+  const only = env as NodeJS.ProcessEnv;
+  const child = spawn(cmd!, args, { stdio: ['ignore', 'pipe', 'pipe'], env: only });
   // A test process that dies without stopping it must not leave it running.
   const killOnExit = (): void => void child.kill('SIGKILL');
   process.once('exit', killOnExit);
