@@ -22,7 +22,7 @@ export interface ExtendedResourceView {
    * The Node's status for the name (capacity and allocatable as the API server has them, else as
    * the kubelet reports them through this gateway); null when the Node does not list it.
    */
-  node: { capacity: number; allocatable: number } | null;
+  nodeStatus: { capacity: number; allocatable: number } | null;
   /**
    * DeviceClasses mapping the name (`spec.extendedResourceName`, or the implicit
    * `deviceclass.resource.kubernetes.io/<class>`), sorted; null when the gateway cannot read

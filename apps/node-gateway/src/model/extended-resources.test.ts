@@ -121,7 +121,7 @@ describe('extended resources by API (snapshot.extendedResources)', () => {
     assert.deepEqual(view[GPU], {
       name: GPU,
       servedBy: 'device-plugin',
-      node: { capacity: 8, allocatable: 8 },
+      nodeStatus: { capacity: 8, allocatable: 8 },
       deviceClasses: ['gpu'],
       deviceClass: 'gpu',
       drivers: [],
@@ -153,7 +153,7 @@ describe('extended resources by API (snapshot.extendedResources)', () => {
       parseCount,
     );
     assert.equal(view[GPU]?.servedBy, 'dra');
-    assert.equal(view[GPU]?.node, null);
+    assert.equal(view[GPU]?.nodeStatus, null);
     assert.deepEqual(view[GPU]?.drivers, [DRIVER]);
     assert.deepEqual(view[GPU]?.pods, [
       {
@@ -181,7 +181,7 @@ describe('extended resources by API (snapshot.extendedResources)', () => {
       parseCount,
     );
     assert.equal(view[GPU]?.servedBy, 'dra');
-    assert.deepEqual(view[GPU]?.node, { capacity: 0, allocatable: 0 });
+    assert.deepEqual(view[GPU]?.nodeStatus, { capacity: 0, allocatable: 0 });
     assert.deepEqual(view[GPU]?.deviceClasses, ['a-new', 'b-old', 'z-new']);
     assert.equal(view[GPU]?.deviceClass, 'a-new');
   });

@@ -142,12 +142,12 @@ export function buildExtendedResources(
             }
           : null
         : (inputs.resources[name]?.apiServer ?? inputs.resources[name]?.kubelet ?? null);
-    const node = listed ? { capacity: listed.capacity, allocatable: listed.allocatable } : null;
+    const status = listed ? { capacity: listed.capacity, allocatable: listed.allocatable } : null;
     const mapping = classes?.get(name) ?? [];
     out[name] = {
       name,
-      servedBy: node && node.allocatable > 0 ? 'device-plugin' : mapping.length > 0 ? 'dra' : 'none',
-      node,
+      servedBy: status && status.allocatable > 0 ? 'device-plugin' : mapping.length > 0 ? 'dra' : 'none',
+      nodeStatus: status,
       deviceClasses: classes === null ? null : mapping.map((c) => c.metadata.name).sort(),
       deviceClass: pickClass(mapping),
       drivers: [...(drivers.get(name) ?? [])].sort(),
