@@ -226,6 +226,16 @@ describe('demo DRA node (examples/demo.yaml, dra-node)', () => {
       [['gpu-3']],
     );
     assert.equal(s.resources['plugboard.example/gpu'], undefined, 'no device plugin serves the name here');
+    // The migration view's half for this node: served through DRA, the pod with its special claim.
+    const gpu = s.extendedResources?.['plugboard.example/gpu'];
+    assert.equal(gpu?.servedBy, 'dra');
+    assert.deepEqual([gpu.deviceClass, gpu.drivers], [DRIVER, [DRIVER]]);
+    assert.deepEqual(
+      gpu.pods.map((p) => [p.pod, p.via, p.claim, p.devices]),
+      [['render/frame-dra', 'dra', `render/${ext!.resourceClaimName}`, [deviceKey('gpu-3')]]],
+    );
+    assert.equal(s.dra!.claims[`render/${ext!.resourceClaimName}`]?.extendedResources, true);
+    assert.equal(s.extendedResources?.['plugboard.example/nic-vf']?.servedBy, 'device-plugin');
   });
 
   it("a fault on a DRA device reaches the pod's allocatedResourcesStatus; clearing heals it", async () => {

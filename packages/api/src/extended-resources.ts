@@ -9,8 +9,10 @@
 /**
  * Who serves the name on this node for a new pod, as the scheduler decides (1.37,
  * `extendeddynamicresources.go`): 'device-plugin' while the Node's allocatable has it (> 0);
- * else 'dra' when a DeviceClass maps it; else 'none'. A name both a device plugin and a DeviceClass
- * serve stays with the device plugin.
+ * else 'dra' when a DeviceClass maps it and the node publishes DRA devices (the class's CEL selectors
+ * are not evaluated: whether they select this node's devices shows in `drivers` once a pod got one);
+ * else 'none' (a pod asking for it would stay Pending here). A name both a device plugin and a
+ * DeviceClass serve stays with the device plugin.
  */
 export type ExtendedResourceServedBy = 'device-plugin' | 'dra' | 'none';
 

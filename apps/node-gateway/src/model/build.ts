@@ -828,6 +828,7 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
           pods: kube?.pods ?? [],
           podStates: pods,
           claims: dra.claims,
+          publishesDraDevices: Object.values(dra.drivers).some((d) => d.counts.published > 0),
         },
         parseCount,
       ),

@@ -104,6 +104,7 @@ const inputs = (over: Partial<ExtendedResourcesInputs>): ExtendedResourcesInputs
   pods: [],
   podStates: {},
   claims: {},
+  publishesDraDevices: true,
   ...over,
 });
 
@@ -184,6 +185,15 @@ describe('extended resources by API (snapshot.extendedResources)', () => {
     assert.deepEqual(view[GPU]?.nodeStatus, { capacity: 0, allocatable: 0 });
     assert.deepEqual(view[GPU]?.deviceClasses, ['a-new', 'b-old', 'z-new']);
     assert.equal(view[GPU]?.deviceClass, 'a-new');
+  });
+
+  it('a class maps the name but the node publishes no DRA device: none (a pod would wait here), the class still listed', () => {
+    const view = buildExtendedResources(
+      inputs({ deviceClasses: [deviceClass('gpu', GPU)], publishesDraDevices: false }),
+      parseCount,
+    );
+    assert.equal(view[GPU]?.servedBy, 'none');
+    assert.deepEqual(view[GPU]?.deviceClasses, ['gpu']);
   });
 
   it('says what it does not know: DeviceClasses unread (null, never "dra"), a pod not yet holding devices ("unknown")', () => {

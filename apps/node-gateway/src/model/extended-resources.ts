@@ -30,6 +30,8 @@ export interface ExtendedResourcesInputs {
   podStates: Readonly<Record<string, PodState>>;
   /** `snapshot.dra.claims`. */
   claims: Readonly<Record<string, DraClaimState>>;
+  /** Whether this node's ResourceSlices publish any device (of any driver). */
+  publishesDraDevices: boolean;
 }
 
 /** The names each class answers to: its `extendedResourceName` and its implicit name. */
@@ -146,7 +148,14 @@ export function buildExtendedResources(
     const mapping = classes?.get(name) ?? [];
     out[name] = {
       name,
-      servedBy: status && status.allocatable > 0 ? 'device-plugin' : mapping.length > 0 ? 'dra' : 'none',
+      // A class's CEL selectors are not evaluated here: 'dra' needs a class mapping the name and a
+      // node that publishes DRA devices at all (else a pod asking for it would wait here for ever).
+      servedBy:
+        status && status.allocatable > 0
+          ? 'device-plugin'
+          : mapping.length > 0 && inputs.publishesDraDevices
+            ? 'dra'
+            : 'none',
       nodeStatus: status,
       deviceClasses: classes === null ? null : mapping.map((c) => c.metadata.name).sort(),
       deviceClass: pickClass(mapping),
