@@ -405,7 +405,7 @@ describe('RBAC: least privilege, exactly as listed', () => {
   const gatewayRead = { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['list', 'watch'] };
   const draRead = {
     apiGroups: ['resource.k8s.io'],
-    resources: ['resourceslices', 'resourceclaims', 'devicetaintrules'],
+    resources: ['resourceslices', 'resourceclaims', 'devicetaintrules', 'deviceclasses'],
     verbs: ['list', 'watch'],
   };
   const observer = [gatewayRead, draRead];

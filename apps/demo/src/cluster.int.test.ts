@@ -78,9 +78,16 @@ describe('demo cluster (examples/demo.yaml)', () => {
     assert.equal(b.resources[GPU]!.kubelet.allocated, 4);
     const edge = cluster.node('edge-node').gateway.model.snapshot();
     assert.equal(edge.resources['plugboard.example/serial']!.kubelet.free, 2);
-    // dra-node's claims (details in dra.int.test.ts): three claims, one left Pending by the scheduler.
+    // dra-node's claims (details in dra.int.test.ts): four claims, one left Pending by the scheduler,
+    // one the scheduler made for render/frame-dra's `limits: {plugboard.example/gpu: 1}`.
     const claims = Object.values(cluster.node('dra-node').gateway.model.snapshot().dra?.claims ?? {});
-    assert.deepEqual(claims.map((c) => c.phase).sort(), ['pending', 'prepared', 'prepared']);
+    assert.deepEqual(claims.map((c) => c.phase).sort(), ['pending', 'prepared', 'prepared', 'prepared']);
+    assert.ok(
+      claims.some(
+        (c) => /^render\/frame-dra-extended-resources-\w{5}$/.test(c.key) && c.phase === 'prepared',
+      ),
+      claims.map((c) => c.key).join(', '),
+    );
     assert.deepEqual(
       cluster.pending.map((p) => p.pod),
       ['ml/train-wide'],

@@ -12,6 +12,7 @@ import type { NodeState } from '@plugboard/local-cluster';
 import { parseGatewayConfig, startGateway, type Gateway } from '@plugboard/node-gateway';
 import { DemoError } from './errors.js';
 import {
+  draExtendedResourceNames,
   draObjectsFor,
   podFor,
   type DemoNodeSpec,
@@ -316,7 +317,12 @@ function workloadShown(s: NodeSnapshot, w: DemoWorkload, pending: boolean): bool
   }
   const pod = s.pods[key];
   if (!pod) return false;
-  if (w.resourceClaims.length === 0) return pod.containers.some((c) => Object.keys(c.devices).length > 0);
+  // No claims of its own: devices from a device plugin, or from a driver through the special claim
+  // the scheduler made for an extended resource a DeviceClass maps (PodResources dynamic_resources).
+  if (w.resourceClaims.length === 0)
+    return pod.containers.some(
+      (c) => Object.keys(c.devices).length > 0 || c.dynamicResources.some((r) => r.devices.length > 0),
+    );
   return w.resourceClaims.every((rc) => claimShown(s, w, rc)?.phase === 'prepared');
 }
 
@@ -388,10 +394,11 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
       progress(`node ${spec.name}: kubelet-sim ${node.sim.url}, ${await nodeReadyLine(opts, node, timeout)}`);
     }
     if (opts.workloads !== false) {
+      const draNames = draExtendedResourceNames(opts.demo.spec);
       for (const w of opts.demo.spec.workloads) {
         const node = nodes.find((n) => n.name === w.node)!;
         try {
-          await node.sim.admitPod(podFor(w));
+          await node.sim.admitPod(podFor(w, draNames));
         } catch (err) {
           throw new DemoError(
             'start',

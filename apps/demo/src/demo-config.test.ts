@@ -2,7 +2,7 @@
 // references checked at load, the objects each node's API gets, the Pod a workload becomes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { demoSchema, draObjectsFor, podFor } from './demo-config.js';
+import { demoSchema, draExtendedResourceNames, draObjectsFor, podFor } from './demo-config.js';
 
 const claimSpec = { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example' } }] } };
 
@@ -130,6 +130,51 @@ describe('demo config: DRA', () => {
         { limits: { cpu: '2' }, requests: { cpu: '2' }, claims: [{ name: 'gpu' }] },
         { limits: {}, requests: {} },
       ],
+    );
+  });
+
+  it('sends a pod asking for an extended resource a DeviceClass maps through the scheduler, with no claim', () => {
+    const spec = demoSchema.parse({
+      ...base,
+      deviceClasses: [
+        { name: 'gpu.example', spec: { extendedResourceName: 'example.com/gpu', selectors: [] } },
+        { name: 'fpga.example', spec: {} },
+      ],
+      workloads: [
+        workload({ name: 'by-name', containers: [{ name: 'main', limits: { 'example.com/gpu': 1 } }] }),
+        workload({
+          name: 'implicit',
+          containers: [{ name: 'main', limits: { 'deviceclass.resource.kubernetes.io/fpga.example': 1 } }],
+        }),
+        workload({ name: 'plugin', containers: [{ name: 'main', limits: { 'example.com/nic': 1 } }] }),
+      ],
+    });
+    const names = draExtendedResourceNames(spec);
+    assert.deepEqual([...names].sort(), [
+      'deviceclass.resource.kubernetes.io/fpga.example',
+      'deviceclass.resource.kubernetes.io/gpu.example',
+      'example.com/gpu',
+    ]);
+    const [byName, implicit, plugin] = spec.workloads.map((w) => podFor(w, names));
+    assert.deepEqual(byName!.spec['nodeSelector'], { 'kubernetes.io/hostname': 'node-a' });
+    assert.equal(byName!.spec.resourceClaims, undefined);
+    assert.deepEqual(byName!.spec.containers[0]!.resources, {
+      limits: { 'example.com/gpu': 1 },
+      requests: { 'example.com/gpu': 1 },
+    });
+    assert.deepEqual(implicit!.spec['nodeSelector'], { 'kubernetes.io/hostname': 'node-a' });
+    assert.equal(plugin!.spec['nodeSelector'], undefined, 'a device-plugin-only pod arrives bound');
+  });
+
+  it('refuses an extendedResourceName that is not a string', () => {
+    const parsed = demoSchema.safeParse({
+      ...base,
+      deviceClasses: [{ name: 'gpu.example', spec: { extendedResourceName: 3 } }],
+    });
+    assert.equal(parsed.success, false);
+    assert.match(
+      parsed.error.issues.map((i) => i.path.join('.')).join(),
+      /deviceClasses\.0\.spec\.extendedResourceName/,
     );
   });
 });

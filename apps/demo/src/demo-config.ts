@@ -42,8 +42,15 @@ const dnsSubdomain = z
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a DNS subdomain');
 const kubeSpec = z.record(z.string(), z.unknown());
 
-/** A DeviceClass: cluster-scoped, so it is created in every node's API (each node is its own control plane). */
-const deviceClassSchema = z.strictObject({ name: dnsSubdomain, spec: kubeSpec });
+/**
+ * A DeviceClass: cluster-scoped, so it is created in every node's API (each node is its own control
+ * plane). `spec.extendedResourceName` (KEP-5004) is read here too: a workload asking for that name
+ * (or the class's implicit `deviceclass.resource.kubernetes.io/<class>`) goes through the scheduler.
+ */
+const deviceClassSchema = z.strictObject({
+  name: dnsSubdomain,
+  spec: z.looseObject({ extendedResourceName: z.string().min(1).optional() }),
+});
 
 /**
  * A ResourceClaimTemplate (`spec` is its ResourceClaimTemplateSpec: `{ spec: <ResourceClaimSpec> }`) or
@@ -170,8 +177,32 @@ export function loadDemo(file: string): LoadedDemo {
 
 const DEMO_LABELS = { 'app.kubernetes.io/part-of': 'plugboard-demo' };
 
-/** The Pod object the kubelet-sim admits for a workload (requests default to limits, as the API server does). */
-export function podFor(w: DemoWorkload): PodSpecInput {
+/** The implicit extended resource name every DeviceClass answers (KEP-5004). */
+export const IMPLICIT_EXTENDED_RESOURCE_PREFIX = 'deviceclass.resource.kubernetes.io/';
+
+/**
+ * The extended resource names the demo's DeviceClasses map to DRA: each class's
+ * `extendedResourceName` and its implicit name. A pod asking for one of them with no claim is given
+ * one by the scheduler wherever no device plugin serves the name.
+ */
+export function draExtendedResourceNames(spec: Pick<DemoSpec, 'deviceClasses'>): Set<string> {
+  return new Set(
+    spec.deviceClasses.flatMap((c) => [
+      `${IMPLICIT_EXTENDED_RESOURCE_PREFIX}${c.name}`,
+      ...(c.spec.extendedResourceName ? [c.spec.extendedResourceName] : []),
+    ]),
+  );
+}
+
+/**
+ * The Pod object the kubelet-sim admits for a workload (requests default to limits, as the API server
+ * does). `draNames` (draExtendedResourceNames): a pod asking for one of them goes through the
+ * scheduler, as a pod with claims does.
+ */
+export function podFor(w: DemoWorkload, draNames: ReadonlySet<string> = new Set()): PodSpecInput {
+  const scheduled =
+    w.resourceClaims.length > 0 ||
+    w.containers.some((c) => Object.keys(c.limits).some((n) => draNames.has(n)));
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -182,12 +213,12 @@ export function podFor(w: DemoWorkload): PodSpecInput {
     },
     spec: {
       restartPolicy: w.restartPolicy,
-      // A pod with claims goes through the scheduler (the others arrive bound): pinned to its node
-      // by hostname, as a workload for one node is in a cluster — which is also how that node's
-      // gateway knows a pod still Pending is waiting for it.
-      ...(w.resourceClaims.length > 0
-        ? { nodeSelector: { 'kubernetes.io/hostname': w.node }, resourceClaims: w.resourceClaims }
-        : {}),
+      // A pod with claims, or with an extended resource a DeviceClass maps, goes through the
+      // scheduler (the others arrive bound): pinned to its node by hostname, as a workload for one
+      // node is in a cluster — which is also how that node's gateway knows a pod still Pending is
+      // waiting for it.
+      ...(scheduled ? { nodeSelector: { 'kubernetes.io/hostname': w.node } } : {}),
+      ...(w.resourceClaims.length > 0 ? { resourceClaims: w.resourceClaims } : {}),
       containers: w.containers.map((c) => ({
         name: c.name,
         image: 'registry.example/plugboard-demo:latest',

@@ -44,6 +44,10 @@ interface ClaimObject {
     reservedFor?: { name: string }[];
   };
 }
+interface ExtendedStatus {
+  resourceClaimName: string;
+  requestMappings: { containerName: string; resourceName: string; requestName: string }[];
+}
 interface SliceObject {
   spec: { devices?: { name: string; attributes?: Record<string, { int?: number }> }[] };
 }
@@ -189,6 +193,49 @@ describe('demo DRA node (examples/demo.yaml, dra-node)', () => {
       ['gpu-2'],
     );
     assert.deepEqual(allocated(/^train-wide-gpus-/), []);
+  });
+
+  it('render/frame-dra asks limits {plugboard.example/gpu: 1} with no claim: the scheduler makes it a special claim, the driver serves gpu-3', async () => {
+    const pod = await kubeGet<PodObject & { status: { extendedResourceClaimStatus?: ExtendedStatus } }>(
+      node,
+      '/api/v1/namespaces/render/pods/frame-dra',
+    );
+    assert.equal(pod.status.phase, 'Running');
+    const ext = pod.status.extendedResourceClaimStatus;
+    assert.match(ext?.resourceClaimName ?? '', /^frame-dra-extended-resources-[a-z0-9]{5}$/);
+    assert.deepEqual(ext!.requestMappings, [
+      {
+        containerName: 'render',
+        resourceName: 'plugboard.example/gpu',
+        requestName: 'container-0-request-0',
+      },
+    ]);
+    const claim = await kubeGet<ClaimObject & { metadata: { annotations?: Record<string, string> } }>(
+      node,
+      `/apis/resource.k8s.io/v1/namespaces/render/resourceclaims/${ext!.resourceClaimName}`,
+    );
+    assert.equal(claim.metadata.annotations?.['resource.kubernetes.io/extended-resource-claim'], 'true');
+    assert.deepEqual(
+      claim.status?.allocation?.devices.results.map((r) => r.device),
+      ['gpu-3'],
+    );
+    const s = node.gateway.model.snapshot();
+    assert.equal(s.dra!.claims[`render/${ext!.resourceClaimName}`]?.phase, 'prepared');
+    assert.deepEqual(
+      s.pods['render/frame-dra']!.containers[0]!.dynamicResources.map((r) => r.devices.map((d) => d.device)),
+      [['gpu-3']],
+    );
+    assert.equal(s.resources['plugboard.example/gpu'], undefined, 'no device plugin serves the name here');
+    // The migration view's half for this node: served through DRA, the pod with its special claim.
+    const gpu = s.extendedResources?.['plugboard.example/gpu'];
+    assert.equal(gpu?.servedBy, 'dra');
+    assert.deepEqual([gpu.deviceClass, gpu.drivers], [DRIVER, [DRIVER]]);
+    assert.deepEqual(
+      gpu.pods.map((p) => [p.pod, p.via, p.claim, p.devices]),
+      [['render/frame-dra', 'dra', `render/${ext!.resourceClaimName}`, [deviceKey('gpu-3')]]],
+    );
+    assert.equal(s.dra!.claims[`render/${ext!.resourceClaimName}`]?.extendedResources, true);
+    assert.equal(s.extendedResources?.['plugboard.example/nic-vf']?.servedBy, 'device-plugin');
   });
 
   it("a fault on a DRA device reaches the pod's allocatedResourcesStatus; clearing heals it", async () => {

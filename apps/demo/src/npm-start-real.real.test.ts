@@ -109,7 +109,23 @@ describe('npm start -- --cluster real', { timeout: 900_000 }, () => {
       ['encode', 'gpu-node-b', 'Running'],
       ['frame-0', 'gpu-node-b', 'Running'],
       ['frame-1', 'gpu-node-b', 'Running'],
+      // the same pod spec as frame-0, served by the DRA driver through the scheduler's special claim
+      ['frame-dra', 'dra-node', 'Running'],
     ]);
+    const frameDra = await kubectl<{
+      status: { extendedResourceClaimStatus?: { resourceClaimName: string } };
+    }>(['get', 'pod', '-n', 'render', 'frame-dra']);
+    const special = frameDra.status.extendedResourceClaimStatus?.resourceClaimName ?? '';
+    assert.match(special, /^frame-dra-extended-resources-\w{5}$/);
+    const claim = await kubectl<{
+      metadata: { annotations?: Record<string, string> };
+      status?: { allocation?: { devices: { results: { driver: string; pool: string }[] } } };
+    }>(['get', 'resourceclaim', '-n', 'render', special]);
+    assert.equal(claim.metadata.annotations?.['resource.kubernetes.io/extended-resource-claim'], 'true');
+    assert.deepEqual(
+      claim.status?.allocation?.devices.results.map((r) => [r.driver, r.pool]),
+      [['gpu.plugboard.example', 'dra-node']],
+    );
     assert.match(output, /workloads: \d+ pods placed by kube-scheduler and admitted by the real kubelets/);
   });
 

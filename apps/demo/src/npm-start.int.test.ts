@@ -168,6 +168,8 @@ describe('npm start', { timeout: 600_000 }, () => {
     assert.match(claims, /^ml\s+inference-gpu\s+allocated,reserved\s/m, claims);
     assert.match(claims, /^ml\s+train-pair-gpus-\w+\s+allocated,reserved\s/m, claims);
     assert.match(claims, /^ml\s+train-wide-gpus-\w+\s+pending\s/m, claims);
+    // render/frame-dra asked `limits: {plugboard.example/gpu: 1}`: the scheduler's claim for it.
+    assert.match(claims, /^render\s+frame-dra-extended-resources-\w{5}\s+allocated,reserved\s/m, claims);
 
     // The plugin through kubectl, as printed: kubectl finds kubectl-plugboard on the PATH given, and
     // PLUGBOARD_GATEWAYS names every node's gateway.

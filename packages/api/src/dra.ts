@@ -235,6 +235,11 @@ export interface DraClaimState {
   pendingReason: string | null;
   /** `metadata.deletionTimestamp` is set (e.g. its pod was evicted by a taint). */
   deleting: boolean;
+  /**
+   * The scheduler's special claim for a pod's extended resources backed by DRA (annotated
+   * `resource.kubernetes.io/extended-resource-claim: "true"`, KEP-5004). Absent otherwise.
+   */
+  extendedResources?: true;
 }
 
 export interface DraClaimRequest {

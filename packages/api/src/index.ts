@@ -5,6 +5,7 @@
 export type * from './common.ts';
 export type * from './node.ts';
 export type * from './dra.ts';
+export type * from './extended-resources.ts';
 export type * from './history.ts';
 export type * from './admission.ts';
 export * from './stream.ts';

@@ -7,6 +7,7 @@
 import type { AdmissionView } from './admission.ts';
 import type { DeviceFaultPhase, Health, Timestamp } from './common.ts';
 import type { DraState, DraSummary, DraTaintEffect, PodClaimRef } from './dra.ts';
+import type { ExtendedResourceView } from './extended-resources.ts';
 
 export type { AdmissionView, TopologyHintView } from './admission.ts';
 
@@ -41,6 +42,12 @@ export interface NodeSnapshot {
    * support.
    */
   dra?: DraState;
+  /**
+   * Keyed by extended resource name: every name this node's Node status lists, a DeviceClass maps
+   * explicitly, or a pod here asks for — whether a device plugin or a DRA driver serves it, and the
+   * pods holding it each way (docs/API.md, "Extended resources by API"). Absent from older gateways.
+   */
+  extendedResources?: Record<string, ExtendedResourceView>;
 }
 
 export interface GatewayInfo {
@@ -474,4 +481,6 @@ export interface NodeSummary {
   sources: SourcesState;
   /** DRA counts; absent from gateways older than DRA support. */
   dra?: DraSummary;
+  /** As `NodeSnapshot.extendedResources` (the cluster's migration view joins the nodes'). */
+  extendedResources?: Record<string, ExtendedResourceView>;
 }

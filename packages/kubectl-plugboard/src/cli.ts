@@ -11,6 +11,7 @@ import {
   scenarioStopCommand,
 } from './commands/faults.js';
 import { claimsCommand } from './commands/claims.js';
+import { migrationCommand } from './commands/migration.js';
 import { devicesCommand, nodesCommand, podsCommand } from './commands/read.js';
 import { watchCommand } from './commands/watch.js';
 import type { CliIo, CommandContext } from './context.js';
@@ -32,6 +33,9 @@ Usage:
   kubectl plugboard claims [--node N] [-n NS | -A]        DRA ResourceClaims: phase, requests, devices, pods, health,
                                                           why a pending one waits (all namespaces unless -n)
   kubectl plugboard pods [--node N]                       pod → devices with their NUMA nodes, NUMA alignment, claims
+  kubectl plugboard migration [--node N] [--resource R]   per extended resource and node: device plugin or DRA (its
+                                                          DeviceClass, drivers), the pods each way with their special
+                                                          claims, what is left to move
   kubectl plugboard fault list [--node N] [--resource R]  active simulated faults (with a DRA fault's taint)
   kubectl plugboard fault inject [--node N] --resource R --device D [--reason TEXT] [--ttl 10m]
                                  [--taint NoSchedule|NoExecute]
@@ -135,6 +139,7 @@ const COMMAND_OPTIONS: Record<string, OptionName[]> = {
   devices: ['node', 'resource', 'unhealthy', 'api'],
   claims: ['node', 'all-namespaces'],
   pods: ['node'],
+  migration: ['node', 'resource'],
   'fault list': ['node', 'resource'],
   'fault inject': ['node', 'resource', 'device', 'reason', 'ttl', 'taint'],
   'fault clear': ['node', 'all'],
@@ -308,6 +313,9 @@ async function dispatch(ctx: CommandContext, p: Parsed): Promise<void> {
     case 'pods':
       noArgs();
       return podsCommand(ctx, { node });
+    case 'migration':
+      noArgs();
+      return migrationCommand(ctx, { node, resource: v.resource ?? null });
     case 'fault list':
       noArgs();
       return faultListCommand(ctx, { node, resource: v.resource ?? null });

@@ -27,6 +27,7 @@ describe('documentation', () => {
       'devices',
       'claims',
       'pods',
+      'migration',
       'fault list',
       'fault inject',
       'fault clear',

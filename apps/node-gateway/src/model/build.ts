@@ -27,6 +27,7 @@ import type {
 } from '@plugboard/api';
 import { buildDra, DraBuildCache, podClaimRefs, podDra, podHeldDra, type DraDriverInput } from './dra.js';
 import type { DraKubeInput } from './dra-objects.js';
+import { buildExtendedResources } from './extended-resources.js';
 import {
   alignmentOf,
   alignmentParts,
@@ -160,6 +161,7 @@ export class BuildCache {
     this.keep('pods', snapshot.pods);
     this.keep('numa', snapshot.numa);
     this.keep('faults', snapshot.faults);
+    if (snapshot.extendedResources) this.keep('extended-resources', snapshot.extendedResources);
     if (snapshot.dra) {
       if (this.sections.get('dra')?.value !== snapshot.dra) this.dra.adopt(snapshot.dra);
       this.keep('dra', snapshot.dra);
@@ -788,38 +790,65 @@ export function buildSnapshot(inputs: ModelInputs, cache: BuildCache | null = nu
   const faults = m('faults', [inputs.faults, devices, dra, inputs.kube?.dra?.taintRules], () =>
     buildFaults(inputs, devices, dra),
   );
+  const resources = { ...buildResources(inputs, ownDevices, index, cache), ...observed.resources };
+  const pods = m(
+    'pods',
+    [
+      cache?.podDevices ?? devices,
+      observed.devices,
+      // The pods section's DRA input: a new token only when a claim, or a DRA device a claim or
+      // PodResources names, is another object. A fault on a free DRA device leaves the pods alone.
+      m(
+        'pod-dra',
+        m('pod-held-dra', [dra, prPods], () => podHeldDra(dra, prPods)),
+        () => ({}),
+      ),
+      prPods,
+      inputs.topology,
+      ...(inputs.kube?.pods ?? []),
+    ],
+    () => buildPods(inputs, devices, dra, cache),
+  );
+  const extendedResources = m(
+    'extended-resources',
+    [
+      kube?.node,
+      kube?.dra?.deviceClasses,
+      pods,
+      dra.claims,
+      ...Object.values(resources),
+      ...(kube?.pods ?? []),
+    ],
+    () =>
+      buildExtendedResources(
+        {
+          node: kube?.node ?? null,
+          resources,
+          deviceClasses: kube?.dra?.deviceClasses ?? null,
+          pods: kube?.pods ?? [],
+          podStates: pods,
+          claims: dra.claims,
+          publishesDraDevices: Object.values(dra.drivers).some((d) => d.counts.published > 0),
+        },
+        parseCount,
+      ),
+  );
   return {
     schema: 1,
     nodeName: inputs.nodeName,
     updatedAt: inputs.updatedAt,
     gateway: inputs.gateway,
-    resources: { ...buildResources(inputs, ownDevices, index, cache), ...observed.resources },
+    resources,
     devices,
     numa: m('numa', [cache?.layout ?? devices, observed.devices, prAllocatable, inputs.topology?.host], () =>
       buildNuma(inputs, devices),
     ),
-    pods: m(
-      'pods',
-      [
-        cache?.podDevices ?? devices,
-        observed.devices,
-        // The pods section's DRA input: a new token only when a claim, or a DRA device a claim or
-        // PodResources names, is another object. A fault on a free DRA device leaves the pods alone.
-        m(
-          'pod-dra',
-          m('pod-held-dra', [dra, prPods], () => podHeldDra(dra, prPods)),
-          () => ({}),
-        ),
-        prPods,
-        inputs.topology,
-        ...(inputs.kube?.pods ?? []),
-      ],
-      () => buildPods(inputs, devices, dra, cache),
-    ),
+    pods,
     faults,
     events: inputs.events as NodeEvent[],
     sources: inputs.sources,
     dra,
+    extendedResources,
     ...(inputs.topology
       ? {
           topology: m(

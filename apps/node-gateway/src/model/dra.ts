@@ -34,7 +34,11 @@ import type {
   PodClaimRef,
 } from '@plugboard/api';
 import type { Device, DeviceTaint, ResourceClaim, ResourceSlice } from '@plugboard/k8s-api';
-import { POD_CLAIM_NAME_ANNOTATION, type DraKubeInput } from './dra-objects.js';
+import {
+  EXTENDED_RESOURCE_CLAIM_ANNOTATION,
+  POD_CLAIM_NAME_ANNOTATION,
+  type DraKubeInput,
+} from './dra-objects.js';
 import { sameItems } from '../same-items.js';
 
 /** The standard NUMA node attribute (KEP-6072) the drivers publish. */
@@ -576,6 +580,9 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
           health,
           pendingReason,
           deleting: claim.metadata.deletionTimestamp !== undefined,
+          ...(claim.metadata.annotations?.[EXTENDED_RESOURCE_CLAIM_ANNOTATION] === 'true'
+            ? { extendedResources: true as const }
+            : {}),
         };
       },
     );

@@ -26,5 +26,6 @@ export function summarize(s: NodeSnapshot): NodeSummary {
     faultsEnabled: s.gateway.faultsEnabled,
     sources: s.sources,
     ...(s.dra ? { dra: summarizeDra(s.dra) } : {}),
+    ...(s.extendedResources ? { extendedResources: s.extendedResources } : {}),
   };
 }

@@ -21,7 +21,7 @@ import {
 } from '@kubernetes/client-node';
 import { Backoff } from '@plugboard/apimachinery';
 import type { KubeInput } from '../model/build.js';
-import type { DeviceTaintRule, ResourceClaim, ResourceSlice } from '@plugboard/k8s-api';
+import type { DeviceClass, DeviceTaintRule, ResourceClaim, ResourceSlice } from '@plugboard/k8s-api';
 import type { DraKubeInput } from '../model/dra-objects.js';
 import type { ApiServerRequest } from './api-server-request.js';
 import type { SourceState } from '@plugboard/api';
@@ -61,6 +61,7 @@ interface DraInformers {
   slices: Informer<ResourceSlice & KubernetesObject>;
   claims: Informer<ResourceClaim & KubernetesObject>;
   taintRules: Informer<DeviceTaintRule & KubernetesObject>;
+  deviceClasses: Informer<DeviceClass & KubernetesObject>;
   waitingPods: Informer<V1Pod>;
   input: DraKubeInput | null;
   waiting: readonly V1Pod[] | null;
@@ -226,6 +227,8 @@ export class KubeSource {
         undefined,
         'DeviceTaintRule',
       ),
+      // Which extended resource names a DeviceClass maps to DRA (snapshot.extendedResources).
+      deviceClasses: raw(`${RESOURCE_API}/deviceclasses`, 'watch deviceclasses', undefined, 'DeviceClass'),
       waitingPods: this.informer(
         new ListWatch<V1Pod>(
           '/api/v1/pods',
@@ -354,7 +357,7 @@ export class KubeSource {
     return [
       this.node,
       this.pods,
-      ...(d ? [d.slices, d.claims, d.taintRules, d.waitingPods] : []),
+      ...(d ? [d.slices, d.claims, d.taintRules, d.deviceClasses, d.waitingPods] : []),
     ] as Informer<KubernetesObject>[];
   }
 
@@ -379,13 +382,16 @@ export class KubeSource {
     const d = this.dra;
     if (!d) return {};
     const notServed: Record<string, string> = {};
-    for (const inf of [d.slices, d.claims, d.taintRules]) {
+    for (const inf of [d.slices, d.claims, d.taintRules, d.deviceClasses]) {
       if (inf.notServed && inf.optional) notServed[inf.optional] = inf.notServed;
     }
     const input = (d.input ??= {
       slices: d.slices.lw.list(),
       claims: d.claims.lw.list(),
       taintRules: d.taintRules.lw.list(),
+      ...(d.deviceClasses.synced && !d.deviceClasses.notServed
+        ? { deviceClasses: d.deviceClasses.lw.list() }
+        : {}),
       notServed,
     });
     const waiting = (d.waiting ??= d.waitingPods.lw
