@@ -19,16 +19,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { deviceClassFor } from '@plugboard/plugin';
 import { expect } from '@playwright/test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { pino } from 'pino';
-import {
-  driverDeviceClass,
-  runKubectl,
-  thirdParty,
-  type DraTestDriver,
-  type TestNode,
-} from '@plugboard/testbed';
+import { runKubectl, thirdParty, type DraTestDriver, type TestNode } from '@plugboard/testbed';
 import { seriousA11yViolations } from '@plugboard/web/e2e/axe';
 import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from '@plugboard/web/e2e/chromium';
 import { startWebServer, type WebServer } from '@plugboard/web/server';
@@ -136,7 +131,7 @@ describe('the dashboard on the real cluster', { timeout: 600_000 }, () => {
         numDevices: 2,
         kubeconfig: cluster.kubeconfig,
       });
-      await apply(driverDeviceClass('drill-accelerator', driver.driverName));
+      await apply(deviceClassFor(driver.driverName, { name: 'drill-accelerator' }));
       await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
       await apply({
         apiVersion: 'resource.k8s.io/v1',

@@ -9,6 +9,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensureBinaries, ensureThirdPartyBinary } from '@plugboard/local-cluster';
+import { deviceClassFor } from '@plugboard/plugin';
 import type { RealNode } from './real-cluster.js';
 import type { TestNode } from './test-node.js';
 
@@ -152,8 +153,8 @@ export interface DraExampleDriver extends ThirdPartyProcess {
 }
 
 /** The DeviceClass the driver's Helm chart installs for its gpu profile, as JSON. */
-export function draExampleDeviceClass(driverName = 'gpu.example.com'): Record<string, unknown> {
-  return driverDeviceClass(driverName, driverName);
+export function draExampleDeviceClass(driverName = 'gpu.example.com'): ReturnType<typeof deviceClassFor> {
+  return deviceClassFor(driverName, { name: driverName });
 }
 
 /**
@@ -221,16 +222,6 @@ export interface DraTestDriver extends ThirdPartyProcess {
   numDevices: number;
   /** Resolves when the kubelet has told the driver it is registered (NotifyRegistrationStatus). */
   registered(timeoutMs?: number): Promise<void>;
-}
-
-/** A DeviceClass selecting every device of `driverName` (as the e2e tests' classes do). */
-export function driverDeviceClass(name: string, driverName: string): Record<string, unknown> {
-  return {
-    apiVersion: 'resource.k8s.io/v1',
-    kind: 'DeviceClass',
-    metadata: { name },
-    spec: { selectors: [{ cel: { expression: `device.driver == '${driverName}'` } }] },
-  };
 }
 
 /**

@@ -15,10 +15,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { deviceClassFor } from '@plugboard/plugin';
 import { pino } from 'pino';
 import type { FaultState } from '@plugboard/api';
 import {
-  driverDeviceClass,
   gatewayClient,
   gatewayDocument,
   testCluster,
@@ -124,7 +124,7 @@ for (const kind of testClusterKinds())
         driverName = driver.driverName;
         deviceClass = `${ns.name}-other`;
         await cluster.kubectl(['apply', '-f', '-'], {
-          input: JSON.stringify(driverDeviceClass(deviceClass, driverName)),
+          input: JSON.stringify(deviceClassFor(driverName, { name: deviceClass })),
         });
         await driver.registered(90_000);
         config = parseGatewayConfig(
