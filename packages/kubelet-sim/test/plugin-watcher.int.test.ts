@@ -7,18 +7,31 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { pluginregistration } from '@plugboard/proto';
 import { parsePluginConfig, startPlugins } from '@plugboard/plugin';
 import { startFixture, waitFor, type SimFixture } from './helpers.js';
 import { TestPlugin } from './test-plugin.js';
 
-/** A pluginregistration server that records the status the kubelet reports. */
-async function registrationServer(socket: string, info: pluginregistration.PluginInfo) {
+/**
+ * A pluginregistration server that records the status the kubelet reports; the first
+ * `failGetInfo` GetInfo calls fail with UNAVAILABLE.
+ */
+async function registrationServer(
+  socket: string,
+  info: pluginregistration.PluginInfo,
+  failGetInfo = 0,
+) {
   const statuses: pluginregistration.RegistrationStatus[] = [];
+  let getInfoCalls = 0;
   const server = new Server();
   server.addService(pluginregistration.RegistrationService, {
-    getInfo: (_call, cb) => cb(null, info),
+    getInfo: (_call, cb) => {
+      getInfoCalls++;
+      if (getInfoCalls <= failGetInfo)
+        cb({ code: status.UNAVAILABLE, details: 'not ready yet' }, null);
+      else cb(null, info);
+    },
     notifyRegistrationStatus: (call, cb) => {
       statuses.push(call.request);
       cb(null, {});
@@ -31,6 +44,7 @@ async function registrationServer(socket: string, info: pluginregistration.Plugi
   );
   return {
     statuses,
+    getInfoCalls: () => getInfoCalls,
     stop: () => {
       server.forceShutdown();
       rmSync(socket, { force: true });
@@ -91,14 +105,33 @@ describe('plugin watcher', () => {
     test(`${what} is reported through NotifyRegistrationStatus`, async () => {
       const reg = await registrationServer(join(registry, `bad-${i}.sock`), info(over));
       try {
-        const status = await waitFor(() => reg.statuses[0], 'a registration status');
-        assert.equal(status.pluginRegistered, false);
-        if (typeof error === 'string') assert.equal(status.error, error);
-        else assert.match(status.error, error);
+        const first = await waitFor(() => reg.statuses[0], 'a registration status');
+        assert.equal(first.pluginRegistered, false);
+        if (typeof error === 'string') assert.equal(first.error, error);
+        else assert.match(first.error, error);
+        // The socket is still there, so the reconciler tries it again after its backoff (500 ms).
+        const second = await waitFor(() => reg.statuses[1], 'the retried registration');
+        assert.deepEqual(second, first);
       } finally {
         reg.stop();
       }
     });
+  });
+
+  test('a plugin whose GetInfo fails at first is registered when the reconciler tries again', async () => {
+    const reg = await registrationServer(join(registry, 'late.sock'), info({}), 2);
+    try {
+      const s = await waitFor(() => reg.statuses[0], 'a registration status', 10_000);
+      assert.deepEqual(s, { pluginRegistered: true, error: '' });
+      assert.equal(reg.getInfoCalls(), 3, 'two failed GetInfo calls, then the one that registered');
+      assert.equal(f.sim.state().resources['example.com/watched']?.registeredVia, 'plugin-watcher');
+    } finally {
+      reg.stop();
+    }
+    await waitFor(
+      () => f.sim.state().resources['example.com/watched']?.registered === false,
+      'deregistration',
+    );
   });
 
   test('a valid DevicePlugin registers at its endpoint and deregisters when its socket goes', async () => {
