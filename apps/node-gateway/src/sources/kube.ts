@@ -149,14 +149,14 @@ export class KubeSource {
   constructor(private readonly options: KubeSourceOptions) {
     this.now = options.now ?? (() => new Date());
     this.core = options.kc.makeApiClient(CoreV1Api);
-    const watch = new Watch(options.kc);
+    const watch = this.stoppableWatch(new Watch(options.kc));
     const nodeSelector = `metadata.name=${options.nodeName}`;
     const podSelector = `spec.nodeName=${options.nodeName}`;
     this.node = this.informer(
       new ListWatch<V1Node>(
         '/api/v1/nodes',
         watch,
-        pacedList(() => this.core.listNode({ fieldSelector: nodeSelector }), options.maxBackoffMs),
+        this.paced(() => this.core.listNode({ fieldSelector: nodeSelector })),
         false,
         undefined,
         nodeSelector,
@@ -167,10 +167,7 @@ export class KubeSource {
       new ListWatch<V1Pod>(
         '/api/v1/pods',
         watch,
-        pacedList(
-          () => this.core.listPodForAllNamespaces({ fieldSelector: podSelector }),
-          options.maxBackoffMs,
-        ),
+        this.paced(() => this.core.listPodForAllNamespaces({ fieldSelector: podSelector })),
         false,
         undefined,
         podSelector,
@@ -178,6 +175,30 @@ export class KubeSource {
       'watch pods',
     );
     this.dra = options.request ? this.draInformers(watch, options.request) : null;
+  }
+
+  /**
+   * An informer's list, paced (pacedList), that fails once the source has stopped. client-node's
+   * ListWatch (1.4) goes on to open a watch when a list it started before stop() resolves after it;
+   * that watch would never be aborted and would keep a stopped gateway's process alive.
+   */
+  private paced<T>(list: () => Promise<T>): () => Promise<T> {
+    return pacedList(async () => {
+      const got = await list();
+      if (this.stopped) throw new Error('the Kubernetes source stopped during the list');
+      return got;
+    }, this.options.maxBackoffMs);
+  }
+
+  /** `watch` whose requests are aborted when they are established after stop() (the same race). */
+  private stoppableWatch(watch: Watch): Watch {
+    const stoppable = Object.create(watch) as Watch;
+    stoppable.watch = async (...args: Parameters<Watch['watch']>) => {
+      const controller = await watch.watch(...args);
+      if (this.stopped) controller.abort();
+      return controller;
+    };
+    return stoppable;
   }
 
   private draInformers(watch: Watch, request: ApiServerRequest): DraInformers {
@@ -202,14 +223,7 @@ export class KubeSource {
         }
         return JSON.parse(res.body) as KubernetesListObject<T>;
       };
-      const lw = new ListWatch<T>(
-        path,
-        watch,
-        pacedList(list, maxBackoffMs),
-        false,
-        undefined,
-        fieldSelector,
-      );
+      const lw = new ListWatch<T>(path, watch, this.paced(list), false, undefined, fieldSelector);
       return this.informer(lw, operation, optional, true);
     };
     const waitingSelector = 'spec.nodeName=';
@@ -233,10 +247,7 @@ export class KubeSource {
         new ListWatch<V1Pod>(
           '/api/v1/pods',
           watch,
-          pacedList(
-            () => this.core.listPodForAllNamespaces({ fieldSelector: waitingSelector }),
-            maxBackoffMs,
-          ),
+          this.paced(() => this.core.listPodForAllNamespaces({ fieldSelector: waitingSelector })),
           false,
           undefined,
           waitingSelector,
