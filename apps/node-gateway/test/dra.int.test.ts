@@ -193,7 +193,11 @@ test('snapshot.dra: the driver registered, its pool and devices as published, be
     taints: [],
     fault: null,
     allocations: [],
-  } satisfies Record<keyof DraDeviceState, unknown>);
+    // A whole device no claims share: no counters consumed, no shared capacity (the keys are absent).
+  } satisfies Omit<
+    Record<keyof DraDeviceState, unknown>,
+    'consumesCounters' | 'allowMultipleAllocations' | 'capacityRequestPolicy' | 'sharedCapacity'
+  >);
   // The simulated source puts gpu-0 and gpu-1 on NUMA node 0, gpu-2 and gpu-3 on node 1.
   assert.deepEqual(s.dra!.devices[deviceKey('gpu-3')]!.numaNodes, [1]);
   assert.deepEqual(s.dra!.devices[deviceKey('gpu-3')]!.attributes['resource.kubernetes.io/numaNode'], {
