@@ -17,19 +17,14 @@ import { TestPlugin } from './test-plugin.js';
  * A pluginregistration server that records the status the kubelet reports; the first
  * `failGetInfo` GetInfo calls fail with UNAVAILABLE.
  */
-async function registrationServer(
-  socket: string,
-  info: pluginregistration.PluginInfo,
-  failGetInfo = 0,
-) {
+async function registrationServer(socket: string, info: pluginregistration.PluginInfo, failGetInfo = 0) {
   const statuses: pluginregistration.RegistrationStatus[] = [];
   let getInfoCalls = 0;
   const server = new Server();
   server.addService(pluginregistration.RegistrationService, {
     getInfo: (_call, cb) => {
       getInfoCalls++;
-      if (getInfoCalls <= failGetInfo)
-        cb({ code: status.UNAVAILABLE, details: 'not ready yet' }, null);
+      if (getInfoCalls <= failGetInfo) cb({ code: status.UNAVAILABLE, details: 'not ready yet' }, null);
       else cb(null, info);
     },
     notifyRegistrationStatus: (call, cb) => {

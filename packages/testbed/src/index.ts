@@ -5,6 +5,7 @@ export * from './sim-node.js';
 export * from './real-cluster.js';
 export * from './sim-cluster.js';
 export * from './test-cluster.js';
+export * from './test-bed.js';
 export * from './gateway-document.js';
 export * from './gateway-client.js';
 export * from './gateway-process.js';

@@ -11,8 +11,7 @@
 // NoExecute turns the same rule to NoExecute and the pod is evicted; clearing, or a TTL running out,
 // deletes the rule; an unknown device is refused with no rule.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { deviceClassFor } from '@plugboard/plugin';
@@ -21,12 +20,13 @@ import type { FaultState } from '@plugboard/api';
 import {
   gatewayClient,
   gatewayDocument,
-  testCluster,
+  openTestBed,
   testClusterKinds,
   thirdParty,
   waitFor,
   type ClusterNode,
   type GatewayClient,
+  type TestBed,
   type TestCluster,
   type TestNamespace,
   type DraExampleDriver,
@@ -71,6 +71,7 @@ interface RuleJson {
 for (const kind of testClusterKinds())
   for (const other of OTHER_DRIVERS)
     describe(`fault drills through DeviceTaintRule on the ${kind} kubelet, on ${other.label}'s devices`, () => {
+      let bed: TestBed;
       let work: string;
       let cluster: TestCluster;
       let node: ClusterNode;
@@ -113,19 +114,22 @@ for (const kind of testClusterKinds())
         ) ?? null;
 
       before(async () => {
-        work = mkdtempSync(join(tmpdir(), `pb-${kind}-taint-rule-`));
-        cluster = testCluster(kind, work);
-        node = await cluster.addNode('dtr');
-        ns = await cluster.namespace('taintrule');
+        bed = await openTestBed(kind, 'dtr', { namespace: 'taintrule' });
+        ({ work, cluster, node, ns } = bed);
+        bed.defer(() => removeDraObjects(cluster, node.name));
+        bed.defer(async () => {
+          for (const r of await ourRules())
+            await cluster.kubectl(['delete', 'devicetaintrule', r.metadata.name, '--ignore-not-found']);
+        });
+        bed.defer(() => driver?.stop());
+        bed.defer(() => gw?.stop());
         const tokenFile = join(work, 'token');
         writeFileSync(tokenFile, `${TOKEN}\n`);
         // The other driver: not in the gateway's config, started here against the same node.
         driver = await other.start(node, cluster.adminKubeconfig(node));
         driverName = driver.driverName;
         deviceClass = `${ns.name}-other`;
-        await cluster.kubectl(['apply', '-f', '-'], {
-          input: JSON.stringify(deviceClassFor(driverName, { name: deviceClass })),
-        });
+        await bed.applyClusterScoped(deviceClassFor(driverName, { name: deviceClass }));
         await driver.registered(90_000);
         config = parseGatewayConfig(
           gatewayDocument(node, {
@@ -139,17 +143,7 @@ for (const kind of testClusterKinds())
         await start();
       });
 
-      after(async () => {
-        await gw?.stop();
-        await driver?.stop();
-        for (const r of (await ourRules().catch(() => [])) ?? [])
-          await cluster.kubectl(['delete', 'devicetaintrule', r.metadata.name, '--ignore-not-found']);
-        await removeDraObjects(cluster, node?.name, { deviceClass });
-        await ns?.remove();
-        await node?.remove();
-        await cluster?.close();
-        rmSync(work, { recursive: true, force: true });
-      });
+      after(() => bed?.close());
 
       it('the other driver is seen through its ResourceSlices; a pod holds a claim on one of its devices', async () => {
         await cluster.kubectl(['apply', '-f', '-'], {

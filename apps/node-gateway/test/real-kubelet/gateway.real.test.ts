@@ -5,19 +5,19 @@
 // and PodResources report; a second node shows that each gateway sees only its own node, and that
 // the real scheduler puts a pod where a plugin has free devices.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { NodeSnapshot } from '@plugboard/api';
 import {
+  openTestBed,
   podResourcesClient,
-  testCluster,
   testClusterKinds,
   waitFor,
   type ClusterNode,
   type PodResourcesClient,
+  type TestBed,
   type TestCluster,
   type TestNamespace,
 } from '@plugboard/testbed';
@@ -38,6 +38,7 @@ interface PodJson {
 
 for (const kind of testClusterKinds())
   describe(`the gateway on ${kind} nodes`, () => {
+    let bed: TestBed;
     let cluster: TestCluster;
     let nodes: ClusterNode[];
     let gateways: Gateway[];
@@ -63,11 +64,12 @@ for (const kind of testClusterKinds())
       });
 
     before(async () => {
-      work = mkdtempSync(join(tmpdir(), `pb-${kind}-gw-`));
-      cluster = testCluster(kind, work);
-      ns = await cluster.namespace('gw');
+      bed = await openTestBed(kind, 'gw', { nodes: ['gw-a', 'gw-b'] });
+      ({ work, cluster, nodes, ns } = bed);
+      bed.defer(async () => {
+        for (const gw of gateways ?? []) await gw.stop();
+      });
       writeFileSync(join(work, 'token'), `${TOKEN}\n`);
-      nodes = await Promise.all([cluster.addNode('gw-a'), cluster.addNode('gw-b')]);
       // kubelet-sim's Node is the kubelet's alone (its API slice takes no Node writes); each sim node
       // is a cluster of its own, so the pod's node selector has no other node to rule out there.
       if (kind === 'real')
@@ -101,16 +103,10 @@ for (const kind of testClusterKinds())
         );
       }
       podResources = podResourcesClient(nodes[0]!.podResourcesSocket);
+      bed.defer(() => podResources.close());
     });
 
-    after(async () => {
-      podResources?.close();
-      for (const gw of gateways ?? []) await gw.stop();
-      await ns?.remove();
-      for (const n of nodes ?? []) await n.remove();
-      await cluster?.close();
-      rmSync(work, { recursive: true, force: true });
-    });
+    after(() => bed?.close());
 
     it('a pod lands on the node whose plugin has free devices; each gateway sees only its own node', async () => {
       // On the real cluster one scheduler chooses between the two nodes. Each kubelet-sim node is a

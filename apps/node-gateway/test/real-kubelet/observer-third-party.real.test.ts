@@ -12,21 +12,19 @@
 // observer.real.test.ts holds the same gateway against Plugboard's plugin library as the other
 // plugin: the one other plugin whose devices' health and NUMA nodes a test can set.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { NodeSnapshot } from '@plugboard/api';
 import {
   gatewayDocument,
   gatewayProcess,
+  openTestBed,
   podResourcesClient,
-  testCluster,
   testClusterKinds,
   thirdParty,
   type ClusterNode,
   type GatewayProcess,
   type SampleDevicePlugin,
+  type TestBed,
   type TestCluster,
   type TestNamespace,
 } from '@plugboard/testbed';
@@ -37,7 +35,7 @@ interface NodeJson {
 
 for (const kind of testClusterKinds())
   describe(`the observer gateway beside upstream's sample device plugin on the ${kind} kubelet`, () => {
-    let work: string;
+    let bed: TestBed;
     let cluster: TestCluster;
     let node: ClusterNode;
     let ns: TestNamespace;
@@ -53,10 +51,10 @@ for (const kind of testClusterKinds())
     const nodeJson = async (): Promise<NodeJson> => cluster.kubectlJson<NodeJson>(['get', 'node', node.name]);
 
     before(async () => {
-      work = mkdtempSync(join(tmpdir(), `pb-${kind}-observer-tp-`));
-      cluster = testCluster(kind, work);
-      node = await cluster.addNode('obstp');
-      ns = await cluster.namespace('obstp');
+      bed = await openTestBed(kind, 'obstp');
+      ({ cluster, node, ns } = bed);
+      bed.defer(() => plugin?.stop());
+      bed.defer(() => gw?.stop());
       plugin = await thirdParty.sampleDevicePlugin(node);
       resource = plugin.resource;
       await plugin.registered(90_000);
@@ -70,14 +68,7 @@ for (const kind of testClusterKinds())
       );
     });
 
-    after(async () => {
-      await gw?.stop();
-      await plugin?.stop();
-      await ns?.remove();
-      await node?.remove();
-      await cluster?.close();
-      rmSync(work, { recursive: true, force: true });
-    });
+    after(() => bed?.close());
 
     it('shows its resource with the Node’s capacity and allocatable and every device PodResources lists', async () => {
       const s = await gw.waitForSnapshot(

@@ -10,9 +10,6 @@
 // the real kubelet; on kubelet-sim, whose grace period a test can shorten, also capacity 0 after it:
 // docs/KUBELET-SIM-FIDELITY.md).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { NodeSnapshot } from '@plugboard/api';
@@ -20,13 +17,13 @@ import { parsePluginConfig, startPlugins, type PluginRuntime } from '@plugboard/
 import {
   gatewayDocument,
   gatewayProcess,
+  openTestBed,
   podResourcesClient,
-  realCluster,
-  simCluster,
   testClusterKinds,
   waitFor,
   type ClusterNode,
   type GatewayProcess,
+  type TestBed,
   type TestCluster,
   type TestNamespace,
 } from '@plugboard/testbed';
@@ -49,7 +46,7 @@ const otherDevices = (s: NodeSnapshot) => Object.values(s.devices).filter((d) =>
 
 for (const kind of testClusterKinds())
   describe(`the observer gateway on the ${kind} kubelet`, () => {
-    let work: string;
+    let bed: TestBed;
     let cluster: TestCluster;
     let node: ClusterNode;
     let ns: TestNamespace;
@@ -57,16 +54,10 @@ for (const kind of testClusterKinds())
     let gw: GatewayProcess | null = null;
 
     before(async () => {
-      work = mkdtempSync(join(tmpdir(), `pb-${kind}-observer-`));
-      if (kind === 'sim') {
-        const sim = simCluster(work);
-        cluster = sim;
-        node = await sim.addNode('obs', { sim: { gracePeriodMs: SIM_GRACE_MS } });
-      } else {
-        cluster = realCluster();
-        node = await cluster.addNode('obs');
-      }
-      ns = await cluster.namespace('obs');
+      bed = await openTestBed(kind, 'obs', { sim: { gracePeriodMs: SIM_GRACE_MS } });
+      ({ cluster, node, ns } = bed);
+      bed.defer(() => other?.stop());
+      bed.defer(() => gw?.stop());
       other = await startPlugins(
         parsePluginConfig({
           resources: [{ name: OTHER, simulated: { count: 4, numaNodes: [0, 1], idPrefix: 'og' } }],
@@ -75,14 +66,7 @@ for (const kind of testClusterKinds())
       );
     });
 
-    after(async () => {
-      await gw?.stop();
-      await other?.stop();
-      await ns?.remove();
-      await node?.remove();
-      await cluster?.close();
-      rmSync(work, { recursive: true, force: true });
-    });
+    after(() => bed?.close());
 
     it('no --config: the gateway starts as an observer from its flags and shows the other plugin', async () => {
       const flagsOnly = await gatewayProcess(node, gatewayDocument(node), {

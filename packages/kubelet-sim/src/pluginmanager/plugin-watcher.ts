@@ -250,7 +250,10 @@ export class PluginWatcher {
       const handler = this.o.handlers.get(info.type);
       if (!handler) {
         const error = `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`;
-        this.log.warn({ socket, type: info.type, name: info.name, err: error }, 'plugin registration refused');
+        this.log.warn(
+          { socket, type: info.type, name: info.name, err: error },
+          'plugin registration refused',
+        );
         await notify({ pluginRegistered: false, error });
         return false;
       }

@@ -4,18 +4,18 @@
 // gateway runs, in this process, registers with a kubelet of its own; what the kubelet did with it
 // is read back the way an operator would, with the real kubectl on both kinds.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { once } from 'node:events';
 import {
+  openTestBed,
   podResourcesClient,
-  testCluster,
   testClusterKinds,
   waitFor,
   type ClusterNode,
   type PodResourcesClient,
+  type TestBed,
   type TestCluster,
   type TestNamespace,
 } from '@plugboard/testbed';
@@ -50,6 +50,7 @@ function idsOf(
 
 for (const kind of testClusterKinds())
   describe(`device plugins on the ${kind} kubelet`, () => {
+    let bed: TestBed;
     let cluster: TestCluster;
     let node: ClusterNode;
     let ns: TestNamespace;
@@ -80,10 +81,8 @@ for (const kind of testClusterKinds())
       cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, name]);
 
     before(async () => {
-      work = mkdtempSync(join(tmpdir(), `pb-${kind}-dp-`));
-      cluster = testCluster(kind, work);
-      node = await cluster.addNode('dp');
-      ns = await cluster.namespace('dp');
+      bed = await openTestBed(kind, 'dp');
+      ({ work, cluster, node, ns } = bed);
       for (const tty of ['ttyUSB0', 'ttyUSB1']) writeFileSync(join(work, tty), '');
       const config = parsePluginConfig(
         {
@@ -107,20 +106,15 @@ for (const kind of testClusterKinds())
         devicePluginDir: node.devicePluginDir,
         cdiDir: join(work, 'cdi'),
       });
+      bed.defer(() => runtime.stop());
       for (const p of runtime.resources.values()) {
         if (p.registration().phase !== 'registered') await once(p, 'registered');
       }
       podResources = podResourcesClient(node.podResourcesSocket);
+      bed.defer(() => podResources.close());
     });
 
-    after(async () => {
-      podResources?.close();
-      await runtime?.stop();
-      await ns?.remove();
-      await node?.remove();
-      await cluster?.close();
-      rmSync(work, { recursive: true, force: true });
-    });
+    after(() => bed?.close());
 
     it('registers with the real kubelet: the Node’s capacity and allocatable, as the real kubectl shows them', async () => {
       const c = await waitFor('the GPUs in the Node status', async () => {

@@ -7,29 +7,22 @@
 // reports them, the health stream reaches the pod's status, and the real device-taint eviction
 // controller evicts the pod of a NoExecute-tainted device.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import {
+  openTestBed,
   podResourcesClient,
-  testCluster,
   testClusterKinds,
   waitFor,
   type ClusterNode,
   type PodResourcesClient,
+  type TestBed,
   type TestCluster,
   type TestNamespace,
-  removeDraObjects,
 } from '@plugboard/testbed';
-import {
-  kubeApiFromKubeConfig,
-  parsePluginConfig,
-  startDraDrivers,
-  type DraDriver,
-  type DraRuntime,
-} from '../../src/index.js';
+import { parsePluginConfig, type DraDriver, type DraRuntime } from '../../src/index.js';
+import { draOnBed } from './dra-on-bed.js';
 
 const DRIVER = 'gpu.plugboard.example';
 
@@ -55,13 +48,13 @@ interface PodJson {
 
 for (const kind of testClusterKinds())
   describe(`the DRA driver on the ${kind} kubelet`, () => {
+    let bed: TestBed;
     let cluster: TestCluster;
     let node: ClusterNode;
     let ns: TestNamespace;
     let dra: DraRuntime;
     let driver: DraDriver;
     let podResources: PodResourcesClient;
-    let work: string;
     let deviceClass: string;
 
     const claimOf = async (pod: string): Promise<ClaimJson> => {
@@ -72,10 +65,8 @@ for (const kind of testClusterKinds())
     };
 
     before(async () => {
-      work = mkdtempSync(join(tmpdir(), `pb-${kind}-dra-`));
-      cluster = testCluster(kind, work);
-      node = await cluster.addNode('dra');
-      ns = await cluster.namespace('dra');
+      bed = await openTestBed(kind, 'dra');
+      ({ cluster, node, ns } = bed);
       // examples/dra-node.yaml, as an operator would run it (an unhealthy device gets a NoSchedule taint).
       const example = parseYaml(
         readFileSync(new URL('../../../../examples/dra-node.yaml', import.meta.url), 'utf8'),
@@ -83,36 +74,15 @@ for (const kind of testClusterKinds())
         dra: Record<string, unknown>[];
       };
       const config = parsePluginConfig(example, 'examples/dra-node.yaml');
-      dra = await startDraDrivers(config, {
-        nodeName: node.name,
-        kube: await kubeApiFromKubeConfig({ kubeconfig: cluster.adminKubeconfig(node) }),
-        pluginsDir: node.pluginsDir,
-        pluginsRegistryDir: node.pluginsRegistryDir,
-        cdiDir: join(work, 'cdi'),
-        faultTaints: true,
-      });
+      dra = await draOnBed(bed, config);
       driver = dra.drivers.get(DRIVER)!;
       deviceClass = `${ns.name}-gpu`;
-      await cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify({
-          apiVersion: 'resource.k8s.io/v1',
-          kind: 'DeviceClass',
-          metadata: { name: deviceClass },
-          spec: { selectors: [{ cel: { expression: `device.driver == "${DRIVER}"` } }] },
-        }),
-      });
+      await bed.applyClusterScoped(driver.deviceClass({ name: deviceClass }));
       podResources = podResourcesClient(node.podResourcesSocket);
+      bed.defer(() => podResources.close());
     });
 
-    after(async () => {
-      podResources?.close();
-      await dra?.stop();
-      await removeDraObjects(cluster, node?.name, { deviceClass });
-      await ns?.remove();
-      await node?.remove();
-      await cluster?.close();
-      rmSync(work, { recursive: true, force: true });
-    });
+    after(() => bed?.close());
 
     it('registers through the real plugin watcher and publishes its ResourceSlices to the real API server', async () => {
       await waitFor('the kubelet to register the driver', () => driver.registration().phase === 'registered');

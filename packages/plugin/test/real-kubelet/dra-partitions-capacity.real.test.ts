@@ -8,23 +8,28 @@
 // consumed capacity, prepared each with its own share; a third stays Pending. (iii) The API server
 // refuses a slice holding both counter sets and devices.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
+  openTestBed,
   podResourcesClient,
   removeDraObjects,
-  testCluster,
   testClusterKinds,
   waitFor,
   type ClusterNode,
   type PodResourcesClient,
+  type TestBed,
   type TestCluster,
   type TestNamespace,
 } from '@plugboard/testbed';
 import { Quantity } from '@plugboard/apimachinery';
-import { DraDriver, evenPartitions, kubeApiFromKubeConfig, SimulatedSource } from '../../src/index.js';
+import {
+  DraDriver,
+  deviceClassFor,
+  evenPartitions,
+  kubeApiFromKubeConfig,
+  SimulatedSource,
+} from '../../src/index.js';
 
 const PARTITIONED = 'part.plugboard.example';
 const SHARED = 'share.plugboard.example';
@@ -57,6 +62,7 @@ interface PodJson {
 for (const kind of testClusterKinds())
   describe(`partitions and shared devices of the DRA driver on the ${kind} kubelet`, () => {
     let cluster: TestCluster;
+    let bed: TestBed;
     let node: ClusterNode;
     let ns: TestNamespace;
     let partitioned: DraDriver;
@@ -150,10 +156,9 @@ for (const kind of testClusterKinds())
     };
 
     before(async () => {
-      work = mkdtempSync(join(tmpdir(), `pb-${kind}-dra-parts-`));
-      cluster = testCluster(kind, work);
-      node = await cluster.addNode('parts');
-      ns = await cluster.namespace('parts');
+      bed = await openTestBed(kind, 'parts');
+      ({ work, cluster, node, ns } = bed);
+      bed.defer(() => removeDraObjects(cluster, node.name));
       const kube = await kubeApiFromKubeConfig({ kubeconfig: cluster.adminKubeconfig(node) });
       const common = {
         nodeName: node.name,
@@ -185,22 +190,18 @@ for (const kind of testClusterKinds())
           },
         }),
       });
+      bed.defer(() => partitioned.stop());
+      bed.defer(() => shared.stop());
       await partitioned.start();
       await shared.start();
       partClass = `${ns.name}-part`;
       shareClass = `${ns.name}-share`;
-      await apply(
-        ...[
-          [partClass, PARTITIONED],
-          [shareClass, SHARED],
-        ].map(([name, driver]) => ({
-          apiVersion: 'resource.k8s.io/v1',
-          kind: 'DeviceClass',
-          metadata: { name },
-          spec: { selectors: [{ cel: { expression: `device.driver == "${driver}"` } }] },
-        })),
+      await bed.applyClusterScoped(
+        deviceClassFor(PARTITIONED, { name: partClass }),
+        deviceClassFor(SHARED, { name: shareClass }),
       );
       podResources = podResourcesClient(node.podResourcesSocket);
+      bed.defer(() => podResources.close());
       await waitFor(
         'the kubelet to register both drivers',
         () =>
@@ -208,17 +209,7 @@ for (const kind of testClusterKinds())
       );
     });
 
-    after(async () => {
-      podResources?.close();
-      await partitioned?.stop();
-      await shared?.stop();
-      await removeDraObjects(cluster, node?.name, { deviceClass: partClass });
-      await removeDraObjects(cluster, node?.name, { deviceClass: shareClass });
-      await ns?.remove();
-      await node?.remove();
-      await cluster?.close();
-      rmSync(work, { recursive: true, force: true });
-    });
+    after(() => bed?.close());
 
     it('publishes the counter set in a slice of its own and the partitions in another, one pool', async () => {
       const specs = await waitFor('two slices of the partitioned driver', async () => {

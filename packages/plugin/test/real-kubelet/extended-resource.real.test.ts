@@ -7,30 +7,22 @@
 // container gets its CDI device, not a device plugin's), PodResources lists the device under
 // `dynamicResources`, the Node does not advertise the name, and deleting the pod releases the claim.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import {
+  openTestBed,
   podResourcesClient,
-  removeDraObjects,
-  testCluster,
   testClusterKinds,
   waitFor,
   type ClusterNode,
   type PodResourcesClient,
+  type TestBed,
   type TestCluster,
   type TestNamespace,
 } from '@plugboard/testbed';
-import {
-  kubeApiFromKubeConfig,
-  parsePluginConfig,
-  startDraDrivers,
-  startPlugins,
-  type DraDriver,
-  type DraRuntime,
-} from '../../src/index.js';
+import { parsePluginConfig, startPlugins, type DraDriver, type DraRuntime } from '../../src/index.js';
+import { draOnBed } from './dra-on-bed.js';
 
 const DRIVER = 'gpu.plugboard.example';
 const ANNOTATION = 'resource.kubernetes.io/extended-resource-claim';
@@ -71,6 +63,7 @@ interface NodeJson {
 
 for (const kind of testClusterKinds())
   describe(`extended resources backed by DRA on the ${kind} kubelet`, () => {
+    let bed: TestBed;
     let cluster: TestCluster;
     let node: ClusterNode;
     let ns: TestNamespace;
@@ -84,11 +77,39 @@ for (const kind of testClusterKinds())
     let claimName = '';
     let claimUid = '';
 
+    /** A pod of one container asking `limits`, pinned to the test's node. */
+    const applyPod = (name: string, limits: Record<string, number>) =>
+      cluster.kubectl(['apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name, namespace: ns.name },
+          spec: {
+            nodeSelector: { 'kubernetes.io/hostname': node.name },
+            containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits } }],
+          },
+        }),
+      });
+    /** `kubectl wait --for=condition=<condition>` on a pod (a watch). */
+    const podCondition = (name: string, condition: string) =>
+      cluster.kubectl([
+        'wait',
+        '-n',
+        ns.name,
+        `--for=condition=${condition}`,
+        `pod/${name}`,
+        '--timeout=120s',
+      ]);
+    const claimNames = async (): Promise<string[]> =>
+      (await cluster.kubectlJson<{ items: ClaimJson[] }>(['get', 'resourceclaims', '-n', ns.name])).items.map(
+        (c) => c.metadata.name,
+      );
+    const claimDeleted = (name: string) =>
+      waitFor('the special claim to be deleted', async () => !(await claimNames()).includes(name), 90_000);
+
     before(async () => {
-      work = mkdtempSync(join(tmpdir(), `pb-${kind}-extres-`));
-      cluster = testCluster(kind, work);
-      node = await cluster.addNode('extres');
-      ns = await cluster.namespace('extres');
+      bed = await openTestBed(kind, 'extres');
+      ({ work, cluster, node, ns } = bed);
       const config = parsePluginConfig(
         {
           dra: [
@@ -101,32 +122,18 @@ for (const kind of testClusterKinds())
         },
         'extended-resource.real.test.ts',
       );
-      dra = await startDraDrivers(config, {
-        nodeName: node.name,
-        kube: await kubeApiFromKubeConfig({ kubeconfig: cluster.adminKubeconfig(node) }),
-        pluginsDir: node.pluginsDir,
-        pluginsRegistryDir: node.pluginsRegistryDir,
-        cdiDir: join(work, 'cdi'),
-        faultTaints: true,
-      });
+      dra = await draOnBed(bed, config);
       driver = dra.drivers.get(DRIVER)!;
       deviceClass = `${ns.name}-gpu`;
       resourceName = `${ns.name}.example.com/gpu`;
-      await cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify(driver.deviceClass({ name: deviceClass, extendedResourceName: resourceName })),
-      });
+      await bed.applyClusterScoped(
+        driver.deviceClass({ name: deviceClass, extendedResourceName: resourceName }),
+      );
       podResources = podResourcesClient(node.podResourcesSocket);
+      bed.defer(() => podResources.close());
     });
 
-    after(async () => {
-      podResources?.close();
-      await dra?.stop();
-      await removeDraObjects(cluster, node?.name, { deviceClass });
-      await ns?.remove();
-      await node?.remove();
-      await cluster?.close();
-      rmSync(work, { recursive: true, force: true });
-    });
+    after(() => bed?.close());
 
     it('the API server stores the DeviceClass’s extendedResourceName', async () => {
       const stored = await cluster.kubectlJson<{ spec: { extendedResourceName?: string } }>([
@@ -146,24 +153,8 @@ for (const kind of testClusterKinds())
     });
 
     it('a pod asking limits {<name>: 1} runs on a device of a special claim the scheduler created', async () => {
-      await cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'train', namespace: ns.name },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': node.name },
-            containers: [
-              {
-                name: 'main',
-                image: 'registry.k8s.io/pause:3.10',
-                resources: { limits: { [resourceName]: 1 } },
-              },
-            ],
-          },
-        }),
-      });
-      await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/train', '--timeout=120s']);
+      await applyPod('train', { [resourceName]: 1 });
+      await podCondition('train', 'Ready');
       const pod = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'train']);
       const status = pod.status.extendedResourceClaimStatus;
       assert.ok(status, 'pod.status.extendedResourceClaimStatus');
@@ -271,31 +262,8 @@ for (const kind of testClusterKinds())
     });
 
     it('a pod asking for more than the node’s devices stays Pending, with no claim', async () => {
-      await cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'big', namespace: ns.name },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': node.name },
-            containers: [
-              {
-                name: 'main',
-                image: 'registry.k8s.io/pause:3.10',
-                resources: { limits: { [resourceName]: 3 } },
-              },
-            ],
-          },
-        }),
-      });
-      await cluster.kubectl([
-        'wait',
-        '-n',
-        ns.name,
-        '--for=condition=PodScheduled=False',
-        'pod/big',
-        '--timeout=120s',
-      ]);
+      await applyPod('big', { [resourceName]: 3 });
+      await podCondition('big', 'PodScheduled=False');
       const pod = await cluster.kubectlJson<
         PodJson & { status: { conditions?: { type: string; reason?: string; message?: string }[] } }
       >(['get', 'pod', '-n', ns.name, 'big']);
@@ -304,14 +272,8 @@ for (const kind of testClusterKinds())
       assert.equal(scheduled?.reason, 'Unschedulable');
       assert.match(scheduled?.message ?? '', /\b1 cannot allocate all claims\b/);
       assert.equal(pod.status.extendedResourceClaimStatus, undefined);
-      const claims = await cluster.kubectlJson<{ items: ClaimJson[] }>([
-        'get',
-        'resourceclaims',
-        '-n',
-        ns.name,
-      ]);
       assert.deepEqual(
-        claims.items.map((c) => c.metadata.name).filter((n) => n.startsWith('big-')),
+        (await claimNames()).filter((n) => n.startsWith('big-')),
         [],
       );
       await cluster.kubectl(['delete', 'pod', '-n', ns.name, 'big', '--wait=true', '--timeout=120s']);
@@ -341,30 +303,12 @@ for (const kind of testClusterKinds())
         await cluster.kubectl(['apply', '-f', '-'], {
           input: JSON.stringify(driver.deviceClass({ name: fpgaClass, extendedResourceName: fpga })),
         });
-        await cluster.kubectl(['apply', '-f', '-'], {
-          input: JSON.stringify({
-            apiVersion: 'v1',
-            kind: 'Pod',
-            metadata: { name: 'dp', namespace: ns.name },
-            spec: {
-              nodeSelector: { 'kubernetes.io/hostname': node.name },
-              containers: [
-                { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [fpga]: 1 } } },
-              ],
-            },
-          }),
-        });
-        await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/dp', '--timeout=120s']);
+        await applyPod('dp', { [fpga]: 1 });
+        await podCondition('dp', 'Ready');
         const pod = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'dp']);
         assert.equal(pod.status.extendedResourceClaimStatus, undefined);
-        const claims = await cluster.kubectlJson<{ items: ClaimJson[] }>([
-          'get',
-          'resourceclaims',
-          '-n',
-          ns.name,
-        ]);
         assert.deepEqual(
-          claims.items.map((c) => c.metadata.name).filter((n) => n.startsWith('dp-')),
+          (await claimNames()).filter((n) => n.startsWith('dp-')),
           [],
         );
         const got = await podResources.get(ns.name, 'dp');
@@ -384,19 +328,7 @@ for (const kind of testClusterKinds())
     it('deleting the pod unprepares and deletes the special claim', async () => {
       assert.ok(claimName, 'the previous test created the claim');
       await cluster.kubectl(['delete', 'pod', '-n', ns.name, 'train', '--wait=true', '--timeout=120s']);
-      await waitFor(
-        'the special claim to be deleted',
-        async () => {
-          const list = await cluster.kubectlJson<{ items: ClaimJson[] }>([
-            'get',
-            'resourceclaims',
-            '-n',
-            ns.name,
-          ]);
-          return !list.items.some((c) => c.metadata.name === claimName);
-        },
-        90_000,
-      );
+      await claimDeleted(claimName);
       assert.ok(
         !driver.preparedClaims().some((c) => c.uid === claimUid),
         'the kubelet called NodeUnprepareResources',
@@ -404,31 +336,8 @@ for (const kind of testClusterKinds())
     });
 
     it('a NoExecute taint on the special claim’s device makes the eviction controller evict the pod', async () => {
-      await cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'evictme', namespace: ns.name },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': node.name },
-            containers: [
-              {
-                name: 'main',
-                image: 'registry.k8s.io/pause:3.10',
-                resources: { limits: { [resourceName]: 1 } },
-              },
-            ],
-          },
-        }),
-      });
-      await cluster.kubectl([
-        'wait',
-        '-n',
-        ns.name,
-        '--for=condition=Ready',
-        'pod/evictme',
-        '--timeout=120s',
-      ]);
+      await applyPod('evictme', { [resourceName]: 1 });
+      await podCondition('evictme', 'Ready');
       const pod = await cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, 'evictme']);
       const name = pod.status.extendedResourceClaimStatus?.resourceClaimName;
       assert.ok(name);
@@ -448,19 +357,7 @@ for (const kind of testClusterKinds())
           },
           90_000,
         );
-        await waitFor(
-          'the special claim to be deleted',
-          async () => {
-            const list = await cluster.kubectlJson<{ items: ClaimJson[] }>([
-              'get',
-              'resourceclaims',
-              '-n',
-              ns.name,
-            ]);
-            return !list.items.some((c) => c.metadata.name === name);
-          },
-          90_000,
-        );
+        await claimDeleted(name);
       } finally {
         driver.clearFault(device);
       }
