@@ -7,13 +7,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import {
-  socketsUnder,
-  startDemoCluster,
-  waitForSnapshot,
-  type DemoCluster,
-  type SimDemoNode,
-} from './cluster.js';
+import { socketsUnder } from '@plugboard/local-cluster';
+import { startDemoCluster, waitForSnapshot, type DemoCluster, type SimDemoNode } from './cluster.js';
 import { loadDemo } from './demo-config.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');

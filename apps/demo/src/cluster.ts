@@ -3,7 +3,7 @@
 // admitted through the kubelet-sim (so the plugin's GetPreferredAllocation and Allocate, or the
 // scheduler's allocator over the driver's ResourceSlices and the driver's NodePrepareResources,
 // really decide). Used by `npm start`, the demo's tests and the dashboard's browser tests.
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { startKubeletSim, type KubeletSim } from '@plugboard/kubelet-sim';
@@ -434,24 +434,4 @@ export async function startDemoCluster(opts: StartClusterOptions): Promise<DemoC
     },
     stop,
   };
-}
-
-/** Every Unix socket left under `dir` (used to prove a clean shutdown). */
-export function socketsUnder(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    let entries;
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isSocket()) out.push(p);
-    }
-  };
-  walk(dir);
-  return out;
 }

@@ -2,7 +2,6 @@
 export {
   startDemoCluster,
   waitForSnapshot,
-  socketsUnder,
   type DemoCluster,
   type DemoNode,
   type SimDemoNode,

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import type { NodeSnapshot } from '@plugboard/api';
 import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from '@plugboard/web/e2e/chromium';
-import { socketsUnder } from './cluster.js';
+import { socketsUnder } from '@plugboard/local-cluster';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const GPU = 'plugboard.example/gpu';
@@ -146,7 +146,7 @@ describe('npm start', { timeout: 600_000 }, () => {
         encoding: 'utf8',
       },
     ).trim();
-    const env = {
+    const env: NodeJS.ProcessEnv = {
       ...process.env,
       KUBECONFIG: m[1]!,
       HOME: stateDir,

@@ -8,11 +8,10 @@
 // What a real kubelet cannot be told: it reports this machine's CPUs, memory and NUMA layout, not
 // the demo's simulated ones, so the workloads' cpu and memory requests are left out (they would not
 // fit a small machine), and the simulated devices keep their simulated NUMA nodes.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
 import {
   addNode,
   assertCanRunCluster,
@@ -20,6 +19,7 @@ import {
   ensureBinaries,
   readState,
   restartKubelet,
+  runKubectl,
   up,
   type Binaries,
   type BuildProgress,
@@ -38,8 +38,6 @@ import {
 } from './cluster.js';
 import { draObjectsFor, podFor, type DemoWorkload } from './demo-config.js';
 import { DemoError } from './errors.js';
-
-const run = promisify(execFile);
 
 export interface StartRealClusterOptions extends StartClusterOptions {
   /** Progress of the first build of the Kubernetes binaries. */
@@ -159,17 +157,10 @@ export async function startRealDemoCluster(opts: StartRealClusterOptions): Promi
     state = null;
   };
   const kubectl = async (args: string[], input?: string): Promise<string> => {
-    const child = run(bins.kubectl, ['--kubeconfig', state!.kubeconfig, ...args], {
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    child.child.stdin?.end(input ?? '');
     try {
-      return (await child).stdout;
+      return (await runKubectl(bins.kubectl, state!.kubeconfig, args, { input })).stdout;
     } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new DemoError('start', `kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, {
-        cause: err,
-      });
+      throw new DemoError('start', (err as Error).message, { cause: err });
     }
   };
   const apply = (items: unknown[]): Promise<string> =>

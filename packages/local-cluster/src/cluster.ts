@@ -579,7 +579,9 @@ function mountsBelow(dir: string): string[] {
     .sort((a, b) => b.length - a.length);
 }
 
-function removeSockets(dir: string): void {
+/** Every Unix socket under `dir`, at any depth (what a stopped cluster or demo must not leave). */
+export function socketsUnder(dir: string): string[] {
+  const out: string[] = [];
   const walk = (d: string): void => {
     let entries;
     try {
@@ -590,10 +592,11 @@ function removeSockets(dir: string): void {
     for (const e of entries) {
       const full = join(d, e.name);
       if (e.isDirectory()) walk(full);
-      else if (e.isSocket()) unlinkSync(full);
+      else if (e.isSocket()) out.push(full);
     }
   };
   walk(dir);
+  return out;
 }
 
 async function stopAll(state: ClusterState): Promise<void> {
@@ -609,7 +612,7 @@ async function stopAll(state: ClusterState): Promise<void> {
       // Already gone.
     }
   }
-  removeSockets(state.dir);
+  for (const socket of socketsUnder(state.dir)) unlinkSync(socket);
 }
 
 /** Stops every process of the cluster in DIR, unmounts what it mounted, removes its sockets. */

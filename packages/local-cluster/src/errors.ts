@@ -14,6 +14,7 @@ export type LocalClusterErrorCode =
   | 'not-a-cluster'
   | 'component-exited'
   | 'timeout'
+  | 'kubectl'
   | 'internal';
 
 export class LocalClusterError extends Error {

@@ -20,10 +20,12 @@ export {
   stopKubelet,
   readState,
   hostNodeIP,
+  socketsUnder,
   type UpOptions,
   type ComponentStatus,
 } from './cluster.js';
 export { writeKubeconfig } from './pki.js';
+export { runKubectl, type KubectlResult } from './kubectl.js';
 export { LocalClusterError, type LocalClusterErrorCode } from './errors.js';
 export type { TopologyManagerPolicy } from './kubelet-config.js';
 export {

@@ -3,11 +3,9 @@
 // PLUGBOARD_REAL_CLUSTER_DIR; each test file adds kubelets of its own (each in its own mount
 // namespace, so its device-plugin directory is its own) and removes them when it ends. Node names
 // are unique per test file, so files run side by side on one control plane.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { ClusterNode, CreateContainerRecord, KubectlResult, TestCluster } from './test-node.js';
 import { waitFor } from './wait.js';
 import {
@@ -16,6 +14,7 @@ import {
   readState,
   removeNode,
   restartKubelet,
+  runKubectl,
   startKubelet,
   stopKubelet,
   type Binaries,
@@ -25,26 +24,7 @@ import {
   writeKubeconfig,
 } from '@plugboard/local-cluster';
 
-const run = promisify(execFile);
-
 export const REAL_CLUSTER_ENV = 'PLUGBOARD_REAL_CLUSTER_DIR';
-
-/** The real kubectl `bin` with `kubeconfig`; rejects with kubectl's stderr. */
-export async function runKubectl(
-  bin: string,
-  kubeconfig: string,
-  args: readonly string[],
-  opts: { input?: string } = {},
-): Promise<KubectlResult> {
-  const child = run(bin, ['--kubeconfig', kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024 });
-  child.child.stdin?.end(opts.input ?? '');
-  try {
-    return await child;
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, { cause: err });
-  }
-}
 
 export interface RealCluster extends TestCluster {
   kind: 'real';

@@ -4,9 +4,8 @@
 // of the node a test added. What differs from the real kind is listed, measured, in
 // docs/KUBELET-SIM-FIDELITY.md.
 import { randomBytes } from 'node:crypto';
-import { cachedBinaries } from '@plugboard/local-cluster';
+import { cachedBinaries, runKubectl } from '@plugboard/local-cluster';
 import type { KubeletState } from '@plugboard/kubelet-sim';
-import { runKubectl } from './real-cluster.js';
 import { simNode, type SimNode, type SimNodeOptions } from './sim-node.js';
 import type {
   ClusterNode,

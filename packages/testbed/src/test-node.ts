@@ -1,6 +1,7 @@
 // What a test gets when it asks for "a node", simulated (kubelet-sim) or real (a kubelet on the
 // local cluster): the paths and credentials Plugboard's plugins, DRA drivers and gateway talk to,
 // the same on both, so that one set-up (gatewayDocument, gatewayProcess) serves either.
+import type { KubectlResult } from '@plugboard/local-cluster';
 
 export type TestNodeKind = 'sim' | 'real';
 
@@ -30,11 +31,8 @@ export interface TestNode {
   remove(): Promise<void>;
 }
 
-/** What a test's own kubectl printed. */
-export interface KubectlResult {
-  stdout: string;
-  stderr: string;
-}
+/** What a test's own kubectl printed (@plugboard/local-cluster's runKubectl). */
+export type { KubectlResult };
 
 /** What the fake runtime recorded of one CreateContainer request (CRI v1, JSON field names). */
 export interface CreateContainerRecord {
