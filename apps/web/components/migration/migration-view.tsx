@@ -168,7 +168,7 @@ const ResourceMigration = memo(function ResourceMigration({ r }: { r: MigrationR
   return (
     <section className="card migration" aria-labelledby={id} style={{ margin: '0.5rem 0' }}>
       <div className="row">
-        <h2 id={id} className="mono" style={{ margin: 0 }}>
+        <h2 id={id} className="mono" style={{ margin: 0, fontSize: '1.15rem' }}>
           {r.name}
         </h2>
         <LeftToMove r={r} />
@@ -189,8 +189,8 @@ const ResourceMigration = memo(function ResourceMigration({ r }: { r: MigrationR
       </dl>
       {r.deviceClassesUnknown.length > 0 && (
         <p className="notice warn">
-          DeviceClasses unknown on <NodeList nodes={r.deviceClassesUnknown} />: the gateway cannot read them,
-          so whether DRA could serve {r.name} there is not observed.
+          DeviceClasses unknown on <NodeList nodes={r.deviceClassesUnknown} />: the gateway there cannot read
+          them, so whether DRA could serve {r.name} there is not observed.
         </p>
       )}
       <div className="table-wrap">
