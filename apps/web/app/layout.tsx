@@ -30,6 +30,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           </Link>
           <nav aria-label="Main">
             <Link href="/">Cluster overview</Link>
+            <Link href="/migration">Migration to DRA</Link>
           </nav>
         </header>
         <Providers>

@@ -44,6 +44,9 @@ test('dark mode follows the system and stays accessible', async ({ page }) => {
   await page.goto(webUrl('/'));
   await expect(page.getByRole('article', { name: 'gpu-node-a' })).toBeVisible();
   await expectNoSeriousA11yViolations(page, 'overview (dark)');
+  await page.goto(webUrl('/migration'));
+  await expect(page.getByRole('region', { name: 'plugboard.example/gpu' })).toBeVisible();
+  await expectNoSeriousA11yViolations(page, 'migration view (dark)');
 });
 
 test('a laptop screen shows the NUMA map without horizontal scrolling', async ({ page }) => {

@@ -20,6 +20,7 @@ import {
 } from '@plugboard/testbed';
 import type { NodeSnapshot } from '@plugboard/api';
 import {
+  deviceClassFor,
   DraDriver,
   evenPartitions,
   SimulatedSource,
@@ -29,7 +30,7 @@ import {
   type PluginRuntime,
 } from '@plugboard/plugin';
 
-import { E2E_TOKEN, NODES, type NodeSpec } from './fixture-spec';
+import { draExtendedResources, E2E_TOKEN, NODES, type NodeSpec } from './fixture-spec';
 
 export interface FixtureInfo {
   gateways: { name: string; url: string }[];
@@ -53,10 +54,10 @@ async function createDraObject(simUrl: string, plural: string, body: Record<stri
 async function createDraObjects(simUrl: string, spec: NodeSpec): Promise<void> {
   for (const c of spec.deviceClasses ?? []) {
     await createDraObject(simUrl, 'deviceclasses', {
-      apiVersion: 'resource.k8s.io/v1',
-      kind: 'DeviceClass',
-      metadata: { name: c.name },
-      spec: { selectors: [{ cel: { expression: `device.driver == "${c.driver}"` } }] },
+      ...deviceClassFor(c.driver, {
+        name: c.name,
+        ...(c.extendedResourceName ? { extendedResourceName: c.extendedResourceName } : {}),
+      }),
     });
   }
   const requests = (r: {
@@ -115,8 +116,15 @@ function podShown(s: NodeSnapshot, spec: NodeSpec, p: NodeSpec['pods'][number]):
   if (claims.length !== (p.resourceClaims?.length ?? 0)) return false;
   // A driver the gateway does not run reports no health of its own: its claims may stay unreported.
   const own = new Set((spec.dra ?? []).map((d) => d.driver));
+  // An extended resource a DeviceClass maps: held through the claim the scheduler generated.
+  const viaDra = [...draExtendedResources(spec)].filter((name) => (p.limits[name] ?? 0) > 0);
   return (
     pod.phase === 'Running' &&
+    viaDra.every((name) =>
+      s.extendedResources?.[name]?.pods.some(
+        (x) => x.pod === `${p.namespace}/${p.name}` && x.via === 'dra' && x.devices.length > 0,
+      ),
+    ) &&
     claims.every(
       (c) =>
         c?.phase === 'prepared' &&
@@ -262,14 +270,17 @@ async function main(): Promise<void> {
           )
         );
       });
+      const draNames = draExtendedResources(spec);
       for (const p of spec.pods) {
         const claims = p.resourceClaims ?? [];
+        // Through the scheduler, pinned to this node: a pod it cannot place waits Pending for it (as
+        // in a cluster), and one asking for an extended resource a DeviceClass maps gets its claim.
+        const scheduled = p.pending || Object.keys(p.limits).some((n) => draNames.has(n));
         await sim.admitPod({
           metadata: { name: p.name, namespace: p.namespace },
           spec: {
             restartPolicy: p.restartPolicy,
-            // A pod the scheduler cannot place waits Pending for this node (as in a cluster).
-            ...(p.pending ? { nodeSelector: { 'kubernetes.io/hostname': spec.name } } : {}),
+            ...(scheduled ? { nodeSelector: { 'kubernetes.io/hostname': spec.name } } : {}),
             ...(claims.length > 0
               ? {
                   resourceClaims: claims.map((c) =>

@@ -54,8 +54,11 @@ export interface NodeSpec {
       published?: number;
     }[];
   };
-  /** DeviceClasses (each selecting one driver's devices) and ResourceClaimTemplates created first. */
-  deviceClasses?: { name: string; driver: string }[];
+  /**
+   * DeviceClasses (each selecting one driver's devices, optionally mapping an extended resource name
+   * to DRA, KEP-5004) and ResourceClaimTemplates created first.
+   */
+  deviceClasses?: { name: string; driver: string; extendedResourceName?: string }[];
   claimTemplates?: {
     namespace: string;
     name: string;
@@ -265,7 +268,28 @@ export const NODES: NodeSpec[] = [
       },
     ],
   },
+  // migrate-node: plugboard.example/gpu through DRA (KEP-5004) — its DeviceClass maps the name, so a
+  // pod with the same spec as gpu-node-a's (`limits: {plugboard.example/gpu: 1}`, no claim) gets a
+  // claim the scheduler generates. With gpu-node-a and gpu-node-b on the device plugin, the cluster
+  // is mid-migration (the migration view).
+  {
+    name: 'migrate-node',
+    numaNodes: 1,
+    cpus: 8,
+    faults: 'open',
+    resources: [],
+    dra: [{ driver: DRA_DRIVER, simulated: { count: 2, numaNodes: [0], idPrefix: 'gpu' } }],
+    deviceClasses: [{ name: DRA_DRIVER, driver: DRA_DRIVER, extendedResourceName: GPU }],
+    pods: [{ namespace: 'ml', name: 'train-dra', restartPolicy: 'Always', limits: { [GPU]: 1 } }],
+  },
 ];
+
+/** Extended resource names the node's DeviceClasses map to DRA: a pod asking for one goes through its scheduler. */
+export function draExtendedResources(spec: NodeSpec): Set<string> {
+  return new Set(
+    (spec.deviceClasses ?? []).flatMap((c) => (c.extendedResourceName ? [c.extendedResourceName] : [])),
+  );
+}
 
 /** Devices a resource advertises: physical devices times replicas. */
 export function advertised(res: NodeSpec['resources'][number]): number {

@@ -54,6 +54,11 @@ const PAGES = [
     path: '/nodes/gpu-node-a',
     ready: (page: Page) => page.getByRole('region', { name: /^NUMA node 1 / }),
   },
+  {
+    what: 'the migration view',
+    path: '/migration',
+    ready: (page: Page) => page.getByRole('region', { name: 'plugboard.example/gpu' }),
+  },
 ];
 
 for (const { what, path, ready } of PAGES) {

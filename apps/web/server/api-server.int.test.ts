@@ -20,6 +20,7 @@ import {
 } from '@plugboard/testbed';
 import type { NodeHistory, NodeSnapshot } from '@plugboard/api';
 import type { ClusterDocument } from '../lib/cluster-types';
+import type { MigrationView } from '../lib/migration-view';
 import { applyLiveMessage, type LiveDocument, type LiveMessage } from '../lib/live-document';
 import { createApiServer, type ApiServer } from './api-server';
 import { loadWebConfig } from './config';
@@ -348,6 +349,54 @@ describe('node stream proxy', () => {
       ws.on('unexpected-response', (_req, r) => res(r.statusCode ?? 0)),
     );
     assert.equal(status, 403);
+  });
+});
+
+describe('migration view', () => {
+  it('joins the nodes per extended resource name, says which node is not observed, and answers 4xx as problem+json', async () => {
+    // The gateway's summary names the pod once PodResources lists its device.
+    const r = await waitFor('ml/train holding its GPU in the migration view', async () => {
+      const res = await call<{ seq: number; migration: MigrationView }>(`/api/migration`);
+      const gpu = res.body.migration.resources.find((x) => x.name === GPU);
+      return gpu?.leftToMove.length ? res : null;
+    });
+    assert.equal(r.status, 200);
+    assert.equal(r.type, 'application/json');
+    const gpu = r.body.migration.resources.find((x) => x.name === GPU)!;
+    assert.deepEqual(gpu.servedBy, { 'device-plugin': ['int-node'], dra: [], none: [] });
+    assert.deepEqual(gpu.nodes[0]!.nodeStatus, { capacity: 4, allocatable: 4 });
+    assert.equal(gpu.mapped, false, 'no DeviceClass maps it: the move has not started');
+    assert.deepEqual(gpu.leftToMovePods, ['ml/train']);
+    assert.deepEqual(
+      gpu.pods.map((p) => [p.node, p.pod, p.via, p.claim]),
+      [['int-node', 'ml/train', 'device-plugin', null]],
+    );
+    assert.deepEqual(
+      r.body.migration.notObserved.map((n) => [n.node, n.status, n.why]),
+      [['ghost-node', 'unreachable', 'no-summary']],
+    );
+    assert.match(r.body.migration.notObserved[0]!.error ?? '', /ECONNREFUSED/);
+
+    const one = await call<{ migration: MigrationView }>(
+      `/api/migration?resource=${encodeURIComponent(GPU)}`,
+    );
+    assert.deepEqual(
+      one.body.migration.resources.map((x) => x.name),
+      [GPU],
+    );
+    const unknown = await call('/api/migration?resource=example.com%2Ffpga');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.type, 'application/problem+json');
+    assert.equal(
+      unknown.body.detail,
+      'no observed node knows the extended resource example.com/fpga (not observed: ghost-node)',
+    );
+    const empty = await call('/api/migration?resource=');
+    assert.equal(empty.status, 400);
+    assert.equal(empty.type, 'application/problem+json');
+    const post = await call('/api/migration', { method: 'POST' });
+    assert.equal(post.status, 405);
+    assert.equal(post.type, 'application/problem+json');
   });
 });
 

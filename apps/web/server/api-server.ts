@@ -1,11 +1,12 @@
 // The dashboard's API surface without the pages: REST proxy (/api/nodes/{node}/…), the node
-// stream proxy (/api/nodes/{node}/stream), the cluster summaries (/api/cluster[/stream]),
-// /api/config and /api/healthz. server.ts mounts it in front of Next; tests mount it alone.
+// stream proxy (/api/nodes/{node}/stream), the cluster summaries (/api/cluster[/stream]), the
+// migration view joined from them (/api/migration[?resource=]), /api/config and /api/healthz. server.ts mounts it in front of Next; tests mount it alone.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import type { WebConfig } from './config';
+import { migrationView } from '../lib/migration-view';
 import { ClusterHub } from './cluster-hub';
 import type { ClusterSnapshot } from './cluster-snapshot';
 import { sendProblem, WebError } from './errors';
@@ -56,6 +57,26 @@ export function createApiServer(cfg: WebConfig, directory: GatewayDirectory, log
     if (url.pathname === '/api/cluster') {
       const { seq, doc } = await hub.current();
       sendJson(res, { seq, cluster: doc });
+      return;
+    }
+    if (url.pathname === '/api/migration') {
+      const resource = url.searchParams.get('resource');
+      if (resource === '')
+        throw new WebError('bad-request', 'resource= is empty: give an extended resource name');
+      const { seq, doc } = await hub.current();
+      const migration = migrationView(doc);
+      if (resource !== null) {
+        migration.resources = migration.resources.filter((r) => r.name === resource);
+        if (migration.resources.length === 0) {
+          const unseen = migration.notObserved.map((n) => n.node);
+          throw new WebError(
+            'not-found',
+            `no observed node knows the extended resource ${resource}` +
+              (unseen.length ? ` (not observed: ${unseen.join(', ')})` : ''),
+          );
+        }
+      }
+      sendJson(res, { seq, migration });
       return;
     }
     if (url.pathname === '/api/config') {

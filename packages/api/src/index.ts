@@ -12,3 +12,4 @@ export * from './stream.ts';
 export * from './json-patch.ts';
 export * from './requests.ts';
 export * from './scenarios.ts';
+export * from './migration.ts';

@@ -5,18 +5,16 @@
 // device-plugin devices PodResources lists per container (`pods[].containers[].devices`). Nothing is
 // read from CEL selectors: a class's driver is only named once a claim got a device through it.
 import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
-import type {
-  DraClaimState,
-  ExtendedResourcePod,
-  ExtendedResourceView,
-  PodState,
-  ResourceState,
+import {
+  IMPLICIT_EXTENDED_RESOURCE_PREFIX,
+  type DraClaimState,
+  type ExtendedResourcePod,
+  type ExtendedResourceView,
+  type PodState,
+  type ResourceState,
 } from '@plugboard/api';
 import type { DeviceClass } from '@plugboard/k8s-api';
 import { isExtendedResourceName } from '@plugboard/topology';
-
-/** The implicit extended resource name of every DeviceClass (`deviceclass.resource.kubernetes.io/<class>`). */
-export const IMPLICIT_EXTENDED_RESOURCE_PREFIX = 'deviceclass.resource.kubernetes.io/';
 
 export interface ExtendedResourcesInputs {
   node: V1Node | null;

@@ -3,7 +3,12 @@
 // with the special claim the scheduler made for it) and what is left to move: the pods still holding
 // it through a device plugin. From each gateway's `extendedResources`, all observed; a gateway that
 // cannot read DeviceClasses says so ("unknown") rather than "none".
-import type { ExtendedResourcePod, ExtendedResourceView } from '@plugboard/api';
+import {
+  clusterMigration,
+  type ClusterMigration,
+  type ExtendedResourcePod,
+  type ExtendedResourceView,
+} from '@plugboard/api';
 import { printList, type CommandContext } from '../context.js';
 import { snapshots } from './read.js';
 
@@ -23,24 +28,19 @@ const podsVia = (v: ExtendedResourceView, via: ExtendedResourcePod['via']): stri
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** One line per resource some node serves through DRA or some DeviceClass maps: where it stands. */
-export function migrationSummary(rows: readonly Row[]): string[] {
-  const names = [...new Set(rows.map((r) => r.v.name))].sort();
-  const lines: string[] = [];
-  for (const name of names) {
-    const of = rows.filter((r) => r.v.name === name);
-    if (!of.some((r) => r.v.servedBy === 'dra' || (r.v.deviceClasses?.length ?? 0) > 0)) continue;
-    const dp = of.filter((r) => r.v.servedBy === 'device-plugin').map((r) => r.node);
-    const dra = of.filter((r) => r.v.servedBy === 'dra').map((r) => r.node);
-    const left = of.flatMap((r) => r.v.pods.filter((p) => p.via === 'device-plugin'));
-    const unknown = of.flatMap((r) => r.v.pods.filter((p) => p.via === 'unknown')).length;
-    lines.push(
-      `${name}: device plugin on ${dp.length ? dp.join(', ') : 'no node'}; DRA on ${
-        dra.length ? dra.join(', ') : 'no node'
-      }; left to move: ${plural(new Set(left.map((p) => p.pod)).size, 'pod')} on ${plural(dp.length, 'node')}` +
-        (unknown ? ` (${plural(unknown, 'container')} not holding it yet)` : ''),
+export function migrationSummary(migration: ClusterMigration): string[] {
+  const nodes = (names: string[]): string => (names.length ? names.join(', ') : 'no node');
+  return migration.resources
+    .filter((r) => r.mapped)
+    .map(
+      (r) =>
+        `${r.name}: device plugin on ${nodes(r.servedBy['device-plugin'])}; DRA on ${nodes(r.servedBy.dra)}; ` +
+        `left to move: ${plural(r.leftToMovePods.length, 'pod')} on ${plural(r.servedBy['device-plugin'].length, 'node')}` +
+        (r.notHolding.length ? ` (${plural(r.notHolding.length, 'container')} not holding it yet)` : '') +
+        (r.deviceClassesUnknown.length
+          ? `; DeviceClasses unknown on ${r.deviceClassesUnknown.join(', ')} (its gateway cannot read them)`
+          : ''),
     );
-  }
-  return lines;
 }
 
 export async function migrationCommand(
@@ -85,5 +85,10 @@ export async function migrationCommand(
     rows.map((r) => ({ node: r.node, ...r.v })),
     o.resource === null ? 'No extended resources found.' : `No node knows ${o.resource}.`,
   );
-  if (ctx.output === 'table') for (const line of migrationSummary(rows)) ctx.io.stdout(`${line}\n`);
+  if (ctx.output !== 'table') return;
+  const migration = clusterMigration(
+    snaps.map(({ snapshot: s }) => ({ node: s.nodeName, extendedResources: s.extendedResources })),
+  );
+  const resources = migration.resources.filter((r) => o.resource === null || r.name === o.resource);
+  for (const line of migrationSummary({ ...migration, resources })) ctx.io.stdout(`${line}\n`);
 }
