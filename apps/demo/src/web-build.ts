@@ -1,9 +1,16 @@
 // Builds the dashboard when there is no production build yet or its sources changed since, so that
-// `npm start` works on a fresh clone and starts in seconds afterwards.
+// `npm start` works on a fresh clone and starts in seconds afterwards. Two starts at once (two
+// terminals, or the demo's test files side by side) build one after the other under a lock file
+// (proper-lockfile: a crashed holder's lock goes stale); the second then finds the build current.
+// `next build` itself refuses to run beside another ("Another next build process is already running").
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { lock } from 'proper-lockfile';
 import { DemoError } from './errors.js';
+
+/** How long another start's build is waited for (a cold build takes 1–3 min on 2 cores). */
+const BUILD_WAIT_MS = 15 * 60_000;
 
 const SOURCE_DIRS = ['app', 'components', 'lib'];
 const SOURCE_FILES = ['next.config.ts', 'package.json', 'tsconfig.json'];
@@ -39,9 +46,45 @@ export async function ensureWebBuild(
   progress: (line: string) => void,
   signal?: AbortSignal,
 ): Promise<void> {
+  if (webBuildNeeded(webDir) === null) {
+    progress('dashboard: using the existing production build');
+    return;
+  }
+  const lockOptions = { lockfilePath: join(webDir, '.next-build.lock'), stale: 30_000 };
+  let release: () => Promise<void>;
+  try {
+    release = await lock(webDir, lockOptions);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+    progress('dashboard: another start is building it; waiting for that build');
+    release = await lock(webDir, {
+      ...lockOptions,
+      retries: { retries: Math.ceil(BUILD_WAIT_MS / 1000), factor: 1, minTimeout: 1000, maxTimeout: 1000 },
+    }).catch((e: unknown) => {
+      throw new DemoError(
+        'build',
+        `the dashboard build of another start did not finish within ${BUILD_WAIT_MS / 60_000} min (lock ${lockOptions.lockfilePath})`,
+        { cause: e },
+      );
+    });
+  }
+  try {
+    await buildLocked(webDir, logFile, progress, signal);
+  } finally {
+    await release();
+  }
+}
+
+/** The build, under the lock: the build another start just made may have made it current. */
+async function buildLocked(
+  webDir: string,
+  logFile: string,
+  progress: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   const why = webBuildNeeded(webDir);
   if (why === null) {
-    progress('dashboard: using the existing production build');
+    progress('dashboard: using the production build another start just made');
     return;
   }
   progress(`dashboard: building (${why}; takes a minute or two on 2 cores, once) — log: ${logFile}`);
