@@ -143,6 +143,26 @@ describe('DeviceStatusWriter', () => {
     assert.deepEqual(patches[1]!.status.devices[0]!.data, { slot: 3 });
     assert.deepEqual(await writer.write(ref, [device], null), { claim: ref, written: 0 });
     assert.equal(patches.length, 2);
+    // Read back in the API server's field order (lastTransitionTime before reason): still the same.
+    const stored = (await api.readResourceClaim('ns', 'c'))!;
+    const reordered = {
+      ...stored,
+      status: {
+        ...stored.status,
+        devices: stored.status!.devices!.map(({ conditions, ...rest }) => ({
+          ...rest,
+          conditions: conditions!.map(({ type, status, lastTransitionTime, reason, message }) => ({
+            type,
+            status,
+            lastTransitionTime,
+            reason,
+            message,
+          })),
+        })),
+      },
+    };
+    assert.deepEqual(await writer.write(ref, [device], reordered), { claim: ref, written: 0 });
+    assert.equal(patches.length, 2);
   });
 
   it("rejects naming the claim when the driver's report throws, and when the claim is gone or another claim took its name", async () => {

@@ -87,7 +87,20 @@ export function deviceStatusEntry(
   };
 }
 
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+/** JSON with every object's keys sorted: the stored entries come back in the API server's field order. */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(
+    Object.entries(v as Record<string, unknown>)
+      .filter(([, x]) => x !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, x]) => [k, canonical(x)]),
+  );
+}
+
+const sameJson = (a: unknown, b: unknown): boolean =>
+  JSON.stringify(canonical(a ?? null)) === JSON.stringify(canonical(b ?? null));
 
 /**
  * `status.devices` with `entries` in place of the stored ones of the same device (others kept, in

@@ -6,7 +6,9 @@
 // from the API server and hands it to the driver's DRAPlugin (PrepareResourceClaims /
 // UnprepareResourceClaims); the DRAResourceHealth streams (v1 + v1alpha1) with their heartbeat; and
 // ResourceSlice publication (PublishResources). What a claim's preparation does is the DRAPlugin's
-// alone (default: cdi-checkpoint-preparer.ts).
+// alone (default: cdi-checkpoint-preparer.ts). With a DeviceStatusWriter it also reports each
+// prepared claim's devices in the claim's `status.devices` (device-status.ts), which upstream's helper
+// leaves to the driver.
 // Unlike upstream's helper it re-creates either socket when it is deleted (the plugin watcher then
 // registers the driver again), reads and checks claims one by one (a claim that cannot be read fails
 // alone, not the call), and does not read a claim the DRAPlugin says it holds prepared.
