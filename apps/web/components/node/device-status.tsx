@@ -19,7 +19,7 @@ export function DeviceStatusView({
   if (!status) return <span className="muted">status not reported</span>;
   const network = status.networkData;
   return (
-    <span aria-label={`Status of ${device} as its driver reported it`}>
+    <span role="group" aria-label={`Status of ${device} as its driver reported it`}>
       {status.conditions.length === 0 && <span className="muted">no conditions</span>}
       {status.conditions.map((c) => (
         <span
