@@ -40,6 +40,7 @@ const INSTALL_MD = join(repoRoot, 'docs/INSTALL.md');
 type PermissionCondition =
   | 'always'
   | 'config.dra'
+  | 'config.dra[].deviceStatus'
   | 'auth.mode=kubernetes'
   | 'gateway.rbac.nodesProxy'
   | 'gateway.rbac.deviceTaintRules';
@@ -70,6 +71,7 @@ function documentedDraValues(): string {
 function documentedPermissions(
   conditions: readonly PermissionCondition[],
   namespaces: string[],
+  drivers: readonly string[],
 ): Permission[] {
   const text = readFileSync(README, 'utf8');
   const section = /<!-- gateway-permissions: begin[^>]*-->\n([\s\S]*?)<!-- gateway-permissions: end -->/.exec(
@@ -84,8 +86,13 @@ function documentedPermissions(
     if (!when || !ns || !resource || !verbs)
       throw new Error(`gateway-permissions: cannot read the row ${line}`);
     if (!conditions.includes(when as PermissionCondition)) continue;
+    // `<driver>`: one row per driver of the install (the resourceNames of its rule).
+    const resources = resource.includes('<driver>')
+      ? drivers.map((d) => resource.replace('<driver>', d))
+      : [resource];
     for (const n of ns === '*' ? namespaces : [ns])
-      for (const verb of verbs.split(',').map(unquote)) out.push(`${n} ${resource} ${verb}`);
+      for (const r of resources)
+        for (const verb of verbs.split(',').map(unquote)) out.push(`${n} ${r} ${verb}`);
   }
   return out.sort();
 }
@@ -305,7 +312,7 @@ describe('the chart on a real API server (Kubernetes v1.37.2)', () => {
         writeFileSync(file, documentedDraValues());
         return [file];
       },
-      conditions: ['always', 'config.dra'],
+      conditions: ['always', 'config.dra', 'config.dra[].deviceStatus'],
     },
     {
       name: 'auth.mode=kubernetes and gateway.rbac.nodesProxy',
@@ -363,7 +370,7 @@ describe('the chart on a real API server (Kubernetes v1.37.2)', () => {
         });
         assert.deepEqual(
           await measuredPermissions(i),
-          documentedPermissions(c.conditions, [i.namespace, 'default']),
+          documentedPermissions(c.conditions, [i.namespace, 'default'], i.draDrivers),
         );
       });
 

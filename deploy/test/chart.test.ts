@@ -488,6 +488,29 @@ describe('RBAC: least privilege, exactly as listed', () => {
     assert.equal(at(gatewayConfig(external), 'gateway', 'topology', 'configz', 'enabled'), true);
   });
 
+  it('a config.dra driver with deviceStatus adds patch on resourceclaims/status and associated-node:patch on resourceclaims/driver named after it (and only it)', () => {
+    const objects = render({
+      values: {
+        ...draOnlyValues,
+        config: {
+          ...draOnlyValues.config,
+          dra: draOnlyValues.config.dra.map((d, i) => (i === 0 ? { ...d, deviceStatus: true } : d)),
+        },
+      },
+    });
+    assert.deepEqual(rbacRules(objects).get('ClusterRole/pb-plugboard-gateway'), [
+      ...observer,
+      ...drivers,
+      { apiGroups: ['resource.k8s.io'], resources: ['resourceclaims/status'], verbs: ['patch'] },
+      {
+        apiGroups: ['resource.k8s.io'],
+        resources: ['resourceclaims/driver'],
+        resourceNames: ['gpu.plugboard.example'],
+        verbs: ['associated-node:patch'],
+      },
+    ]);
+  });
+
   it('config.dra grants the Node and claim reads and the ResourceSlice writes the drivers make, nothing else', () => {
     assert.deepEqual(
       rbacRules(draOnly),

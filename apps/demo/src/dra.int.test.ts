@@ -1,7 +1,8 @@
 // The demo's DRA node (examples/demo.yaml, dra-node alone): its gateway runs the DRA driver beside a
 // device plugin; the DeviceClass, template and claim are created through the kubelet-sim's API; the
 // workloads' claims are allocated by the kubelet-sim's scheduler (one with a NUMA matchAttribute
-// constraint, one left Pending) and prepared through the driver. A fault posted to the gateway
+// constraint, one left Pending) and prepared through the driver, which reports each prepared device
+// in its claim's status.devices. A fault posted to the gateway
 // reaches the pod's allocatedResourcesStatus; with a NoExecute taint it evicts the pod; clearing heals.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -163,6 +164,28 @@ describe('demo DRA node (examples/demo.yaml, dra-node)', () => {
     assert.equal(wide.phase, 'pending');
     assert.match(wide.pendingReason ?? '', /cannot allocate all claims/);
     assert.deepEqual(cluster.pending, [{ node: NODE, pod: 'ml/train-wide', message: wide.pendingReason }]);
+  });
+
+  it("the driver reports each prepared device in its claim's status.devices (deviceStatus: Ready), and the dashboard's model shows it", async () => {
+    const s = await waitForSnapshot(
+      node.gateway,
+      (s) => claimOf(s, 'ml/train-pair', 'gpus')?.devices.every((d) => d.status) === true,
+      "both devices of ml/train-pair's claim with the status their driver wrote",
+      15_000,
+    );
+    const pair = claimOf(s, 'ml/train-pair', 'gpus')!;
+    for (const d of pair.devices) {
+      assert.deepEqual(
+        d.status?.conditions.map((c) => [c.type, c.status, c.reason, c.message]),
+        [['Ready', 'True', 'Prepared', `prepared by ${DRIVER} on ${NODE}`]],
+      );
+      assert.deepEqual(
+        s.dra!.devices[d.deviceKey]!.allocations.map((a) => a.status),
+        [d.status],
+      );
+    }
+    // A pending claim has no devices, so no status.
+    assert.deepEqual(claimOf(s, 'ml/train-wide', 'gpus')?.devices, []);
   });
 
   it('through the kubelet-sim: the pods Running with their claims allocated, two GPUs on one NUMA node', async () => {

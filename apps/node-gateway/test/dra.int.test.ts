@@ -1,6 +1,7 @@
 // The gateway with device plugins AND a DRA driver from one config, against kubelet-sim (the
 // kubelet, its plugin watcher and the control plane's DRA parts) over real Unix sockets and the
-// real API slice: snapshot.dra (the driver, its pool and devices, claims and their pods), a fault
+// real API slice: snapshot.dra (the driver, its pool and devices, claims and their pods, each
+// claimed device's status.devices entry the driver wrote), a fault
 // through REST travelling the DRA path (health stream → allocatedResourcesStatus; with a NoExecute
 // taint → eviction), the pod's blast-radius flag and the device's history (health and taint
 // transitions), the stream's patches, a claim nothing fits, a scenario on the driver, the DRA
@@ -126,6 +127,7 @@ before(async () => {
           simulated: { count: 4, numaNodes: [0, 1] },
           attributes: { model: { string: 'PB-100' }, serial: { string: 'sn-{{id}}' } },
           capacity: { memory: '80Gi' },
+          deviceStatus: true,
         },
       ],
       stateDir: join(dir, 'gateway-state'),
@@ -220,11 +222,14 @@ test('a pod with a device-plugin device and a template claim: claim prepared, de
       containers: [{ name: 'main', resources: { claims: [{ name: 'gpu' }], limits: { [GPU]: '1' } } }],
     },
   });
-  const s = await until('the claim prepared and healthy in the pod status', (s) => {
-    const ref = s.pods['default/infer']?.claims?.[0]?.claim;
-    const claim = ref ? s.dra?.claims[ref] : undefined;
-    return claim?.phase === 'prepared' && claim.health === 'Healthy';
-  });
+  const s = await until(
+    'the claim prepared and healthy in the pod status, its device status reported',
+    (s) => {
+      const ref = s.pods['default/infer']?.claims?.[0]?.claim;
+      const claim = ref ? s.dra?.claims[ref] : undefined;
+      return claim?.phase === 'prepared' && claim.health === 'Healthy' && claim.devices[0]?.status;
+    },
+  );
   const pod = s.pods['default/infer']!;
   claimKey = pod.claims![0]!.claim!;
   assert.deepEqual(pod.claims, [{ name: 'gpu', claim: claimKey, fromTemplate: true }]);
@@ -239,6 +244,22 @@ test('a pod with a device-plugin device and a template claim: claim prepared, de
     claim.requests.map((r) => [r.name, r.deviceClassName, r.allocationMode, r.count]),
     [['gpu', DRIVER, 'ExactCount', 1]],
   );
+  // deviceStatus: the driver wrote the claim's status.devices entry (KEP-4817) when it prepared it.
+  const status = claim.devices[0]!.status!;
+  assert.match(status.conditions[0]?.lastTransitionTime ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  assert.deepEqual(status, {
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Prepared',
+        message: `prepared by ${DRIVER} on ${NODE}`,
+        lastTransitionTime: status.conditions[0]!.lastTransitionTime,
+      },
+    ],
+    data: null,
+    networkData: null,
+  });
   assert.deepEqual(claim.devices[0], {
     request: 'gpu',
     driver: DRIVER,
@@ -246,10 +267,11 @@ test('a pod with a device-plugin device and a template claim: claim prepared, de
     device: claimDevice.split('/').at(-1),
     deviceKey: claimDevice,
     adminAccess: false,
+    status,
   });
   assert.equal(claim.pendingReason, null);
   assert.deepEqual(s.dra!.devices[claimDevice]!.allocations, [
-    { claim: claimKey, request: 'gpu', adminAccess: false, pods: ['default/infer'] },
+    { claim: claimKey, request: 'gpu', adminAccess: false, pods: ['default/infer'], status },
   ]);
   assert.deepEqual(s.dra!.drivers[DRIVER]!.counts, counts({ allocated: 1, free: 3 }));
   const dynamic = pod.containers[0]!.dynamicResources;

@@ -206,6 +206,28 @@ export interface DraDeviceAllocation {
   shareID?: string;
   /** The allocation result's `consumedCapacity` (canonical quantities). Absent when unset. */
   consumedCapacity?: Record<string, string>;
+  /** What the driver reports for the device in the claim's `status.devices`. Absent when it wrote none. */
+  status?: DraDeviceStatus;
+}
+
+/**
+ * A device's entry in its claim's `status.devices` (KEP-4817), as observed: written by the device's
+ * driver after it prepared the claim (a `Ready` condition, driver data, network data).
+ */
+export interface DraDeviceStatus {
+  conditions: DraDeviceCondition[];
+  /** The driver's `data` (any JSON object); null when unset. */
+  data: Record<string, unknown> | null;
+  networkData: { interfaceName?: string; ips?: string[]; hardwareAddress?: string } | null;
+}
+
+/** metav1.Condition as the driver wrote it. */
+export interface DraDeviceCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: Timestamp | null;
 }
 
 /**
@@ -273,6 +295,8 @@ export interface DraClaimDevice {
   shareID?: string;
   /** The result's `consumedCapacity`. Absent when unset. */
   consumedCapacity?: Record<string, string>;
+  /** The claim's `status.devices` entry of this device. Absent when its driver wrote none. */
+  status?: DraDeviceStatus;
 }
 
 /** A pod's reference to a claim (`spec.resourceClaims[]`) and the claim it resolved to. */

@@ -307,6 +307,8 @@ export const draDriverConfigSchema = z.strictObject({
     .optional(),
   healthCheckTimeoutSeconds: z.int().min(0).max(3600).optional(),
   faultDir: absolutePath.optional(),
+  /** Report each prepared device in its claim's status.devices (a Ready condition; needs resourceclaims/driver). */
+  deviceStatus: z.boolean().default(false),
 });
 
 function checkDraDriver(driver: z.output<typeof draDriverConfigSchema>, ctx: z.RefinementCtx): void {

@@ -77,6 +77,14 @@ export type {
   UnprepareResult,
 } from './dra/draplugin.js';
 export type { ClaimRef } from './dra/claims.js';
+export {
+  DEVICE_READY_CONDITION,
+  DEVICE_READY_REASON,
+  type DeviceStatusContext,
+  type DeviceStatusOptions,
+  type DeviceStatusReport,
+} from './dra/device-status.js';
+export type { DeviceStatusOutcome } from './dra/helper.js';
 export { driverNameProblem } from './dra/names.js';
 export { deviceClassFor, RESOURCE_DEVICE_CLASS_PREFIX, type DeviceClassOptions } from './dra/device-class.js';
 export {
@@ -84,6 +92,7 @@ export {
   kubeApiFromKubeConfig,
   type DraKubeApi,
   type KubeAccess,
+  type ResourceClaimStatusPatch,
 } from './dra/kube-api.js';
 export {
   startDraDrivers,
@@ -103,6 +112,7 @@ export {
 } from './dra/slice-devices.js';
 export type { PreparedClaim, PreparedDevice } from './dra/checkpoint.js';
 export type {
+  AllocatedDeviceStatus,
   DeviceAttribute,
   DeviceTaint,
   DeviceTaintEffect,

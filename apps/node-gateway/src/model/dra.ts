@@ -5,7 +5,8 @@
 // the kubelet prepared) and the pods' `allocatedResourcesStatus` (the health the kubelet reports).
 // Partitionable devices (KEP-4815) and shared devices (KEP-5075) as observed: a pool's counter sets
 // from its counter-only slices with what its allocated partitions use, a shared device's capacity
-// with what its claims' allocation results consume, each allocation's shareID and consumedCapacity.
+// with what its claims' allocation results consume, each allocation's shareID and consumedCapacity,
+// and each allocated device's entry in its claim's status.devices (what its driver reported).
 // No I/O and no clock: equal inputs give equal output.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { podresources } from '@plugboard/proto';
@@ -40,6 +41,7 @@ import {
   type DraKubeInput,
 } from './dra-objects.js';
 import { sameItems } from '../same-items.js';
+import { claimDeviceStatus } from './device-status.js';
 
 /** The standard NUMA node attribute (KEP-6072) the drivers publish. */
 export const NUMA_NODE_ATTRIBUTE = 'resource.kubernetes.io/numaNode';
@@ -566,16 +568,20 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
           owner: ownerOf(claim),
           requests: requestsOf(claim),
           phase,
-          devices: results.map((r) => ({
-            request: r.request,
-            driver: r.driver,
-            pool: r.pool,
-            device: r.device,
-            deviceKey: draDeviceKey(r.driver, r.pool, r.device),
-            adminAccess: r.adminAccess === true,
-            ...(r.shareID !== undefined ? { shareID: r.shareID } : {}),
-            ...(r.consumedCapacity ? { consumedCapacity: { ...r.consumedCapacity } } : {}),
-          })),
+          devices: results.map((r) => {
+            const status = claimDeviceStatus(claim, r);
+            return {
+              request: r.request,
+              driver: r.driver,
+              pool: r.pool,
+              device: r.device,
+              deviceKey: draDeviceKey(r.driver, r.pool, r.device),
+              adminAccess: r.adminAccess === true,
+              ...(r.shareID !== undefined ? { shareID: r.shareID } : {}),
+              ...(r.consumedCapacity ? { consumedCapacity: { ...r.consumedCapacity } } : {}),
+              ...(status ? { status } : {}),
+            };
+          }),
           reservedFor,
           health,
           pendingReason,
@@ -597,6 +603,7 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
         pods: state.reservedFor,
         ...(d.shareID !== undefined ? { shareID: d.shareID } : {}),
         ...(d.consumedCapacity ? { consumedCapacity: d.consumedCapacity } : {}),
+        ...(d.status ? { status: d.status } : {}),
       });
       allocations.set(d.deviceKey, list);
     }
@@ -628,7 +635,7 @@ export function buildDra(inputs: DraModelInputs, cache: DraBuildCache | null = n
       held
         .map(
           (a) =>
-            `${a.claim}|${a.request}|${a.adminAccess}|${a.pods.join(',')}|${a.shareID ?? ''}|${JSON.stringify(a.consumedCapacity ?? null)}`,
+            `${a.claim}|${a.request}|${a.adminAccess}|${a.pods.join(',')}|${a.shareID ?? ''}|${JSON.stringify(a.consumedCapacity ?? null)}|${JSON.stringify(a.status ?? null)}`,
         )
         .join(';'),
       ...rules,

@@ -9,6 +9,7 @@ import type { DraClaimState, DraState, NodeSnapshot } from '@plugboard/api';
 import { claimsInOrder, describeAmounts, describeRequest, draTileKey } from '../../lib/dra-view';
 import { podStatus } from '../../lib/node-view';
 import { HealthBadge } from '../health-badge';
+import { DeviceStatusView } from './device-status';
 
 /** Claims shown besides the pending ones until "Show all" (or a filter narrows them). */
 export const CLAIMS_SHOWN = 100;
@@ -124,6 +125,9 @@ function ClaimRows({
                     </span>
                   </>
                 )}
+                <div>
+                  <DeviceStatusView status={d.status} device={d.device} />
+                </div>
               </div>
             ))
           )}

@@ -21,6 +21,7 @@ import { EventList } from './event-timeline';
 import { DeviceHealthHistory } from '../history/node-history';
 import { Drawer } from './drawer';
 import { FaultList } from './device-drawer';
+import { DeviceStatusView } from './device-status';
 
 function attributeText(v: DraAttributeValue): string {
   if ('string' in v) return `"${v.string}"`;
@@ -169,6 +170,7 @@ function SharesSection({ node, device: d }: { node: NodeSnapshot; device: DraDev
               <th scope="col">Share ID</th>
               <th scope="col">Consumed</th>
               <th scope="col">Pods</th>
+              <th scope="col">Device status</th>
             </tr>
           </thead>
           <tbody>
@@ -188,6 +190,9 @@ function SharesSection({ node, device: d }: { node: NodeSnapshot; device: DraDev
                   )}
                 </td>
                 <td>{podsText(node, a.pods)}</td>
+                <td>
+                  <DeviceStatusView status={a.status} device={d.name} />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -367,6 +372,9 @@ export function DraDeviceDrawer({
                       </span>
                     ))
                   )}
+                  <div>
+                    <DeviceStatusView status={a.status} device={d.name} />
+                  </div>
                 </li>
               ))}
             </ul>

@@ -153,15 +153,27 @@ describe('DraDeviceDrawer of a partition or a shared device', () => {
         .slice(1)
         .map((r) => [...r.children].map((c) => c.textContent)),
       [
-        ['ml/share-a, request gpu', SHARE_IDS[0], '20Gi memory', 'ml/share-a (Running)'],
-        ['ml/share-b, request gpu', SHARE_IDS[1], '10Gi memory', 'ml/share-b (Running)'],
+        [
+          'ml/share-a, request gpu',
+          SHARE_IDS[0],
+          '20Gi memory',
+          'ml/share-a (Running)',
+          'status not reported',
+        ],
+        [
+          'ml/share-b, request gpu',
+          SHARE_IDS[1],
+          '10Gi memory',
+          'ml/share-b (Running)',
+          'status not reported',
+        ],
       ],
     );
     assert.match(document.body.textContent ?? '', /PodResources reports the share ID, not the capacity/);
     assert.equal(screen.queryByRole('heading', { name: /Partition of/ }), null);
   });
 
-  it('a share without a share ID or consumed capacity says they are not reported', () => {
+  it('a share without a share ID, consumed capacity or device status says they are not reported', () => {
     const n = node();
     const d = n.dra!.devices[shareKey(n)]!;
     n.dra!.devices[shareKey(n)] = {
@@ -172,7 +184,13 @@ describe('DraDeviceDrawer of a partition or a shared device', () => {
     const row = within(screen.getByRole('table', { name: 'Shares of gpu-0' })).getAllByRole('row')[1]!;
     assert.deepEqual(
       [...row.children].map((c) => c.textContent),
-      ['ml/share-a, request gpu', 'not reported', 'not reported', 'reserved for no pod'],
+      [
+        'ml/share-a, request gpu',
+        'not reported',
+        'not reported',
+        'reserved for no pod',
+        'status not reported',
+      ],
     );
   });
 });

@@ -50,6 +50,8 @@ export interface RestStrategy {
    * stored status); runs before the generation is compared, so changes it makes to the spec count.
    */
   prepareForUpdate?: (obj: KubeObject, old: KubeObject) => void;
+  /** PrepareForUpdate of the status subresource, after the stored object took the sent status. */
+  prepareForStatusUpdate?: (obj: KubeObject, old: KubeObject) => void;
   /** AllowUnconditionalUpdate; when false, an update without metadata.resourceVersion is refused (422). */
   allowUnconditionalUpdate?: boolean;
   /** Store.ReturnDeletedObject; when false, a delete answers a Success Status naming the object. */
@@ -293,6 +295,7 @@ export class RestStorage {
     let next: KubeObject;
     if (status) {
       next = { ...old, status: obj['status'] };
+      this.strategy.prepareForStatusUpdate?.(next, old);
     } else {
       next = { ...obj, metadata: { ...obj.metadata, ...identity } };
       if (this.hasStatus) {

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { EventRecorder } from '../apiserver/events.js';
 import type { KubeObject, ObjectStore } from '../apiserver/object-store.js';
+import { dropDeallocatedStatusDevices } from '../apiserver/registry/resource.js';
 import { claimName, isForPod } from '../cm/dra/resourceclaim.js';
 import type { ContainerRequests } from '@plugboard/topology';
 import type {
@@ -169,7 +170,9 @@ export class ResourceClaimController {
           // The last consumer went away: deallocate, so the devices are free for other claims.
           delete status['allocation'];
         }
-        current = this.o.claims.upsert({ ...current, status });
+        const next = { ...current, status };
+        dropDeallocatedStatusDevices(next, current);
+        current = this.o.claims.upsert(next);
         if (valid.length === 0) {
           const finalizers = (current.metadata['finalizers'] as string[] | undefined) ?? [];
           if (finalizers.includes(RESOURCE_CLAIM_FINALIZER)) {

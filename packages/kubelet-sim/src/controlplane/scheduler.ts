@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { effectiveRequests, parseInteger, type PodRequests } from '@plugboard/topology';
 import type { KubeObject, ObjectStore, ResourceVersionClock } from '../apiserver/object-store.js';
+import { dropDeallocatedStatusDevices } from '../apiserver/registry/resource.js';
 import {
   allocateClaims,
   DeviceClassResolver,
@@ -213,7 +214,9 @@ export class DraScheduler {
     const status = { ...((claim['status'] as Record<string, unknown> | undefined) ?? {}) };
     delete status['allocation'];
     delete status['reservedFor'];
-    this.o.claims.upsert({ ...claim, status });
+    const next = { ...claim, status };
+    dropDeallocatedStatusDevices(next, claim);
+    this.o.claims.upsert(next);
   }
 }
 

@@ -29,6 +29,7 @@ import { CdiCheckpointPreparer, type DraClaimContext } from './cdi-checkpoint-pr
 import { CHECKPOINT_FILE, type PreparedClaim } from './checkpoint.js';
 import type { ClaimRef } from './claims.js';
 import type { DRAPlugin } from './draplugin.js';
+import { DeviceStatusWriter, type DeviceStatusOptions } from './device-status.js';
 import {
   draPaths,
   Helper,
@@ -124,6 +125,14 @@ export interface DraDriverOptions {
    * kubelet asked for, allocated).
    */
   preparer?: DRAPlugin;
+  /**
+   * Report each prepared device in its claim's `status.devices` (KEP-4817): a `Ready` condition
+   * and what `report` adds (conditions, `data`, `networkData`). Needs `patch` on
+   * `resourceclaims/status` and `associated-node:patch` (or `arbitrary-node:patch`) on
+   * `resourceclaims/driver` named after the driver. A failed write is logged and emitted
+   * (`device-status`); the claim stays prepared. Default: off.
+   */
+  deviceStatus?: DeviceStatusOptions | boolean;
   /** Runs when a claim is prepared (after its devices are checked); a throw fails that claim. */
   prepare?: (context: DraClaimContext) => Promise<void>;
   /** Runs when a prepared claim is unprepared; a throw fails that claim (it stays prepared). */
@@ -161,6 +170,7 @@ const HELPER_EVENTS = [
   'unprepared',
   'slices-published',
   'slices-error',
+  'device-status',
   'socket-restored',
   'health-sent',
   'health-streams',
@@ -264,6 +274,14 @@ export class DraDriver extends EventEmitter<DraDriverEvents> {
       poolName: this.poolName,
       kube: options.kube,
       plugin: preparer ?? (options.preparer as DRAPlugin),
+      deviceStatus: options.deviceStatus
+        ? new DeviceStatusWriter(
+            this.driverName,
+            this.nodeName,
+            options.kube,
+            options.deviceStatus === true ? {} : options.deviceStatus,
+          )
+        : null,
       // The default preparer serialises its own checks and hooks, and shares checkpoint writes
       // between overlapping calls outside that section.
       serialize: options.preparer !== undefined,

@@ -6,7 +6,9 @@
 // from the API server and hands it to the driver's DRAPlugin (PrepareResourceClaims /
 // UnprepareResourceClaims); the DRAResourceHealth streams (v1 + v1alpha1) with their heartbeat; and
 // ResourceSlice publication (PublishResources). What a claim's preparation does is the DRAPlugin's
-// alone (default: cdi-checkpoint-preparer.ts).
+// alone (default: cdi-checkpoint-preparer.ts). With a DeviceStatusWriter it also reports each
+// prepared claim's devices in the claim's `status.devices` (device-status.ts), which upstream's helper
+// leaves to the driver.
 // Unlike upstream's helper it re-creates either socket when it is deleted (the plugin watcher then
 // registers the driver again), reads and checks claims one by one (a claim that cannot be read fails
 // alone, not the call), and does not read a claim the DRAPlugin says it holds prepared.
@@ -40,6 +42,7 @@ import type { CounterSet, ResourceClaim, SliceDevice } from './api-types.js';
 import { baseRequestName, checkedAllocation, claimLabel, claimRefProblem, type ClaimRef } from './claims.js';
 import type { ClaimToPrepare, DRAPlugin, PrepareResult, UnprepareResult } from './draplugin.js';
 import { encodeHealth, healthHeartbeatMs, healthServices } from './health.js';
+import type { DeviceStatusWriter } from './device-status.js';
 import type { DraKubeApi } from './kube-api.js';
 import { draNodeServices } from './node-server.js';
 import { ResourceSlicePublisher, type PublicationStats, type PublishedEvent } from './resource-slices.js';
@@ -65,6 +68,15 @@ export interface DraClaimOutcome {
   error: string | null;
 }
 
+/** One claim's device status write. */
+export interface DeviceStatusOutcome {
+  uid: string;
+  namespace: string;
+  name: string;
+  written: number;
+  error: string | null;
+}
+
 /** The events the Helper emits (DraDriver emits them as its own). */
 export interface HelperEvents {
   registered: [event: { at: string }];
@@ -75,6 +87,11 @@ export interface HelperEvents {
   'slices-published': [event: PublishedEvent];
   /** Publishing failed; it is retried after `retryInMs`. */
   'slices-error': [event: { error: string; retryInMs: number }];
+  /**
+   * The `status.devices` entries of prepared claims were written (`written` 0: already so) or could
+   * not be (`error`; the claims stay prepared).
+   */
+  'device-status': [event: { claims: DeviceStatusOutcome[] }];
   /** A deleted socket of the driver is served again. */
   'socket-restored': [event: { at: string; socket: string }];
   /** A NodeWatchResources message went out (the health the kubelet now has). */
@@ -91,6 +108,8 @@ export interface HelperOptions {
   kube: DraKubeApi;
   /** The driver's claims work. */
   plugin: DRAPlugin;
+  /** Writes each prepared claim's `status.devices` (none: the driver reports no device status). */
+  deviceStatus?: DeviceStatusWriter | null;
   /**
    * Run prepare and unprepare calls one at a time (default true, upstream's `Serialize`). A
    * DRAPlugin that serialises its own critical section (the default preparer does, to share
@@ -416,7 +435,8 @@ export class Helper extends EventEmitter<HelperEvents> {
     const toPrepare: ClaimToPrepare[] = [];
     for (const read of reads) if (read.error === null) toPrepare.push({ ref: read.ref, claim: read.claim });
     const results = await this.#serialized(() => this.#options.plugin.prepareResourceClaims(toPrepare));
-    for (const { ref, error } of reads) {
+    const statusWrites: Promise<DeviceStatusOutcome>[] = [];
+    for (const { ref, error, claim } of reads) {
       if (error !== null) {
         fail(ref, error);
         continue;
@@ -439,9 +459,32 @@ export class Helper extends EventEmitter<HelperEvents> {
         error: '',
       };
       outcomes.push({ ...ref, devices: result.devices.map((d) => d.deviceName), error: null });
+      if (this.#options.deviceStatus && result.devices.length > 0)
+        statusWrites.push(this.#writeDeviceStatus(this.#options.deviceStatus, ref, result, claim));
     }
+    // The status is reported before the kubelet hears back, so a running container's claim says so;
+    // a failed write is logged and emitted, never a failed claim (its devices are prepared).
+    if (statusWrites.length > 0) this.emit('device-status', { claims: await Promise.all(statusWrites) });
     this.emit('prepared', { claims: outcomes, durationMs: performance.now() - started });
     return response;
+  }
+
+  async #writeDeviceStatus(
+    writer: DeviceStatusWriter,
+    ref: ClaimRef,
+    result: Extract<PrepareResult, { devices: unknown }>,
+    claim: ResourceClaim | null,
+  ): Promise<DeviceStatusOutcome> {
+    try {
+      const { written } = await writer.write(ref, result.devices, claim);
+      if (written > 0)
+        this.#logger.info({ claim: claimLabel(ref), devices: written }, 'device status written');
+      return { ...ref, written, error: null };
+    } catch (err) {
+      const message = PluginError.from(err).message;
+      this.#logger.warn({ claim: claimLabel(ref), uid: ref.uid, err: message }, 'device status not written');
+      return { ...ref, written: 0, error: message };
+    }
   }
 
   /** One claim from the API server, checked as upstream's helper checks it; or why not. */

@@ -10,6 +10,7 @@ import type {
   KubeConfig,
   ResourceV1Api,
   ResourceV1ResourceClaim,
+  V1AllocatedDeviceStatus,
   V1Device,
   V1DeviceAttribute,
   V1ObjectMeta,
@@ -18,6 +19,7 @@ import type {
 import { PluginError } from '../errors.js';
 import {
   RESOURCE_API_VERSION,
+  type AllocatedDeviceStatus,
   type Counter,
   type DeviceAttribute,
   type DeviceRequestAllocationResult,
@@ -35,6 +37,11 @@ export interface DraKubeApi {
   readNodeUid(name: string): Promise<string>;
   /** null when the claim does not exist (404). */
   readResourceClaim(namespace: string, name: string): Promise<ResourceClaim | null>;
+  /**
+   * JSON merge patch of the claim's status subresource (the driver's `status.devices`, with the read
+   * resourceVersion and UID as preconditions: a conflict rejects with 409).
+   */
+  patchResourceClaimStatus(namespace: string, name: string, patch: ResourceClaimStatusPatch): Promise<void>;
   /** `fieldSelector`, e.g. `spec.driver=gpu.example.com,spec.nodeName=node-a`. */
   listResourceSlices(fieldSelector: string): Promise<ResourceSlice[]>;
   createResourceSlice(slice: ResourceSlice): Promise<ResourceSlice>;
@@ -45,6 +52,12 @@ export interface DraKubeApi {
     name: string,
     preconditions: { uid: string; resourceVersion: string },
   ): Promise<boolean>;
+}
+
+/** The driver's write of a claim's status: its `status.devices` under preconditions. */
+export interface ResourceClaimStatusPatch {
+  metadata: { uid: string; resourceVersion: string };
+  status: { devices: AllocatedDeviceStatus[] };
 }
 
 /** How to reach the API server: a kubeconfig file, the pod's service account, or a loaded config. */
@@ -317,11 +330,13 @@ function fromTypedClaim(c: ResourceV1ResourceClaim): ResourceClaim {
       : {}),
     ...(r.shareID ? { shareID: r.shareID } : {}),
   }));
+  const devices = c.status?.devices?.map(fromTypedDeviceStatus);
   return {
     metadata: {
       name: c.metadata?.name ?? '',
       namespace: c.metadata?.namespace ?? '',
       uid: c.metadata?.uid ?? '',
+      ...(c.metadata?.resourceVersion ? { resourceVersion: c.metadata.resourceVersion } : {}),
     },
     ...(allocation
       ? {
@@ -331,9 +346,34 @@ function fromTypedClaim(c: ResourceV1ResourceClaim): ResourceClaim {
               // client-node types the operator as a string; the API server sends core/v1's values.
               ...(allocation.nodeSelector ? { nodeSelector: allocation.nodeSelector as NodeSelector } : {}),
             },
+            ...(devices?.length ? { devices } : {}),
           },
         }
       : {}),
+  };
+}
+
+/** A `status.devices` entry in wire form (conditions' times as whole-second strings). */
+function fromTypedDeviceStatus(d: V1AllocatedDeviceStatus): AllocatedDeviceStatus {
+  return {
+    driver: d.driver,
+    pool: d.pool,
+    device: d.device,
+    ...(d.shareID ? { shareID: d.shareID } : {}),
+    ...(d.conditions
+      ? {
+          conditions: d.conditions.map((x) => ({
+            type: x.type,
+            status: x.status as 'True' | 'False' | 'Unknown',
+            ...(x.observedGeneration !== undefined ? { observedGeneration: x.observedGeneration } : {}),
+            lastTransitionTime: wholeSeconds(new Date(x.lastTransitionTime)),
+            reason: x.reason,
+            message: x.message,
+          })),
+        }
+      : {}),
+    ...(d.data !== undefined && d.data !== null ? { data: d.data as Record<string, unknown> } : {}),
+    ...(d.networkData ? { networkData: { ...d.networkData } } : {}),
   };
 }
 
@@ -384,6 +424,14 @@ export async function kubeApiFromKubeConfig(access: KubeAccess): Promise<DraKube
           },
         );
       }
+    },
+    async patchResourceClaimStatus(namespace, name, patch) {
+      await call(`patch ResourceClaim ${namespace}/${name} status`, () =>
+        resource.patchNamespacedResourceClaimStatus(
+          { namespace, name, body: patch },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        ),
+      );
     },
     async listResourceSlices(fieldSelector) {
       const list = await call(`list ResourceSlices (${fieldSelector})`, () =>

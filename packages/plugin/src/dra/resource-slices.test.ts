@@ -22,6 +22,7 @@ function slowApi(): {
   const api: DraKubeApi = {
     readNodeUid: () => Promise.resolve('node-uid'),
     readResourceClaim: () => Promise.resolve(null),
+    patchResourceClaimStatus: () => Promise.resolve(),
     listResourceSlices: () => {
       lists++;
       return Promise.resolve(stored.map((s) => structuredClone(s)));
@@ -93,6 +94,7 @@ describe('ResourceSlicePublisher with counter sets (partitionable devices)', () 
     const api: DraKubeApi = {
       readNodeUid: () => Promise.resolve('node-uid'),
       readResourceClaim: () => Promise.resolve(null),
+      patchResourceClaimStatus: () => Promise.resolve(),
       listResourceSlices: () => Promise.resolve(stored.map((s) => structuredClone(s))),
       createResourceSlice: (slice) => {
         writes++;

@@ -104,6 +104,7 @@ export function draDriverFromConfig(
       ? { healthCheckTimeoutSeconds: config.healthCheckTimeoutSeconds }
       : {}),
     ...(config.sysfsPci ? { pciBusIdFromId: true } : {}),
+    ...(config.deviceStatus ? { deviceStatus: true } : {}),
     ...(options.pluginsDir ? { pluginsDir: options.pluginsDir } : {}),
     ...(options.pluginsRegistryDir ? { pluginsRegistryDir: options.pluginsRegistryDir } : {}),
     ...(options.cdiDir ? { cdiDir: options.cdiDir } : {}),

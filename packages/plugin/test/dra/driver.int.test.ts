@@ -1,7 +1,7 @@
 // A DRA driver against a test kubelet (plugin watcher + DRAPlugin client over real Unix sockets)
 // and a fake API server (real HTTP, read through @kubernetes/client-node): registration, claim
-// preparation with CDI specs and a checkpoint, idempotency, per-claim errors, restarts and
-// deleted sockets.
+// preparation with CDI specs and a checkpoint, idempotency, per-claim errors, restarts, deleted
+// sockets, and a device status write the API server refuses.
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -14,6 +14,7 @@ import {
   DraDriver,
   kubeApiFromKubeConfig,
   SimulatedSource,
+  type DeviceStatusOutcome,
   type DraDriverOptions,
   type DraKubeApi,
 } from '../../src/index.js';
@@ -389,6 +390,43 @@ describe('DRA driver: registration and claim preparation', () => {
     // The kubelet retries; now it works.
     const retry = await kubelet.prepare(DRIVER, [claimRef(a)]);
     assert.equal(retry.claims[a.metadata.uid]!.error, '');
+  });
+
+  it('with deviceStatus, a status write the API server refuses leaves the claim prepared, logged and emitted', async () => {
+    await driver.stop();
+    const registeredAgain = kubelet.registered(DRIVER, { current: false });
+    driver = await startDriver({ deviceStatus: true });
+    await registeredAgain;
+    const events: DeviceStatusOutcome[] = [];
+    driver.on('device-status', (e) => events.push(...e.claims));
+    const claim = allocatedClaim({
+      name: 'reported',
+      node: NODE,
+      results: [{ driver: DRIVER, pool: NODE, device: 'gpu-3' }],
+    });
+    api.putClaim(claim);
+    // This fake API server serves no status subresource: the write fails with its 404.
+    const res = await kubelet.prepare(DRIVER, [claimRef(claim)]);
+    assert.equal(res.claims[claim.metadata.uid]!.error, '');
+    assert.deepEqual(
+      driver.preparedClaims().map((c) => c.uid),
+      [claim.metadata.uid],
+    );
+    assert.equal(events.length, 1);
+    assert.deepEqual(
+      { ...events[0], error: undefined },
+      {
+        uid: claim.metadata.uid,
+        namespace: 'default',
+        name: 'reported',
+        written: 0,
+        error: undefined,
+      },
+    );
+    assert.match(
+      events[0]!.error ?? '',
+      /^patch ResourceClaim default\/reported status: HTTP 404: the fake API server does not serve PATCH /,
+    );
   });
 
   it('keeps serving after a malformed request', async () => {

@@ -233,8 +233,47 @@ export interface ResourceClaim {
   status?: {
     allocation?: AllocationResult;
     reservedFor?: ResourceClaimConsumerReference[];
+    /** Written by the drivers (KEP-4817): one entry per allocated device a driver reports on. */
+    devices?: AllocatedDeviceStatus[];
     [field: string]: unknown;
   };
+}
+
+/** AllocatedDeviceStatusMaxConditions. */
+export const DEVICE_STATUS_MAX_CONDITIONS = 8;
+/** AllocatedDeviceStatusDataMaxLength: bytes of `data` as JSON. */
+export const DEVICE_STATUS_DATA_MAX_LENGTH = 10 * 1024;
+/** NetworkDeviceDataMaxIPs, NetworkDeviceDataInterfaceNameMaxLength, NetworkDeviceDataHardwareAddressMaxLength. */
+export const NETWORK_DATA_MAX_IPS = 16;
+export const NETWORK_DATA_INTERFACE_NAME_MAX_LENGTH = 256;
+export const NETWORK_DATA_HARDWARE_ADDRESS_MAX_LENGTH = 128;
+/** The synthetic subresource authorizing writes of status.devices, per driver name (SubresourceDriver). */
+export const SUBRESOURCE_DRIVER = 'driver';
+/** Verb prefixes of that check (VerbPrefixAssociatedNode, VerbPrefixArbitraryNode): `associated-node:patch`. */
+export const VERB_PREFIX_ASSOCIATED_NODE = 'associated-node:';
+export const VERB_PREFIX_ARBITRARY_NODE = 'arbitrary-node:';
+
+export interface NetworkDeviceData {
+  interfaceName?: string;
+  /** CIDRs (`10.9.8.1/24`), at most 16. */
+  ips?: string[];
+  hardwareAddress?: string;
+}
+
+/**
+ * One entry of `status.devices` (a list map keyed by driver, device, pool and shareID): it must name
+ * a device of the claim's allocation.
+ */
+export interface AllocatedDeviceStatus {
+  driver: string;
+  pool: string;
+  device: string;
+  shareID?: string;
+  /** metav1.Condition list map by type, at most 8; `Ready` True once the device is configured. */
+  conditions?: Condition[];
+  /** Any JSON object, at most 10 KiB. */
+  data?: Record<string, unknown>;
+  networkData?: NetworkDeviceData;
 }
 
 export interface ResourceClaimTemplate {

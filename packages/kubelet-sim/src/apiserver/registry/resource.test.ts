@@ -222,3 +222,129 @@ describe('ResourceSlice strategy', () => {
     assert.equal(taintOf(rule)['timeAdded'], '2025-06-01T12:00:00Z');
   });
 });
+
+describe('ResourceClaim status.devices (KEP-4817)', () => {
+  const DRIVER = 'gpu.example.com';
+  const result = (device: string) => ({ request: 'gpu', driver: DRIVER, pool: 'sim-node', device });
+  const ready = {
+    type: 'Ready',
+    status: 'True',
+    reason: 'Prepared',
+    message: '',
+    lastTransitionTime: '2026-01-01T00:00:00Z',
+  };
+  const entry = (device: string, extra: Record<string, unknown> = {}) => ({
+    driver: DRIVER,
+    pool: 'sim-node',
+    device,
+    conditions: [ready],
+    ...extra,
+  });
+
+  /** A claim allocated gpu-0 and gpu-1, stored as the scheduler leaves it. */
+  function allocated(): { claims: RestStorage; rv: () => string } {
+    const claims = storage('resourceclaims');
+    claims.create('ns', {
+      metadata: { name: 'c' },
+      spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu' } }] } },
+    });
+    const stored = claims.get('ns', 'c');
+    claims.store.upsert({
+      ...stored,
+      status: { allocation: { devices: { results: [result('gpu-0'), result('gpu-1')] } } },
+    });
+    return { claims, rv: () => claims.get('ns', 'c').metadata.resourceVersion ?? '' };
+  }
+
+  const invalidText = (fn: () => unknown): string => {
+    try {
+      fn();
+    } catch (err) {
+      assert.ok(err instanceof HttpError && err.status === 422, String(err));
+      return err.message;
+    }
+    assert.fail('accepted');
+  };
+
+  it("a merge patch of the status subresource stores an allocated device's entry with conditions, data and networkData", () => {
+    const { claims, rv } = allocated();
+    const patched = claims.patch(
+      'ns',
+      'c',
+      'application/merge-patch+json',
+      {
+        metadata: { resourceVersion: rv() },
+        status: {
+          devices: [
+            entry('gpu-0', {
+              data: { slot: 3 },
+              networkData: { interfaceName: 'eth1', ips: ['10.9.8.1/24', '2001:db8::1/64'] },
+            }),
+          ],
+        },
+      },
+      true,
+    );
+    const status = patched['status'] as { devices: unknown[]; allocation: unknown };
+    assert.deepEqual(status.devices, [
+      entry('gpu-0', {
+        data: { slot: 3 },
+        networkData: { interfaceName: 'eth1', ips: ['10.9.8.1/24', '2001:db8::1/64'] },
+      }),
+    ]);
+    assert.ok(status.allocation, 'the allocation stays');
+  });
+
+  it('refuses, as 1.37 does, a device not allocated to the claim, a duplicate, data that is not an object, a bad condition and a non-canonical IP', () => {
+    const { claims } = allocated();
+    const put = (devices: unknown[]) => () =>
+      claims.patch('ns', 'c', 'application/merge-patch+json', { status: { devices } }, true);
+    assert.equal(
+      invalidText(put([entry('gpu-9')])),
+      'ResourceClaim.resource.k8s.io "c" is invalid: status.devices[0]: Invalid value: {"Driver":"gpu.example.com","Pool":"sim-node","Device":"gpu-9","ShareID":""}: must be an allocated device in the claim',
+    );
+    assert.match(
+      invalidText(put([entry('gpu-0'), entry('gpu-0')])),
+      /status\.devices\[1\]: Duplicate value: \{"Driver":"gpu.example.com","Pool":"sim-node","Device":"gpu-0","ShareID":""\}/,
+    );
+    assert.match(
+      invalidText(put([entry('gpu-0', { data: [1] })])),
+      /status\.devices\[0\]\.data: Invalid value: "<value omitted>": must be a valid JSON object/,
+    );
+    assert.match(
+      invalidText(put([entry('gpu-0', { conditions: [{ ...ready, reason: '' }] })])),
+      /status\.devices\[0\]\.conditions\[0\]\.reason: Required value/,
+    );
+    assert.match(
+      invalidText(put([entry('gpu-0', { networkData: { ips: ['2001:DB8:0:0::1/64'] } })])),
+      /status\.devices\[0\]\.networkData\.ips\[0\]: Invalid value: "2001:DB8:0:0::1\/64": must be in canonical form \("2001:db8::1\/64"\)/,
+    );
+    assert.match(
+      invalidText(
+        put([
+          entry('gpu-0', { conditions: Array.from({ length: 9 }, (_, i) => ({ ...ready, type: `T${i}` })) }),
+        ]),
+      ),
+      /status\.devices\[0\]\.conditions: Too many: 9: must have at most 8 items/,
+    );
+  });
+
+  it('drops the entries of devices that leave the allocation (dropDeallocatedStatusDevices)', () => {
+    const { claims } = allocated();
+    claims.patch(
+      'ns',
+      'c',
+      'application/merge-patch+json',
+      { status: { devices: [entry('gpu-0'), entry('gpu-1')] } },
+      true,
+    );
+    const deallocated = claims.patch(
+      'ns',
+      'c',
+      'application/merge-patch+json',
+      { status: { allocation: null } },
+      true,
+    );
+    assert.equal((deallocated['status'] as Record<string, unknown>)['devices'], undefined);
+  });
+});

@@ -19,6 +19,7 @@ const asObj = (v: unknown): Obj =>
 
 const DEVICE_TAINT_RULES = storeKey('resource.k8s.io', 'devicetaintrules');
 const RESOURCE_SLICES = storeKey('resource.k8s.io', 'resourceslices');
+const RESOURCE_CLAIMS = storeKey('resource.k8s.io', 'resourceclaims');
 
 /** The strategies of the resource.k8s.io kinds, keyed as the API server's stores are. */
 export function resourceStrategies(compile?: SelectorCompiler): ReadonlyMap<string, RestStrategy> {
@@ -29,7 +30,9 @@ export function resourceStrategies(compile?: SelectorCompiler): ReadonlyMap<stri
         ? deviceTaintRuleStrategy(validate)
         : key === RESOURCE_SLICES
           ? resourceSliceStrategy(validate)
-          : { validate },
+          : key === RESOURCE_CLAIMS
+            ? { validate, prepareForStatusUpdate: (obj, old) => dropDeallocatedStatusDevices(obj, old) }
+            : { validate },
     ]),
   );
 }
@@ -123,4 +126,33 @@ export function deviceTaintRuleStrategy(validate: Validator): RestStrategy {
     allowUnconditionalUpdate: false,
     returnDeletedObject: false,
   };
+}
+
+const deviceKey = (d: unknown): string => {
+  const o = asObj(d);
+  return JSON.stringify([o['driver'], o['pool'], o['device'], o['shareID'] ?? '']);
+};
+
+/**
+ * resourceclaim strategy.go dropDeallocatedStatusDevices: the `status.devices` entries of devices the
+ * stored allocation had and the new one has not are dropped, so a deallocated claim carries no
+ * stale device status (whoever deallocates need not know the field). `obj`'s status is replaced,
+ * never mutated (it may be the sent object's). kubelet-sim's own deallocations (the scheduler, the
+ * resourceclaim controller) call it too: upstream's go through this strategy as status updates.
+ */
+export function dropDeallocatedStatusDevices(obj: KubeObject, old: KubeObject): void {
+  const status = asObj(obj['status']);
+  const devices = status['devices'];
+  if (!Array.isArray(devices)) return;
+  const results = (o: KubeObject): unknown[] => {
+    const r = asObj(asObj(asObj(o['status'])['allocation'])['devices'])['results'];
+    return Array.isArray(r) ? r : [];
+  };
+  const gone = new Set(results(old).map(deviceKey));
+  for (const r of results(obj)) gone.delete(deviceKey(r));
+  const kept = devices.filter((d) => !gone.has(deviceKey(d)));
+  if (kept.length === devices.length) return;
+  const next: Obj = { ...status, devices: kept };
+  if (kept.length === 0) delete next['devices'];
+  obj['status'] = next;
 }

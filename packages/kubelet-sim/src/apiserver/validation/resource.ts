@@ -5,11 +5,14 @@
 // constraints naming existing requests with fully qualified attributes, one way to select nodes per
 // slice, typed attributes, device taints and tolerations (label keys and values, effects), a
 // DeviceTaintRule's selector and taint and its status conditions (metav1 ValidateConditions), a
-// DeviceClass's extendedResourceName (an extended resource name, DRAExtendedResource), and
+// DeviceClass's extendedResourceName (an extended resource name, DRAExtendedResource), a claim's
+// status.devices (validateDeviceStatus: names, an allocated device each, conditions, data,
+// networkData), and
 // the immutable fields (a claim's and a template's spec, a slice's driver and node). CEL selectors
 // are compiled when a compiler is given. The field paths and messages are the ones `kubectl` prints
 // from a real API server.
 
+import { isIPv4, isIPv6 } from 'node:net';
 import type { FieldError, Validator } from '../rest-storage.js';
 import type { KubeObject } from '../object-store.js';
 import { storeKey } from '../resources.js';
@@ -46,6 +49,13 @@ const LIMITS = {
   labelValue: 63,
   conditionReason: 1024,
   conditionMessage: 32 * 1024,
+  /** AllocatedDeviceStatusMaxConditions, AllocatedDeviceStatusDataMaxLength. */
+  deviceStatusConditions: 8,
+  deviceStatusData: 10 * 1024,
+  /** NetworkDeviceDataMaxIPs, …InterfaceNameMaxLength, …HardwareAddressMaxLength. */
+  networkIps: 16,
+  interfaceName: 256,
+  hardwareAddress: 128,
 };
 
 // k8s.io/apimachinery pkg/api/validate/content: label keys and values (IsLabelKey, IsLabelValue).
@@ -441,11 +451,105 @@ export function validateResourceClaim(compile?: SelectorCompiler): Validator {
       if (typeof res['pool'] !== 'string' || res['pool'] === '') e.required(`${f}.pool`);
       dnsLabel(e, `${f}.device`, res['device']);
     });
+    deviceStatuses(e, status);
     const oldAllocation = asObj(asObj(old?.['status'])?.['allocation']);
     if (oldAllocation && allocation && JSON.stringify(oldAllocation) !== JSON.stringify(allocation))
       e.immutable('status.allocation', '{…}');
     return e.list;
   };
+}
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** validateUID (format=k8s-uuid): an RFC 4122 UUID in normalized, lower-case form. */
+function uid(e: Errors, field: string, v: unknown): void {
+  const text = typeof v === 'string' ? v : '';
+  if (!UUID.test(text)) e.invalid(field, text, `error validating uid: invalid UUID length: ${text.length}`);
+  else if (text !== text.toLowerCase())
+    e.invalid(
+      field,
+      text,
+      'uid must be in RFC 4122 normalized form, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters',
+    );
+}
+
+/** The canonical `ip/prefix` of an interface address (net.ParseCIDR, ip.String()), or null. */
+function canonicalCidr(value: string): string | null {
+  const slash = value.indexOf('/');
+  if (slash < 0) return null;
+  const ip = value.slice(0, slash);
+  const bits = value.slice(slash + 1);
+  if (!/^\d{1,3}$/.test(bits)) return null;
+  if (isIPv4(ip)) return Number(bits) <= 32 ? `${ip}/${Number(bits)}` : null;
+  if (!isIPv6(ip) || Number(bits) > 128) return null;
+  // The WHATWG serializer compresses IPv6 as RFC 5952 (and Go's ip.String()) do.
+  return `${new URL(`http://[${ip}]`).hostname.slice(1, -1)}/${Number(bits)}`;
+}
+
+/** validateNetworkDeviceData. */
+function networkData(e: Errors, field: string, n: Obj): void {
+  const name = n['interfaceName'];
+  if (typeof name === 'string' && Buffer.byteLength(name) > LIMITS.interfaceName)
+    e.tooLong(`${field}.interfaceName`, LIMITS.interfaceName);
+  const mac = n['hardwareAddress'];
+  if (typeof mac === 'string' && Buffer.byteLength(mac) > LIMITS.hardwareAddress)
+    e.tooLong(`${field}.hardwareAddress`, LIMITS.hardwareAddress);
+  const ips = asList(n['ips']);
+  if (ips.length > LIMITS.networkIps) return e.tooMany(`${field}.ips`, ips.length, LIMITS.networkIps);
+  const seen = new Set<unknown>();
+  ips.forEach((ip, i) => {
+    const f = `${field}.ips[${i}]`;
+    const text = typeof ip === 'string' ? ip : '';
+    const canonical = canonicalCidr(text);
+    if (canonical === null)
+      e.invalid(f, text, 'must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)');
+    else if (canonical !== text) e.invalid(f, text, `must be in canonical form (${q(canonical)})`);
+    if (seen.has(ip)) e.duplicate(f, ip);
+    seen.add(ip);
+  });
+}
+
+/**
+ * The key of a status.devices entry and of an allocation result (structured.SharedDeviceID, as
+ * field errors render it: JSON of Driver, Pool, Device, ShareID).
+ */
+function sharedDeviceId(d: Obj): { Driver: unknown; Pool: unknown; Device: unknown; ShareID: unknown } {
+  return { Driver: d['driver'], Pool: d['pool'], Device: d['device'], ShareID: d['shareID'] ?? '' };
+}
+
+/** validateResourceClaimStatusUpdate's `status.devices`: validateSet of validateDeviceStatus. */
+function deviceStatuses(e: Errors, status: Obj | undefined): void {
+  const allocated = new Set(
+    asList(asObj(asObj(status?.['allocation'])?.['devices'])?.['results']).map((r) =>
+      q(sharedDeviceId(asObj(r) ?? {})),
+    ),
+  );
+  const seen = new Set<string>();
+  asList(status?.['devices']).forEach((raw, i) => {
+    const d = asObj(raw) ?? {};
+    const f = `status.devices[${i}]`;
+    dnsSubdomain(e, `${f}.driver`, d['driver'], 63);
+    poolName(e, `${f}.pool`, d['pool']);
+    dnsLabel(e, `${f}.device`, d['device']);
+    if (d['shareID'] !== undefined && d['shareID'] !== null) uid(e, `${f}.shareID`, d['shareID']);
+    const key = q(sharedDeviceId(d));
+    if (!allocated.has(key)) e.invalid(f, sharedDeviceId(d), 'must be an allocated device in the claim');
+    const list = asList(d['conditions']);
+    if (list.length > LIMITS.deviceStatusConditions)
+      e.tooMany(`${f}.conditions`, list.length, LIMITS.deviceStatusConditions);
+    conditions(e, `${f}.conditions`, list, Infinity);
+    const data = d['data'];
+    if (data !== undefined && data !== null) {
+      if (JSON.stringify(data).length > LIMITS.deviceStatusData)
+        e.tooLong(`${f}.data`, LIMITS.deviceStatusData);
+      else if (asObj(data) === undefined)
+        e.invalid(`${f}.data`, '<value omitted>', 'must be a valid JSON object');
+    }
+    const network = asObj(d['networkData']);
+    if (network) networkData(e, `${f}.networkData`, network);
+    if (seen.has(key)) e.duplicate(f, sharedDeviceId(d));
+    seen.add(key);
+  });
 }
 
 export function validateResourceClaimTemplate(compile?: SelectorCompiler): Validator {
