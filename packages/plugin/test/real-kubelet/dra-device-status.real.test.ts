@@ -10,17 +10,16 @@
 // driver) lets a token bound to a pod on the claim's node write, and not an unbound token (that
 // would need `arbitrary-node:patch`).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
+  openTestBed,
   removeDraObjects,
-  testCluster,
   testClusterKinds,
   waitFor,
   type ClusterNode,
   type RealCluster,
+  type TestBed,
   type TestCluster,
   type TestNamespace,
 } from '@plugboard/testbed';
@@ -57,6 +56,7 @@ async function refusal(call: Promise<unknown>): Promise<string> {
 
 for (const kind of testClusterKinds())
   describe(`device status (status.devices) on the ${kind} kubelet`, () => {
+    let bed: TestBed;
     let cluster: TestCluster;
     let node: ClusterNode;
     let ns: TestNamespace;
@@ -81,10 +81,9 @@ for (const kind of testClusterKinds())
       ]);
 
     before(async () => {
-      work = mkdtempSync(join(tmpdir(), `pb-${kind}-devstatus-`));
-      cluster = testCluster(kind, work);
-      node = await cluster.addNode('dst');
-      ns = await cluster.namespace('devstatus');
+      bed = await openTestBed(kind, 'dst', { namespace: 'devstatus' });
+      ({ work, cluster, node, ns } = bed);
+      bed.defer(() => removeDraObjects(cluster, node.name));
       driver = new DraDriver({
         driverName: DRIVER,
         nodeName: node.name,
@@ -101,11 +100,10 @@ for (const kind of testClusterKinds())
         },
       });
       driver.on('device-status', (e) => statusEvents.push(...e.claims));
+      bed.defer(() => driver.stop());
       await driver.start();
       deviceClass = `${ns.name}-gpu`;
-      await cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify(driver.deviceClass({ name: deviceClass })),
-      });
+      await bed.applyClusterScoped(driver.deviceClass({ name: deviceClass }));
       await waitFor('the kubelet to register the driver', () => driver.registration().phase === 'registered');
       await waitFor('the driver’s ResourceSlice', async () => {
         const list = await cluster.kubectlJson<{ items: { spec: { driver: string } }[] }>([
@@ -118,14 +116,7 @@ for (const kind of testClusterKinds())
       });
     });
 
-    after(async () => {
-      await driver?.stop();
-      await removeDraObjects(cluster, node?.name, { deviceClass });
-      await ns?.remove();
-      await node?.remove();
-      await cluster?.close();
-      rmSync(work, { recursive: true, force: true });
-    });
+    after(() => bed?.close());
 
     it("the driver's status.devices entry appears on the claim once the kubelet prepared it: Ready True and the driver's data", async () => {
       await cluster.kubectl(['apply', '-f', '-'], {
