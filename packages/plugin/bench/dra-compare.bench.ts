@@ -130,11 +130,28 @@ function processCpuMs(pid: number): number {
 async function sigterm(
   pid: number,
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>,
-): Promise<{ ms: number; exit: string }> {
+): Promise<{ ms: number; exit: string; at: number }> {
+  const at = Date.now();
   const t = performance.now();
   process.kill(pid, 'SIGTERM');
   const { code, signal } = await exited;
-  return { ms: performance.now() - t, exit: signal ?? `code ${code}` };
+  return { ms: performance.now() - t, exit: signal ?? `code ${code}`, at };
+}
+
+/**
+ * Where Plugboard's SIGTERM → exit went, from its log: to the `stopping` line (the signal reaching
+ * the event loop), to the last `stopped` line (the stop itself), and to the exit.
+ */
+function stopPhases(logFile: string, signalledAt: number, exitMs: number): string {
+  const times = (msg: string): number[] =>
+    readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(`"msg":"${msg}"`))
+      .map((l) => Date.parse((JSON.parse(l) as { time: string }).time) - signalledAt);
+  const stopping = times('stopping')[0];
+  const stopped = times('stopped').at(-1);
+  if (stopping === undefined || stopped === undefined) return 'no stopping/stopped lines';
+  return `signal → "stopping" ${stopping} ms, → "stopped" ${stopped - stopping} ms, → exit ${Math.round(exitMs - stopped)} ms`;
 }
 
 async function main(): Promise<void> {
@@ -156,7 +173,8 @@ async function main(): Promise<void> {
       args: ['--kube-api-qps=10000', '--kube-api-burst=10000'],
     });
     stops.push(() => example.stop());
-    const log = openSync(join(dir, 'plugboard-plugin.log'), 'w');
+    const logFile = join(dir, 'plugboard-plugin.log');
+    const log = openSync(logFile, 'w');
     const plugboard = spawn(
       process.execPath,
       [
@@ -236,6 +254,7 @@ async function main(): Promise<void> {
     console.log(
       `\nCPU time over the warm-up, latency and throughput phases: Plugboard ${cpu.plugboard.toFixed(0)} ms, example driver ${cpu.example.toFixed(0)} ms, this process (kubelet-sim, its API server, the client) ${cpu.bench.toFixed(0)} ms`,
     );
+    console.log(`Plugboard's SIGTERM → exit: ${stopPhases(logFile, pbExit.at, pbExit.ms)}`);
     const met = (ok: boolean): string => (ok ? 'met' : 'MISSED');
     console.log(
       `\nPlugboard / example driver: p50 ${ratio(p.p50, e.p50)}, p99 ${ratio(p.p99, e.p99)} (target ≤ 1.2×: ${met(Math.max(p.p50 / e.p50, p.p99 / e.p99) <= 1.2)}); SIGTERM → exit ${pbExit.ms.toFixed(0)} ms (target ≤ 1 s: ${met(pbExit.ms <= 1000)}), example driver ${exExit.ms.toFixed(0)} ms`,
