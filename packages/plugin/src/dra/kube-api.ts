@@ -425,7 +425,9 @@ export async function kubeApiFromKubeConfig(access: KubeAccess): Promise<DraKube
  * TCP connect (and, against a real API server, a TLS handshake). client-go keeps its connections.
  * Here the requests share one keep-alive agent for as long as the TLS options client-node computes
  * stay the same (a rotated client certificate gets a new agent); proxy agents are left as they are.
- * An idle kept-alive socket is unref'd by Node's agent: it keeps no process alive.
+ * An idle kept-alive socket is unref'd by Node's agent: it keeps no process alive. Like
+ * allowPlainHttpClusters it changes the KubeConfig it is given (a caller's other clients made from
+ * it share the agent too).
  */
 export async function reuseConnections(kc: KubeConfig): Promise<void> {
   const [http, https] = await Promise.all([import('node:http'), import('node:https')]);
