@@ -55,14 +55,18 @@ export function threadCpuMs(): { others: number } | null {
   }
 }
 
-/** Runs `call` with `inFlight` concurrent callers until `total` calls (or the time cap) are done. */
+/**
+ * Runs `call` with `inFlight` concurrent callers until `total` calls (or the time cap, `maxSeconds`)
+ * are done.
+ */
 export async function load(
   call: (worker: number) => Promise<void>,
   inFlight: number,
   total: number,
   samples: number[],
+  maxSeconds = MAX_SECONDS_PER_RUN,
 ): Promise<number> {
-  const deadline = performance.now() + MAX_SECONDS_PER_RUN * 1000;
+  const deadline = performance.now() + maxSeconds * 1000;
   const started = performance.now();
   let issued = 0;
   await Promise.all(

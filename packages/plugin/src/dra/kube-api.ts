@@ -402,6 +402,7 @@ export async function kubeApiFromKubeConfig(access: KubeAccess): Promise<DraKube
     throw new PluginError('config-invalid', 'the Kubernetes API access has no current cluster');
   }
   allowPlainHttpClusters(kc);
+  await reuseConnections(kc);
   const resource: ResourceV1Api = kc.makeApiClient(k8s.ResourceV1Api);
   const core: CoreV1Api = kc.makeApiClient(k8s.CoreV1Api);
   return {
@@ -463,6 +464,49 @@ export async function kubeApiFromKubeConfig(access: KubeAccess): Promise<DraKube
         });
       }
     },
+  };
+}
+
+/**
+ * client-node 1.4 builds a new http(s).Agent for every request (KubeConfig's
+ * applySecurityAuthentication), so no connection is ever reused: each claim read of a prepare paid a
+ * TCP connect (and, against a real API server, a TLS handshake). client-go keeps its connections.
+ * Here the requests share one keep-alive agent for as long as the TLS options client-node computes
+ * stay the same (a rotated client certificate gets a new agent); proxy agents are left as they are.
+ * An idle kept-alive socket is unref'd by Node's agent: it keeps no process alive. Like
+ * allowPlainHttpClusters it changes the KubeConfig it is given (a caller's other clients made from
+ * it share the agent too).
+ */
+export async function reuseConnections(kc: KubeConfig): Promise<void> {
+  const [http, https] = await Promise.all([import('node:http'), import('node:https')]);
+  const authenticate = kc.applySecurityAuthentication.bind(kc);
+  let shared: { key: string; agent: import('node:http').Agent } | null = null;
+  kc.applySecurityAuthentication = async (context) => {
+    await authenticate(context);
+    const fresh = context.getAgent();
+    const Kind =
+      fresh?.constructor === https.Agent
+        ? https.Agent
+        : fresh?.constructor === http.Agent
+          ? http.Agent
+          : null;
+    if (!fresh || !Kind) return;
+    const options = (fresh as import('node:https').Agent).options;
+    const key = JSON.stringify([
+      Kind.name,
+      options.ca,
+      options.cert,
+      options.key,
+      options.pfx,
+      options.passphrase,
+      options.rejectUnauthorized,
+      options.servername,
+    ]);
+    if (shared?.key !== key) {
+      shared?.agent.destroy();
+      shared = { key, agent: new Kind({ ...options, keepAlive: true }) };
+    }
+    context.setAgent(shared.agent);
   };
 }
 

@@ -93,6 +93,8 @@ function withTaintTimes(slice: ResourceSlice, now: Date): ResourceSlice {
 
 export class FakeApiServer extends EventEmitter<{ request: [RecordedRequest]; change: [] }> {
   readonly requests: RecordedRequest[] = [];
+  /** TCP connections accepted (a client that keeps its connections makes one). */
+  connections = 0;
   readonly claims = new Map<string, ResourceClaim>();
   readonly slices = new Map<string, ResourceSlice>();
   readonly nodes = new Map<string, { uid: string }>();
@@ -114,6 +116,7 @@ export class FakeApiServer extends EventEmitter<{ request: [RecordedRequest]; ch
   async #listen(): Promise<void> {
     const server = createServer((req, res) => void this.#handle(req, res));
     server.keepAliveTimeout = 60_000;
+    server.on('connection', () => this.connections++);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     this.#server = server;
