@@ -202,7 +202,7 @@ export class KubeSource {
   }
 
   private draInformers(watch: Watch, request: ApiServerRequest): DraInformers {
-    const { nodeName, maxBackoffMs } = this.options;
+    const { nodeName } = this.options;
     const raw = <T extends KubernetesObject>(
       path: string,
       operation: string,
