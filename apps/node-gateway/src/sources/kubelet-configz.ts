@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { Backoff } from '@plugboard/apimachinery';
 import type { KubeletSettings } from '../model/topology.js';
 import type { ApiServerRequest } from './api-server-request.js';
+import { PollLoop } from './poll-loop.js';
 import { parseKernelCpuList } from './sysfs-topology.js';
 
 export type KubeletSettingsListener = (settings: KubeletSettings | null, reason: string | null) => void;
@@ -62,8 +63,7 @@ export function parseConfigz(text: string): { settings: KubeletSettings } | { re
 }
 
 export class KubeletConfigz {
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
+  private readonly loop = new PollLoop(() => this.poll());
   /** The retry backoff while configz cannot be read (1 s doubling up to maxBackoffMs); null: read. */
   private retry: Backoff | null = null;
   private last: string | null = null;
@@ -72,31 +72,20 @@ export class KubeletConfigz {
   constructor(private readonly o: KubeletConfigzOptions) {}
 
   start(): void {
-    this.schedule(0);
+    this.loop.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.loop.stop();
   }
 
   /** Read again shortly (the kubelet restarted: its settings may have changed). */
   pollSoon(delayMs = 100): void {
-    if (!this.stopped) this.schedule(delayMs);
+    this.loop.pollSoon(delayMs);
   }
 
-  private schedule(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.poll();
-    }, delayMs);
-    this.timer.unref();
-  }
-
-  private async poll(): Promise<void> {
-    if (this.stopped) return;
+  /** One read; answers the delay before the next. */
+  private async poll(): Promise<number> {
     const path = configzPath(this.o.nodeName);
     try {
       const res = await this.o.request('GET', path, { timeoutMs: this.o.timeoutMs });
@@ -110,8 +99,7 @@ export class KubeletConfigz {
     } catch (err) {
       this.unavailable(`GET ${path} failed: ${(err as Error).message}`);
     }
-    if (this.stopped) return;
-    this.schedule(this.retry === null ? this.o.intervalMs : this.retry.step());
+    return this.retry === null ? this.o.intervalMs : this.retry.step();
   }
 
   private accept(settings: KubeletSettings): void {

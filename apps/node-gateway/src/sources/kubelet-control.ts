@@ -9,6 +9,7 @@ import type { AdmissionView } from '@plugboard/api';
 import { GatewayError } from '../errors.js';
 import type { KubeClient } from './kube-client.js';
 import type { ApiServerRequest, ApiServerResponse } from './api-server-request.js';
+import { PollLoop } from './poll-loop.js';
 import type { KubeletTopologyListener, KubeletTopologySource, PlacementAnswer } from './kubelet-topology.js';
 
 export interface KubeletControlOptions {
@@ -41,8 +42,7 @@ export const KUBELET_SIM_CHECKING = 'checking the kubeconfig server for a kubele
 const ABSENT_RECHECK_MS = 60_000;
 
 export class KubeletControl implements KubeletTopologySource {
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
+  private readonly loop = new PollLoop(() => this.poll());
   private etag: string | null = null;
   private admissions = new Map<string, { text: string; view: AdmissionView }>();
   available = false;
@@ -51,32 +51,20 @@ export class KubeletControl implements KubeletTopologySource {
   constructor(private readonly o: KubeletControlOptions) {}
 
   start(): void {
-    this.schedule(0);
+    this.loop.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.loop.stop();
   }
 
   /** Poll again shortly (a pod was just admitted or rejected). */
   pollSoon(delayMs = 20): void {
-    if (this.stopped) return;
-    this.schedule(delayMs);
+    this.loop.pollSoon(delayMs);
   }
 
-  private schedule(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.poll();
-    }, delayMs);
-    this.timer.unref();
-  }
-
-  private async poll(): Promise<void> {
-    if (this.stopped) return;
+  /** One poll; answers the delay before the next. */
+  private async poll(): Promise<number> {
     let next = this.o.intervalMs;
     try {
       // The admissions view changes only when a pod is admitted, rejected or removed — not on every
@@ -100,7 +88,7 @@ export class KubeletControl implements KubeletTopologySource {
     } catch (err) {
       this.unavailable(`cannot reach ${this.o.server}: ${(err as Error).message}`);
     }
-    if (!this.stopped) this.schedule(next);
+    return next;
   }
 
   private unavailable(reason: string): void {
