@@ -534,6 +534,16 @@ describe('plugin config', () => {
       assert.equal(driver?.taints?.effect, 'NoSchedule');
     });
 
+    it('examples/dra-partitions.yaml is valid: a partitioned driver and a shared one', async () => {
+      const file = new URL('../../../examples/dra-partitions.yaml', import.meta.url).pathname;
+      const [parts, share] = parsePluginConfig(await readFile(file, 'utf8'), file).dra;
+      assert.deepEqual(parts?.partitions, { counters: { memory: '40Gi' }, even: [1, 2, 4] });
+      assert.deepEqual(share?.sharing?.requestPolicy.memory, {
+        default: '10Gi',
+        validRange: { min: '10Gi', step: '10Gi' },
+      });
+    });
+
     it('examples/sim-node.yaml is valid: 8 GPUs on 2 NUMA nodes, NIC VFs and a shared resource', async () => {
       const file = new URL('../../../examples/sim-node.yaml', import.meta.url).pathname;
       const config = parsePluginConfig(await readFile(file, 'utf8'), file);
