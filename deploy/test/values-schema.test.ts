@@ -89,6 +89,25 @@ describe('values.schema.json covers values.yaml', () => {
       { resources: [] },
       { resources: [], dra: [] },
       { resources: [], dra: [{ driver: 'gpu.example.com', simulated: { count: 1 } }] },
+      // examples/dra-partitions.yaml's two drivers.
+      {
+        dra: [
+          {
+            driver: 'part.plugboard.example',
+            simulated: { count: 2 },
+            partitions: { counters: { memory: '40Gi' }, even: [1, 2, 4] },
+          },
+          {
+            driver: 'share.plugboard.example',
+            simulated: { count: 1 },
+            capacity: { memory: '40Gi' },
+            sharing: {
+              allowMultipleAllocations: true,
+              requestPolicy: { memory: { default: '10Gi', validRange: { min: '10Gi', step: '10Gi' } } },
+            },
+          },
+        ],
+      },
     ]) {
       const res = template({ values: { config } });
       assert.equal(res.status, 0, `${JSON.stringify(config)}: ${res.stderr}`);
@@ -167,6 +186,30 @@ describe('bad values fail with a readable message naming the value', () => {
         },
       },
       [/at '\/config\/dra\/0'/, /oneOf/],
+    ],
+    [
+      'DRA partitions with a split of 0',
+      {
+        config: {
+          dra: [
+            {
+              driver: 'gpu.example.com',
+              simulated: { count: 1 },
+              partitions: { counters: { memory: '40Gi' }, even: [0] },
+            },
+          ],
+        },
+      },
+      [/at '\/config\/dra\/0\/partitions\/even\/0'/, /minimum/],
+    ],
+    [
+      'a misspelt DRA sharing key',
+      {
+        config: {
+          dra: [{ driver: 'gpu.example.com', simulated: { count: 1 }, sharing: { allowMultiple: true } }],
+        },
+      },
+      [/at '\/config\/dra\/0\/sharing'/, /additional properties 'allowMultiple' not allowed/],
     ],
     [
       'DRA replicas: 0',

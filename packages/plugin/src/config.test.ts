@@ -9,6 +9,11 @@ import { PluginError } from './errors.js';
 
 const gpu = { name: 'plugboard.example/gpu', simulated: { count: 2 } };
 const dra = { driver: 'gpu.example.com', simulated: { count: 2 } };
+const parted = { ...dra, partitions: { counters: { memory: '40Gi' }, even: [1, 2, 4] } };
+/** A shared device with 40Gi and the given requestPolicy for it. */
+const shared = (policy: unknown, sharing: object = { allowMultipleAllocations: true }) => ({
+  dra: [{ ...dra, capacity: { memory: '40Gi' }, sharing: { ...sharing, requestPolicy: { memory: policy } } }],
+});
 
 const invalid: { name: string; config: unknown; message: RegExp }[] = [
   {
@@ -101,6 +106,185 @@ const invalid: { name: string; config: unknown; message: RegExp }[] = [
     name: 'relative fault directory',
     config: { dra: [{ ...dra, faultDir: 'faults' }] },
     message: /dra\[0\]\.faultDir: must be an absolute path/,
+  },
+  {
+    name: 'partitions without counters',
+    config: { dra: [{ ...parted, partitions: { counters: {}, even: [1] } }] },
+    message: /dra\[0\]\.partitions\.counters: needs at least one counter/,
+  },
+  {
+    name: 'partition counter name not a DNS label',
+    config: { dra: [{ ...parted, partitions: { counters: { Memory_GB: '40' }, even: [1] } }] },
+    message: /dra\[0\]\.partitions\.counters\.Memory_GB: .*must be a DNS label/,
+  },
+  {
+    name: 'partition counter not a quantity',
+    config: { dra: [{ ...parted, partitions: { counters: { memory: '40 GB' }, even: [1] } }] },
+    message: /dra\[0\]\.partitions\.counters\.memory: must be a quantity/,
+  },
+  {
+    name: 'too many counters in a counter set',
+    config: {
+      dra: [
+        {
+          ...parted,
+          partitions: {
+            counters: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`c${i}`, '4'])),
+            even: [1],
+          },
+        },
+      ],
+    },
+    message: /dra\[0\]\.partitions\.counters: a counter set may have at most 32 counters/,
+  },
+  {
+    name: 'no even split',
+    config: { dra: [{ ...parted, partitions: { counters: { memory: '40Gi' }, even: [] } }] },
+    message: /dra\[0\]\.partitions\.even:/,
+  },
+  {
+    name: 'even split zero',
+    config: { dra: [{ ...parted, partitions: { counters: { memory: '40Gi' }, even: [0] } }] },
+    message: /dra\[0\]\.partitions\.even\[0\]:/,
+  },
+  {
+    name: 'even split twice',
+    config: { dra: [{ ...parted, partitions: { counters: { memory: '40Gi' }, even: [2, 4, 2] } }] },
+    message: /dra\[0\]\.partitions\.even\[2\]: duplicates the split 2/,
+  },
+  {
+    name: 'even split leaving a partition nothing',
+    config: { dra: [{ ...parted, partitions: { counters: { cores: '3' }, even: [1, 4] } }] },
+    message: /dra\[0\]\.partitions\.counters\.cores: 3 split 4 ways leaves a partition 0/,
+  },
+  {
+    name: 'more counter sets than a slice takes',
+    config: { dra: [{ ...parted, simulated: { count: 9 } }] },
+    message: /dra\[0\]\.partitions: a counter set per device: the API server takes at most 8 in a slice/,
+  },
+  {
+    name: 'unknown partitions key',
+    config: { dra: [{ ...parted, partitions: { ...parted.partitions, split: [2] } }] },
+    message: /dra\[0\]\.partitions: unknown key "split"/,
+  },
+  {
+    name: 'requestPolicy without allowMultipleAllocations',
+    config: shared({ default: '10Gi' }, {}),
+    message: /dra\[0\]\.sharing\.requestPolicy\.memory: allowMultipleAllocations must be true/,
+  },
+  {
+    name: 'requestPolicy for a capacity the device does not have',
+    config: {
+      dra: [
+        { ...dra, sharing: { allowMultipleAllocations: true, requestPolicy: { cores: { default: '1' } } } },
+      ],
+    },
+    message: /dra\[0\]\.sharing\.requestPolicy\.cores: names no capacity; add "cores" under capacity/,
+  },
+  {
+    name: 'requestPolicy quantity that does not parse',
+    config: shared({ default: '10 GB' }),
+    message: /dra\[0\]\.sharing\.requestPolicy\.memory\.default: must be a quantity/,
+  },
+  {
+    name: 'both validRange and validValues',
+    config: shared({ default: '10Gi', validRange: { min: '10Gi' }, validValues: ['10Gi'] }),
+    message: /requestPolicy\.memory: exactly one policy can be specified/,
+  },
+  {
+    name: 'validRange without a default',
+    config: shared({ validRange: { min: '10Gi' } }),
+    message: /requestPolicy\.memory\.default: required when validRange is defined/,
+  },
+  {
+    name: 'validRange without min',
+    config: shared({ default: '10Gi', validRange: { max: '20Gi' } }),
+    message: /requestPolicy\.memory\.validRange\.min:/,
+  },
+  {
+    name: 'validRange min above the capacity',
+    config: shared({ default: '50Gi', validRange: { min: '50Gi' } }),
+    message: /requestPolicy\.memory\.validRange\.min: min is larger than capacity value: 40Gi/,
+  },
+  {
+    name: 'default below min',
+    config: shared({ default: '5Gi', validRange: { min: '10Gi' } }),
+    message: /requestPolicy\.memory\.default: default is less than min: 10Gi/,
+  },
+  {
+    name: 'min above max',
+    config: shared({ default: '20Gi', validRange: { min: '20Gi', max: '10Gi' } }),
+    message: /requestPolicy\.memory\.validRange\.max: min is larger than max: 10Gi/,
+  },
+  {
+    name: 'max above the capacity',
+    config: shared({ default: '10Gi', validRange: { min: '10Gi', max: '80Gi' } }),
+    message: /requestPolicy\.memory\.validRange\.max: max is larger than capacity value: 40Gi/,
+  },
+  {
+    name: 'default above max',
+    config: shared({ default: '30Gi', validRange: { min: '10Gi', max: '20Gi' } }),
+    message: /requestPolicy\.memory\.default: default is more than max: 20Gi/,
+  },
+  {
+    name: 'step zero',
+    config: shared({ default: '10Gi', validRange: { min: '10Gi', step: '0' } }),
+    message: /requestPolicy\.memory\.validRange\.step: must be greater than zero/,
+  },
+  {
+    name: 'one step past the capacity',
+    config: shared({ default: '10Gi', validRange: { min: '10Gi', step: '40Gi' } }),
+    message: /requestPolicy\.memory\.validRange\.step: one step from min is larger than capacity value: 40Gi/,
+  },
+  {
+    name: 'default off the step',
+    config: shared({ default: '15Gi', validRange: { min: '10Gi', step: '10Gi' } }),
+    message: /requestPolicy\.memory\.default: 15Gi is not a multiple of the step 10Gi from min 10Gi/,
+  },
+  {
+    name: 'max off the step',
+    config: shared({ default: '10Gi', validRange: { min: '10Gi', max: '35Gi', step: '10Gi' } }),
+    message: /requestPolicy\.memory\.validRange\.max: 35Gi is not a multiple of the step/,
+  },
+  {
+    name: 'validValues without a default',
+    config: shared({ validValues: ['10Gi'] }),
+    message: /requestPolicy\.memory\.default: required when validValues is defined/,
+  },
+  {
+    name: 'validValues not sorted',
+    config: shared({ default: '10Gi', validValues: ['20Gi', '10Gi'] }),
+    message: /requestPolicy\.memory\.validValues\[1\]: values must be sorted in ascending order/,
+  },
+  {
+    name: 'validValues twice the same',
+    config: shared({ default: '10Gi', validValues: ['10Gi', '10240Mi'] }),
+    message: /requestPolicy\.memory\.validValues\[1\]: duplicates 10240Mi/,
+  },
+  {
+    name: 'validValues above the capacity',
+    config: shared({ default: '10Gi', validValues: ['10Gi', '50Gi'] }),
+    message: /requestPolicy\.memory\.validValues\[1\]: option is larger than capacity value: 40Gi/,
+  },
+  {
+    name: 'more validValues than the API takes',
+    config: shared({ default: '1Gi', validValues: Array.from({ length: 11 }, (_, i) => `${i + 1}Gi`) }),
+    message: /requestPolicy\.memory\.validValues:/,
+  },
+  {
+    name: 'default not among validValues',
+    config: shared({ default: '15Gi', validValues: ['10Gi', '20Gi'] }),
+    message: /requestPolicy\.memory\.default: 15Gi is not one of validValues/,
+  },
+  {
+    name: 'lone default above the capacity',
+    config: shared({ default: '50Gi' }),
+    message: /requestPolicy\.memory\.default: default is larger than capacity value: 40Gi/,
+  },
+  {
+    name: 'unknown requestPolicy key',
+    config: shared({ default: '10Gi', range: {} }),
+    message: /requestPolicy\.memory: unknown key "range"/,
   },
   {
     name: 'unknown top-level key',
@@ -241,6 +425,45 @@ describe('plugin config', () => {
     assert.deepEqual(parsePluginConfig({ dra: [dra] }).resources, [], 'device plugins are optional then');
   });
 
+  it('takes partitions and sharing of DRA drivers', () => {
+    const config = parsePluginConfig({
+      dra: [
+        parted,
+        {
+          ...dra,
+          driver: 'share.example.com',
+          capacity: { memory: '40Gi', cores: '8' },
+          sharing: {
+            allowMultipleAllocations: true,
+            requestPolicy: {
+              memory: { default: '10Gi', validRange: { min: '10Gi', max: '40Gi', step: '10Gi' } },
+              cores: { default: '2', validValues: ['1', '2', '4', '8'] },
+            },
+          },
+        },
+        // replicas > 1 publishes allowMultipleAllocations itself; a fractional step uses thousandths.
+        {
+          ...dra,
+          driver: 'rep.example.com',
+          replicas: 4,
+          capacity: { bw: '1' },
+          sharing: { requestPolicy: { bw: { default: '250m', validRange: { min: '250m', step: '250m' } } } },
+        },
+      ],
+    });
+    const [p, s, r] = config.dra;
+    assert.deepEqual(p?.partitions, { counters: { memory: '40Gi' }, even: [1, 2, 4] });
+    assert.deepEqual(
+      [s?.sharing?.allowMultipleAllocations, Object.keys(s?.sharing?.requestPolicy ?? {})],
+      [true, ['memory', 'cores']],
+    );
+    assert.deepEqual(
+      [r?.sharing?.allowMultipleAllocations, r?.sharing?.requestPolicy.bw?.default],
+      [false, '250m'],
+    );
+    assert.equal(parsePluginConfig({ dra: [dra] }).dra[0]?.sharing, undefined);
+  });
+
   it('accepts and ignores a top-level gateway key', () => {
     const config = parsePluginConfig({ resources: [gpu], gateway: { listen: '0.0.0.0:9400' } });
     assert.equal(config.resources.length, 1);
@@ -309,6 +532,16 @@ describe('plugin config', () => {
       assert.equal(driver?.driver, 'gpu.plugboard.example');
       assert.deepEqual([driver?.simulated?.count, driver?.simulated?.numaNodes], [8, [0, 1]]);
       assert.equal(driver?.taints?.effect, 'NoSchedule');
+    });
+
+    it('examples/dra-partitions.yaml is valid: a partitioned driver and a shared one', async () => {
+      const file = new URL('../../../examples/dra-partitions.yaml', import.meta.url).pathname;
+      const [parts, share] = parsePluginConfig(await readFile(file, 'utf8'), file).dra;
+      assert.deepEqual(parts?.partitions, { counters: { memory: '40Gi' }, even: [1, 2, 4] });
+      assert.deepEqual(share?.sharing?.requestPolicy.memory, {
+        default: '10Gi',
+        validRange: { min: '10Gi', step: '10Gi' },
+      });
     });
 
     it('examples/sim-node.yaml is valid: 8 GPUs on 2 NUMA nodes, NIC VFs and a shared resource', async () => {

@@ -11,6 +11,12 @@ import { resourceNameProblem } from './resource-name.js';
 import { TEMPLATE_VARIABLES, unknownPlaceholders } from './allocation/template.js';
 import { driverNameProblem } from './dra/names.js';
 import { ATTRIBUTE_MAX_VALUE_LENGTH, MAX_ATTRIBUTES_AND_CAPACITIES } from './dra/api-types.js';
+import {
+  allQuantities,
+  REQUEST_POLICY_MAX_VALID_VALUES,
+  requestPolicyProblems,
+} from './dra/request-policy.js';
+import { Quantity } from '@plugboard/apimachinery';
 
 const templateString = z.string().superRefine((value, ctx) => {
   const unknown = unknownPlaceholders(value);
@@ -265,6 +271,64 @@ const dnsSubdomain = z
     'must be a lower-case DNS subdomain',
   );
 
+/** Counter names (and counter sets, named after devices): DNS labels, as the API server checks them. */
+const counterName = z
+  .string()
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label such as "memory"');
+
+/** The API's limits on partitionable devices (resource.k8s.io/v1). */
+export const MAX_COUNTERS_PER_COUNTER_SET = 32;
+export const MAX_COUNTER_SETS_PER_SLICE = 8;
+/** The most partitions one even split may make (a slice of devices consuming counters holds 64). */
+export const MAX_EVEN_SPLIT = 64;
+
+/**
+ * Partitionable devices (KEP-4815): every device holds `counters` (its counter set, named after
+ * it) and is published as the partitions of the `even` splits (1: whole, 2: halves, 4: quarters…),
+ * each consuming its share of every counter.
+ */
+export const draPartitionsSchema = z.strictObject({
+  counters: z
+    .record(counterName, quantity)
+    .refine((c) => Object.keys(c).length >= 1, 'needs at least one counter, such as "memory: 40Gi"')
+    .refine(
+      (c) => Object.keys(c).length <= MAX_COUNTERS_PER_COUNTER_SET,
+      `a counter set may have at most ${MAX_COUNTERS_PER_COUNTER_SET} counters`,
+    ),
+  even: z
+    .array(z.int().min(1).max(MAX_EVEN_SPLIT))
+    .min(1)
+    .superRefine((splits, ctx) => {
+      splits.forEach((n, i) => {
+        if (splits.indexOf(n) < i)
+          ctx.addIssue({
+            code: 'custom',
+            path: [i],
+            message: `duplicates the split ${n} (same partition names)`,
+          });
+      });
+    }),
+});
+
+/** How much one allocation of a shared device's capacity takes (resource.k8s.io/v1 CapacityRequestPolicy). */
+export const capacityRequestPolicySchema = z.strictObject({
+  default: quantity.optional(),
+  validRange: z
+    .strictObject({ min: quantity, max: quantity.optional(), step: quantity.optional() })
+    .optional(),
+  validValues: z.array(quantity).min(1).max(REQUEST_POLICY_MAX_VALID_VALUES).optional(),
+});
+
+/**
+ * Consumable capacity (KEP-5075): devices taking several allocations at once, each consuming part
+ * of a `capacity` as its requestPolicy says.
+ */
+export const draSharingSchema = z.strictObject({
+  allowMultipleAllocations: z.boolean().default(false),
+  requestPolicy: z.record(qualifiedName, capacityRequestPolicySchema).default({}),
+});
+
 export const draDriverConfigSchema = z.strictObject({
   driver: z.string().superRefine((name, ctx) => {
     const problem = driverNameProblem(name);
@@ -309,12 +373,15 @@ export const draDriverConfigSchema = z.strictObject({
   faultDir: absolutePath.optional(),
   /** Report each prepared device in its claim's status.devices (a Ready condition; needs resourceclaims/driver). */
   deviceStatus: z.boolean().default(false),
+  partitions: draPartitionsSchema.optional(),
+  sharing: draSharingSchema.optional(),
 });
 
 function checkDraDriver(driver: z.output<typeof draDriverConfigSchema>, ctx: z.RefinementCtx): void {
   checkOneSource(driver, ctx);
-  // id, numaNode and (sysfsPci) pciBusID are added to every device; replicas add `shares` capacity.
-  const builtIn = 2 + (driver.sysfsPci ? 1 : 0) + (driver.replicas > 1 ? 1 : 0);
+  // id, numaNode and (sysfsPci) pciBusID are added to every device; replicas add `shares` capacity,
+  // partitions the `partition` attribute.
+  const builtIn = 2 + (driver.sysfsPci ? 1 : 0) + (driver.replicas > 1 ? 1 : 0) + (driver.partitions ? 1 : 0);
   const total = Object.keys(driver.attributes).length + Object.keys(driver.capacity).length + builtIn;
   if (total > MAX_ATTRIBUTES_AND_CAPACITIES) {
     ctx.addIssue({
@@ -322,6 +389,60 @@ function checkDraDriver(driver: z.output<typeof draDriverConfigSchema>, ctx: z.R
       path: ['attributes'],
       message: `a device may have at most ${MAX_ATTRIBUTES_AND_CAPACITIES} attributes and capacities; with the ${builtIn} the driver adds this is ${total}`,
     });
+  }
+  if (driver.partitions) checkPartitions(driver, driver.partitions, ctx);
+  if (driver.sharing) checkSharing(driver, driver.sharing, ctx);
+}
+
+function checkPartitions(
+  driver: z.output<typeof draDriverConfigSchema>,
+  partitions: z.output<typeof draPartitionsSchema>,
+  ctx: z.RefinementCtx,
+): void {
+  // The counter sets of all devices go in one slice, which the API server caps.
+  const devices = driver.simulated ? driver.simulated.count : 0;
+  if (devices > MAX_COUNTER_SETS_PER_SLICE)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['partitions'],
+      message: `a counter set per device: the API server takes at most ${MAX_COUNTER_SETS_PER_SLICE} in a slice, this driver has ${devices} devices`,
+    });
+  for (const [name, value] of Object.entries(partitions.counters)) {
+    if (!allQuantities([value])) continue; // the quantity rule reports it
+    const units = Quantity.parse(value).value();
+    // Splits out of range are reported by their own rule.
+    const split = partitions.even.find((n) => Number.isInteger(n) && n >= 1 && units / BigInt(n) === 0n);
+    if (split !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['partitions', 'counters', name],
+        message: `${value} split ${split} ways leaves a partition 0 (partitions consume whole units)`,
+      });
+  }
+}
+
+function checkSharing(
+  driver: z.output<typeof draDriverConfigSchema>,
+  sharing: z.output<typeof draSharingSchema>,
+  ctx: z.RefinementCtx,
+): void {
+  // replicas > 1 publishes the devices with allowMultipleAllocations too.
+  const multiple = sharing.allowMultipleAllocations || driver.replicas > 1;
+  for (const [name, policy] of Object.entries(sharing.requestPolicy)) {
+    const path = ['sharing', 'requestPolicy', name];
+    const capacity = driver.capacity[name];
+    if (!multiple) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: 'allowMultipleAllocations must be true (or replicas > 1) for a requestPolicy',
+      });
+    } else if (capacity === undefined) {
+      ctx.addIssue({ code: 'custom', path, message: `names no capacity; add "${name}" under capacity` });
+    } else {
+      for (const p of requestPolicyProblems(capacity, policy))
+        ctx.addIssue({ code: 'custom', path: [...path, ...p.path], message: p.message });
+    }
   }
 }
 

@@ -10,11 +10,11 @@ import { DRA_ATTRIBUTE_VARIABLES, type DraDriverConfig, type PluginConfig } from
 import { PluginError } from '../errors.js';
 import { deviceSourceFromSections } from '../runtime.js';
 import type { DeviceSource, PluginDevice } from '../types.js';
-import type { DeviceAttribute } from './api-types.js';
+import type { DeviceAttribute, DeviceCapacity } from './api-types.js';
 import { DraDriver } from './driver.js';
 import { FAULT_DIR_NAME, FaultDir } from './fault-dir.js';
 import type { DraKubeApi } from './kube-api.js';
-import { draDeviceName } from './slice-devices.js';
+import { draDeviceName, evenPartitions, type PartitionOptions } from './slice-devices.js';
 
 export interface StartDraDriversOptions {
   nodeName: string;
@@ -79,12 +79,33 @@ function attributesFromConfig(
   return (d) => Object.fromEntries(compiled.map(([name, f]) => [name, f(d)]));
 }
 
+/** The capacity of the config, each with its `sharing.requestPolicy` if it has one. */
+function capacityFromConfig(config: DraDriverConfig): Record<string, string | DeviceCapacity> | null {
+  const entries = Object.entries(config.capacity);
+  if (entries.length === 0) return null;
+  const policies = config.sharing?.requestPolicy ?? {};
+  return Object.fromEntries(
+    entries.map(([name, value]) => {
+      const requestPolicy = policies[name];
+      return [name, requestPolicy ? { value, requestPolicy } : value];
+    }),
+  );
+}
+
+/** `partitions:` of the config: the same counters on every device, split evenly. */
+function partitionsFromConfig(config: DraDriverConfig): PartitionOptions | null {
+  if (!config.partitions) return null;
+  const counters = { ...config.partitions.counters };
+  return { counters: () => counters, partitions: evenPartitions(counters, config.partitions.even) };
+}
+
 export function draDriverFromConfig(
   config: DraDriverConfig,
   options: StartDraDriversOptions,
   source: DeviceSource = deviceSourceFromSections(config, config.driver, draIdPrefix(config.driver)),
 ): DraDriver {
-  const capacity = Object.keys(config.capacity).length ? { ...config.capacity } : null;
+  const capacity = capacityFromConfig(config);
+  const partitions = partitionsFromConfig(config);
   const attributes = attributesFromConfig(config);
   return new DraDriver({
     driverName: config.driver,
@@ -96,6 +117,8 @@ export function draDriverFromConfig(
     ...(config.pool ? { poolName: config.pool } : {}),
     ...(attributes ? { attributes } : {}),
     ...(capacity ? { capacity: () => capacity } : {}),
+    ...(config.sharing?.allowMultipleAllocations ? { allowMultipleAllocations: true } : {}),
+    ...(partitions ? { partitions } : {}),
     ...(config.taints
       ? { taints: { effect: config.taints.effect, ...(config.taints.key ? { key: config.taints.key } : {}) } }
       : {}),
