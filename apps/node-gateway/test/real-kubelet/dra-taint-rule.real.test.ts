@@ -9,7 +9,9 @@
 // status (the controller's words, the same on both kinds) says the pod would be evicted while it
 // keeps running; a restarted gateway keeps the fault and adopts the rule; a second fault with
 // NoExecute turns the same rule to NoExecute and the pod is evicted; clearing, or a TTL running out,
-// deletes the rule; an unknown device is refused with no rule.
+// deletes the rule; an unknown device is refused with no rule. Last, an extended resource backed by
+// DRA (KEP-5004) on that driver: a DeviceClass with extendedResourceName, a pod asking limits for the
+// name, the scheduler's special claim on one of the driver's devices, and the gateway's view of it.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -360,5 +362,74 @@ for (const kind of testClusterKinds())
           String(r.body.detail),
         );
         assert.equal((await ourRules()).length, 0);
+      });
+
+      it('an extended resource backed by the other driver: a pod asking limits {<name>: 1} runs on one of its devices, in the special claim extendedResourceClaimStatus names', async () => {
+        // KEP-5004 with a driver Plugboard does not run: the DeviceClass maps the name to its devices.
+        const name = `${ns.name}.example.com/acc`;
+        await bed.applyClusterScoped(
+          deviceClassFor(driverName, { name: `${ns.name}-ext`, extendedResourceName: name }),
+        );
+        await cluster.kubectl(['apply', '-f', '-'], {
+          input: JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'ext', namespace: ns.name },
+            spec: {
+              nodeSelector: { 'kubernetes.io/hostname': node.name },
+              containers: [
+                { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [name]: 1 } } },
+              ],
+            },
+          }),
+        });
+        await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/ext', '--timeout=120s']);
+        const pod = await cluster.kubectlJson<
+          PodJson & {
+            status: {
+              extendedResourceClaimStatus?: {
+                resourceClaimName: string;
+                requestMappings: { containerName: string; resourceName: string; requestName: string }[];
+              };
+            };
+          }
+        >(['get', 'pod', '-n', ns.name, 'ext']);
+        const status = pod.status.extendedResourceClaimStatus;
+        assert.ok(status, 'status.extendedResourceClaimStatus');
+        assert.deepEqual(status.requestMappings, [
+          { containerName: 'main', resourceName: name, requestName: 'container-0-request-0' },
+        ]);
+        const claim = await cluster.kubectlJson<
+          ClaimJson & {
+            metadata: { annotations?: Record<string, string> };
+            status: { allocation: { devices: { results: { driver: string }[] } } };
+          }
+        >(['get', 'resourceclaim', '-n', ns.name, status.resourceClaimName]);
+        assert.equal(claim.metadata.annotations?.['resource.kubernetes.io/extended-resource-claim'], 'true');
+        const result = claim.status.allocation.devices.results[0]!;
+        assert.equal(result.driver, driverName);
+        assert.equal(result.pool, node.name);
+        // The gateway's migration data for this node: served through DRA, by the other driver.
+        const s = await client.waitForSnapshot(
+          (x) =>
+            x.extendedResources?.[name]?.pods.some((p) => p.pod === `${ns.name}/ext` && p.via === 'dra') ===
+            true,
+          'the gateway to show the pod holding the name through DRA',
+          60_000,
+        );
+        const view = s.extendedResources![name]!;
+        assert.equal(view.servedBy, 'dra');
+        assert.deepEqual(view.drivers, [driverName]);
+        assert.deepEqual(
+          view.pods.map((p) => [p.pod, p.claim, p.devices]),
+          [
+            [
+              `${ns.name}/ext`,
+              `${ns.name}/${status.resourceClaimName}`,
+              [`${driverName}/${node.name}/${result.device}`],
+            ],
+          ],
+        );
+        await cluster.kubectl(['delete', 'pod', '-n', ns.name, 'ext', '--wait=true', '--timeout=120s']);
       });
     });
