@@ -3,10 +3,10 @@
 // kubelet-sim (its API server, its allocator, its kubelet) and the real v1.37.2 control plane and
 // kubelet, driven by the real kubectl. (i) A GPU published as a whole, two halves and four quarters
 // over one counter set — counters in a slice of their own, the partitions in another — pods take
-// quarters, and a whole stays Pending while they hold them. (ii) A GPU shared by claims
-// (allowMultipleAllocations, 40Gi of memory): two 20Gi claims run on it with their own share IDs and
-// consumed capacity, prepared each with its own share; a third stays Pending. (iii) The API server
-// refuses a slice holding both counter sets and devices.
+// quarters, and a whole stays Pending while they hold them and runs once they go. (ii) A GPU shared
+// by claims (allowMultipleAllocations, 40Gi of memory): two 20Gi claims run on it with their own
+// share IDs and consumed capacity, prepared each with its own share; a third stays Pending. (iii) The
+// API server refuses a slice holding both counter sets and devices.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -267,6 +267,28 @@ for (const kind of testClusterKinds())
       // The node count differs (kubelet-sim is a cluster of one node); the verdict on this node does not.
       assert.match(condition?.message ?? '', /\b1 cannot allocate all claims\b/);
       assert.equal((await claimOf('whole')).status?.allocation, undefined, 'the whole is not allocated');
+    });
+
+    it('when the quarters’ pods go, their counters are free again: the whole is allocated and runs', async () => {
+      await cluster.kubectl([
+        'delete',
+        'pod',
+        '-n',
+        ns.name,
+        'quarter-a',
+        'quarter-b',
+        '--wait=true',
+        '--timeout=120s',
+      ]);
+      await ready('whole');
+      const whole = (await claimOf('whole')).status?.allocation?.devices.results[0]?.device;
+      assert.equal(whole, 'gpu-0-whole');
+      assert.deepEqual(
+        partitioned.preparedClaims().map((c) => c.uid),
+        [(await claimOf('whole')).metadata.uid],
+        'the quarters unprepared, the whole prepared',
+      );
+      await cluster.kubectl(['delete', 'pod', '-n', ns.name, 'whole', '--wait=true', '--timeout=120s']);
     });
 
     it('two 20Gi claims run on one shared 40Gi device with their own share IDs; a third stays Pending', async () => {
