@@ -146,9 +146,36 @@ export async function runScenario(
           })
         : await cluster.addNode('fid', policy ? { topologyManagerPolicy: policy } : {});
     ns = await cluster.namespace('fid');
+    const nodeName = node.name;
+    /** This node's ResourceSlices: driver, UID and device count. */
+    const nodeSlices = async () =>
+      (
+        await cluster.kubectlJson<{
+          items: { metadata: { uid: string }; spec: { driver: string; devices?: unknown[] } }[];
+        }>(['get', 'resourceslices', '--field-selector', `spec.nodeName=${nodeName}`])
+      ).items.map((x) => ({
+        uid: x.metadata.uid,
+        driver: x.spec.driver,
+        devices: x.spec.devices?.length ?? 0,
+      }));
+    /** Every DRA driver's devices published, in slices none of whose UIDs is in `gone`. */
+    const slicesPublished = (gone: ReadonlySet<string> = new Set()) =>
+      waitFor(
+        gone.size
+          ? 'the kubelet’s start-up wipe of the node’s ResourceSlices, and every DRA driver’s again'
+          : 'every DRA driver’s ResourceSlices',
+        async () => {
+          const slices = await nodeSlices();
+          return (
+            !slices.some((x) => gone.has(x.uid)) &&
+            scenario.draDrivers.every((d) => slices.some((x) => x.driver === d.driver && x.devices > 0))
+          );
+        },
+        // A driver repairs slices someone else deleted at its next resync: 30 s, as upstream's.
+        90_000,
+      );
     // The node lifecycle controller's RegisteredNode comes a moment after the Node on the real
     // cluster (kubelet-sim records it at once): every scenario starts once it is there.
-    const nodeName = node.name;
     await waitFor(`the RegisteredNode event of ${nodeName}`, async () => {
       const list = await cluster.kubectlJson<{
         items: { reason?: string; involvedObject: { kind: string; name: string } }[];
@@ -201,16 +228,7 @@ export async function runScenario(
       );
       // Pods are applied once every driver's devices are published, so neither scheduler has to
       // wait for them (the real one would retry with a back-off, kubelet-sim at once).
-      const expected = scenario.draDrivers.map((d) => d.driver);
-      const n = node.name;
-      await waitFor('every DRA driver’s ResourceSlices', async () => {
-        const list = await cluster.kubectlJson<{
-          items: { spec: { driver: string; devices?: unknown[] } }[];
-        }>(['get', 'resourceslices', '--field-selector', `spec.nodeName=${n}`]);
-        return expected.every((d) =>
-          list.items.some((s) => s.spec.driver === d && (s.spec.devices?.length ?? 0) > 0),
-        );
-      });
+      await slicesPublished();
     }
 
     const pr = podResourcesClient(node.podResourcesSocket);
@@ -295,11 +313,26 @@ export async function runScenario(
         }
       } else if ('restartKubelet' in step) {
         const registered = [...(runtime?.resources.values() ?? [])].map((p) => once(p, 'registered'));
+        const before = new Set((await nodeSlices()).map((x) => x.uid));
+        const podsOf = (l: { podResources: { namespace: string; name: string }[] }) =>
+          l.podResources.filter((p) => p.namespace === ns!.name).map((p) => p.name);
+        const listed = podsOf(await pr.list());
         await node.restartKubelet();
         await Promise.all(registered);
+        // The pods' Ready condition in the API server is still the old kubelet's: what the new one
+        // knows shows in PodResources once its pod manager has the pods back from the API server.
+        await waitFor('the restarted kubelet to list its pods in PodResources again', async () => {
+          const now = new Set(podsOf(await pr.list().catch(() => ({ podResources: [] }))));
+          return listed.every((p) => now.has(p));
+        });
         await waitFor('the DRA drivers registered again', () =>
           [...drivers.values()].every((d) => d.registration().phase === 'registered'),
         );
+        // A starting kubelet deletes every ResourceSlice of its node (DRAPluginManager's start-up
+        // wipe: no driver is usable until it registers again); the real one does it in the
+        // background, possibly after the driver registered again, which then publishes at its next
+        // resync. Observe once that has happened on both kinds, not in between.
+        if (scenario.draDrivers.length) await slicesPublished(before);
       } else if ('unplug' in step) {
         unlinkSync(join(work, step.unplug));
       } else if ('plug' in step) {
