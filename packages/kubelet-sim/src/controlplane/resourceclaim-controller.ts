@@ -19,6 +19,7 @@ import { claimName, isForPod } from '../cm/dra/resourceclaim.js';
 import type { ContainerRequests } from '@plugboard/topology';
 import type {
   PodExtendedResourceClaimStatus,
+  PodResourceClaim,
   PodResourceClaimStatus,
   ResourceClaimView,
 } from '../cm/dra/types.js';
@@ -36,7 +37,7 @@ export interface ControlPlanePod {
   name: string;
   namespace: string;
   uid: string;
-  resourceClaims: { name: string; resourceClaimName?: string; resourceClaimTemplateName?: string }[];
+  resourceClaims: PodResourceClaim[];
   resourceClaimStatuses: PodResourceClaimStatus[];
   /** spec.nodeName once bound (or as submitted). */
   nodeName: string | null;

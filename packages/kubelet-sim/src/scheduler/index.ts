@@ -17,9 +17,7 @@ export {
   hasDeviceClassMappedExtendedResource,
   isDRAExtendedResourceName,
   RESOURCE_DEVICE_CLASS_PREFIX,
-  type ContainerExtendedResourceRequest,
   type ExtendedResourcePod,
-  type PodExtendedResourceClaimStatus,
 } from './dynamicresources/extendeddynamicresources.js';
 export {
   claimGenerateName,

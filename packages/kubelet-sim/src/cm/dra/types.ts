@@ -2,7 +2,23 @@
 // structural types over the JSON objects the API slice stores. The scheduler and controllers keep
 // their own, fuller view of the same objects.
 import type { OwnerReference } from '@plugboard/apimachinery';
-import type { DeviceTaintEffect, ResourceClaimConsumerReference } from '@plugboard/k8s-api';
+import type {
+  ContainerClaim,
+  ContainerExtendedResourceRequest,
+  DeviceTaintEffect,
+  PodExtendedResourceClaimStatus,
+  PodResourceClaim,
+  PodResourceClaimStatus,
+  ResourceClaimConsumerReference,
+} from '@plugboard/k8s-api';
+
+export type {
+  ContainerClaim,
+  ContainerExtendedResourceRequest,
+  PodExtendedResourceClaimStatus,
+  PodResourceClaim,
+  PodResourceClaimStatus,
+};
 
 export interface DeviceRequestAllocationResult {
   request: string;
@@ -42,41 +58,6 @@ export interface ResourceClaimView {
     [field: string]: unknown;
   };
   [field: string]: unknown;
-}
-
-/** `pod.spec.resourceClaims[]`. */
-export interface PodResourceClaim {
-  name: string;
-  resourceClaimName?: string;
-  resourceClaimTemplateName?: string;
-}
-
-/** `pod.status.resourceClaimStatuses[]`. */
-export interface PodResourceClaimStatus {
-  name: string;
-  resourceClaimName?: string;
-}
-
-/** `container.resources.claims[]`. */
-export interface ContainerClaim {
-  name: string;
-  request?: string;
-}
-
-/** `pod.status.extendedResourceClaimStatus.requestMappings[]`. */
-export interface ContainerExtendedResourceRequest {
-  containerName: string;
-  resourceName: string;
-  requestName: string;
-}
-
-/**
- * `pod.status.extendedResourceClaimStatus`: the special claim the scheduler created for the pod's
- * extended resources backed by DRA, and which request of it serves which container's resource.
- */
-export interface PodExtendedResourceClaimStatus {
-  requestMappings: ContainerExtendedResourceRequest[];
-  resourceClaimName: string;
 }
 
 /** What the DRA manager needs of a pod (v1.Pod's fields it reads). */

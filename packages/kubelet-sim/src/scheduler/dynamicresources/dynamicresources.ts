@@ -34,6 +34,7 @@ import { applyDeviceTaintRules } from '../structured/device-taint-rules.js';
 import { nodeSelectorMatches, type NodeInfo } from '../structured/node-selector.js';
 import type {
   AllocationResult,
+  ContainerExtendedResourceRequest,
   DeviceClass,
   DeviceTaintRule,
   Pod,
@@ -49,7 +50,6 @@ import {
   inMemoryExtendedResourceClaim,
   podRequests,
   SPECIAL_CLAIM_IN_MEM_NAME,
-  type ContainerExtendedResourceRequest,
   type ExtendedResourcePod,
 } from './extendeddynamicresources.js';
 

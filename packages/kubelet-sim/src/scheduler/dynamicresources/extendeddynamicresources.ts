@@ -15,7 +15,12 @@
 // mappings). Pure: nothing here writes.
 
 import { effectiveRequests, isExtendedResourceName, type ContainerRequests } from '@plugboard/topology';
-import type { DeviceClass, DeviceRequest, ResourceClaim } from '../types.js';
+import type {
+  ContainerExtendedResourceRequest,
+  DeviceClass,
+  DeviceRequest,
+  ResourceClaim,
+} from '../types.js';
 
 /** resourceapi.ExtendedResourceClaimAnnotation. */
 export const EXTENDED_RESOURCE_CLAIM_ANNOTATION = 'resource.kubernetes.io/extended-resource-claim';
@@ -23,19 +28,6 @@ export const EXTENDED_RESOURCE_CLAIM_ANNOTATION = 'resource.kubernetes.io/extend
 export const RESOURCE_DEVICE_CLASS_PREFIX = 'deviceclass.resource.kubernetes.io/';
 /** specialClaimInMemName: intentionally not a valid claim name; the API server names the claim. */
 export const SPECIAL_CLAIM_IN_MEM_NAME = '<extended-resources>';
-
-/** `pod.status.extendedResourceClaimStatus.requestMappings[]` (v1.ContainerExtendedResourceRequest). */
-export interface ContainerExtendedResourceRequest {
-  containerName: string;
-  resourceName: string;
-  requestName: string;
-}
-
-/** `pod.status.extendedResourceClaimStatus` (v1.PodExtendedResourceClaimStatus). */
-export interface PodExtendedResourceClaimStatus {
-  requestMappings: ContainerExtendedResourceRequest[];
-  resourceClaimName: string;
-}
 
 /** The pod as this part of the plugin reads it: identity and each container's requests. */
 export interface ExtendedResourcePod {
