@@ -24,7 +24,7 @@ import { expect } from '@playwright/test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { pino } from 'pino';
 import { runKubectl } from '@plugboard/local-cluster';
-import { thirdParty, type DraTestDriver, type TestNode } from '@plugboard/testbed';
+import { pinnedPod, thirdParty, type DraTestDriver, type TestNode } from '@plugboard/testbed';
 import { seriousA11yViolations } from '@plugboard/web/e2e/axe';
 import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from '@plugboard/web/e2e/chromium';
 import { startWebServer, type WebServer } from '@plugboard/web/server';
@@ -145,18 +145,7 @@ describe('the dashboard on the real cluster', { timeout: 600_000 }, () => {
         },
       });
       await driver.registered(90_000);
-      await apply({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { namespace: NS, name: 'holder' },
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': 'dra-node' },
-          resourceClaims: [{ name: 'acc', resourceClaimTemplateName: 'one-accelerator' }],
-          containers: [
-            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'acc' }] } },
-          ],
-        },
-      });
+      await apply(pinnedPod('holder', NS, 'dra-node', { claims: { acc: { template: 'one-accelerator' } } }));
       await kubectl(['wait', '-n', NS, '--for=condition=Ready', 'pod/holder', '--timeout=120s']);
       const holder = await kubectlJson<PodJson>(['get', 'pod', '-n', NS, 'holder']);
       holderClaim = `${NS}/${holder.status.resourceClaimStatuses![0]!.resourceClaimName}`;

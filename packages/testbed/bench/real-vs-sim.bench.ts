@@ -31,6 +31,7 @@ import {
   type PluginRuntime,
 } from '@plugboard/plugin';
 import { parse as parseYaml } from 'yaml';
+import { pinnedPod, type PodManifest } from '../src/pod.js';
 import { realCluster } from '../src/real-cluster.js';
 
 const GPU = 'plugboard.example/gpu';
@@ -79,18 +80,8 @@ const claimTemplate = (ns: string): Record<string, unknown> => ({
     spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: `${ns}-gpu`, count: 1 } }] } },
   },
 });
-const claimPod = (ns: string, name: string, node: string): Record<string, unknown> => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, namespace: ns },
-  spec: {
-    nodeSelector: { 'kubernetes.io/hostname': node },
-    resourceClaims: [{ name: 'gpus', resourceClaimTemplateName: 'one' }],
-    containers: [
-      { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'gpus' }] } },
-    ],
-  },
-});
+const claimPod = (ns: string, name: string, node: string): PodManifest =>
+  pinnedPod(name, ns, node, { claims: { gpus: { template: 'one' } } });
 interface PodJson {
   status: {
     phase?: string;
@@ -239,17 +230,7 @@ try {
     allocatable: nodeAllocatable,
     startPod: async (name) => {
       await cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name, namespace: ns.name },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': node.name },
-            containers: [
-              { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [GPU]: 2 } } },
-            ],
-          },
-        }),
+        input: JSON.stringify(pinnedPod(name, ns.name, node.name, { limits: { [GPU]: 2 } })),
       });
       await cluster.kubectl([
         'wait',

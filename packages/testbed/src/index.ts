@@ -9,6 +9,7 @@ export * from './test-bed.js';
 export * from './gateway-document.js';
 export * from './gateway-client.js';
 export * from './gateway-process.js';
+export * from './pod.js';
 export * from './pod-resources.js';
 export * from './third-party.js';
 export * from './dra-cleanup.js';

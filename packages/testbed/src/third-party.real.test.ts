@@ -13,6 +13,7 @@ import { decodeProtobufObject } from '@plugboard/kubelet-sim';
 import { after, before, describe, it } from 'node:test';
 import { removeDraObjects } from './dra-cleanup.js';
 import { assertDraExampleClaimReported, draExampleCdiNames } from './third-party-checks.js';
+import { pinnedPod } from './pod.js';
 import { podResourcesClient, type PodResourcesClient } from './pod-resources.js';
 import { realCluster, type RealCluster, type RealNode } from './real-cluster.js';
 import {
@@ -107,21 +108,7 @@ describe('sample-device-plugin on a real kubelet', () => {
 
   it('a pod asking for one runs with the device’s mount; PodResources names the device it holds', async () => {
     await cluster.kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'sampler', namespace: ns.name },
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': node.name },
-          containers: [
-            {
-              name: 'main',
-              image: 'registry.k8s.io/pause:3.10',
-              resources: { limits: { [plugin.resource]: '1' } },
-            },
-          ],
-        },
-      }),
+      input: JSON.stringify(pinnedPod('sampler', ns.name, node.name, { limits: { [plugin.resource]: '1' } })),
     });
     await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/sampler', '--timeout=120s']);
     const got = await podResources.get(ns.name, 'sampler');
@@ -226,18 +213,7 @@ describe('dra-example-driver on a real kubelet', () => {
         spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com' } }] } },
       },
     };
-    const pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'infer', namespace: ns.name },
-      spec: {
-        nodeSelector: { 'kubernetes.io/hostname': node.name },
-        resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'one-gpu' }],
-        containers: [
-          { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'gpu' }] } },
-        ],
-      },
-    };
+    const pod = pinnedPod('infer', ns.name, node.name, { claims: { gpu: { template: 'one-gpu' } } });
     await cluster.kubectl(['apply', '-f', '-'], {
       input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [template, pod] }),
     });

@@ -23,6 +23,7 @@ import {
   gatewayClient,
   gatewayDocument,
   openTestBed,
+  pinnedPod,
   testClusterKinds,
   thirdParty,
   waitFor,
@@ -159,22 +160,9 @@ for (const kind of testClusterKinds())
           }),
         });
         await cluster.kubectl(['apply', '-f', '-'], {
-          input: JSON.stringify({
-            apiVersion: 'v1',
-            kind: 'Pod',
-            metadata: { name: 'holder', namespace: ns.name },
-            spec: {
-              nodeSelector: { 'kubernetes.io/hostname': node.name },
-              resourceClaims: [{ name: 'acc', resourceClaimTemplateName: 'acc' }],
-              containers: [
-                {
-                  name: 'main',
-                  image: 'registry.k8s.io/pause:3.10',
-                  resources: { claims: [{ name: 'acc' }] },
-                },
-              ],
-            },
-          }),
+          input: JSON.stringify(
+            pinnedPod('holder', ns.name, node.name, { claims: { acc: { template: 'acc' } } }),
+          ),
         });
         await cluster.kubectl([
           'wait',
@@ -371,17 +359,7 @@ for (const kind of testClusterKinds())
           deviceClassFor(driverName, { name: `${ns.name}-ext`, extendedResourceName: name }),
         );
         await cluster.kubectl(['apply', '-f', '-'], {
-          input: JSON.stringify({
-            apiVersion: 'v1',
-            kind: 'Pod',
-            metadata: { name: 'ext', namespace: ns.name },
-            spec: {
-              nodeSelector: { 'kubernetes.io/hostname': node.name },
-              containers: [
-                { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [name]: 1 } } },
-              ],
-            },
-          }),
+          input: JSON.stringify(pinnedPod('ext', ns.name, node.name, { limits: { [name]: 1 } })),
         });
         await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/ext', '--timeout=120s']);
         const pod = await cluster.kubectlJson<

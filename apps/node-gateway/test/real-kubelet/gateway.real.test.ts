@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import type { NodeSnapshot } from '@plugboard/api';
 import {
   openTestBed,
+  PAUSE_IMAGE,
   podResourcesClient,
   testClusterKinds,
   waitFor,
@@ -56,9 +57,7 @@ for (const kind of testClusterKinds())
         metadata: { name, namespace: ns.name },
         spec: {
           // Only this test's nodes serve this file's resource name, so the scheduler chooses among them.
-          containers: [
-            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [GPU]: gpus } } },
-          ],
+          containers: [{ name: 'main', image: PAUSE_IMAGE, resources: { limits: { [GPU]: gpus } } }],
           nodeSelector: { 'plugboard.example/test-run': ns.name },
         },
       });

@@ -18,6 +18,7 @@ import {
   gatewayDocument,
   gatewayProcess,
   openTestBed,
+  pinnedPod,
   podResourcesClient,
   testClusterKinds,
   thirdParty,
@@ -112,17 +113,7 @@ for (const kind of testClusterKinds())
 
     it('a pod holding one of its devices (kubectl, the scheduler, the kubelet): the gateway names the holder', async () => {
       await cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'sampler', namespace: ns.name },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': node.name },
-            containers: [
-              { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [resource]: 1 } } },
-            ],
-          },
-        }),
+        input: JSON.stringify(pinnedPod('sampler', ns.name, node.name, { limits: { [resource]: 1 } })),
       });
       await cluster.kubectl([
         'wait',

@@ -18,6 +18,7 @@ import {
   gatewayDocument,
   gatewayProcess,
   openTestBed,
+  pinnedPod,
   podResourcesClient,
   testClusterKinds,
   waitFor,
@@ -163,17 +164,7 @@ for (const kind of testClusterKinds())
       // Which pod holds which: a pod through the real kubectl, placed by the scheduler and admitted by
       // the kubelet; the kubelet's allocation as PodResources List reports it.
       await cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'train', namespace: ns.name },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': node.name },
-            containers: [
-              { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [OTHER]: 2 } } },
-            ],
-          },
-        }),
+        input: JSON.stringify(pinnedPod('train', ns.name, node.name, { limits: { [OTHER]: 2 } })),
       });
       await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/train', '--timeout=120s']);
       const podResources = podResourcesClient(node.podResourcesSocket);

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { once } from 'node:events';
 import {
   openTestBed,
+  pinnedPod,
   podResourcesClient,
   testClusterKinds,
   waitFor,
@@ -67,16 +68,7 @@ for (const kind of testClusterKinds())
       return { capacity: n.status.capacity[resource], allocatable: n.status.allocatable[resource] };
     };
     const pod = (name: string, limits: Record<string, number>): string =>
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, namespace: ns.name },
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': node.name },
-          restartPolicy: 'Always',
-          containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits } }],
-        },
-      });
+      JSON.stringify(pinnedPod(name, ns.name, node.name, { limits, restartPolicy: 'Always' }));
     const podJson = (name: string): Promise<PodJson> =>
       cluster.kubectlJson<PodJson>(['get', 'pod', '-n', ns.name, name]);
 

@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   openTestBed,
+  PAUSE_IMAGE,
+  pinnedPod,
   removeDraObjects,
   testClusterKinds,
   waitFor,
@@ -130,22 +132,7 @@ for (const kind of testClusterKinds())
               metadata: { name: 'one', namespace: ns.name },
               spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: deviceClass } }] } },
             },
-            {
-              apiVersion: 'v1',
-              kind: 'Pod',
-              metadata: { name: 'work', namespace: ns.name },
-              spec: {
-                nodeSelector: { 'kubernetes.io/hostname': node.name },
-                resourceClaims: [{ name: 'gpu', resourceClaimName: 'one' }],
-                containers: [
-                  {
-                    name: 'main',
-                    image: 'registry.k8s.io/pause:3.10',
-                    resources: { claims: [{ name: 'gpu' }] },
-                  },
-                ],
-              },
-            },
+            pinnedPod('work', ns.name, node.name, { claims: { gpu: { claim: 'one' } } }),
           ],
         }),
       });
@@ -221,7 +208,7 @@ for (const kind of testClusterKinds())
             spec: {
               nodeName: node.name,
               serviceAccountName: sa,
-              containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
+              containers: [{ name: 'main', image: PAUSE_IMAGE }],
             },
           }),
         });

@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import {
   openTestBed,
+  pinnedPod,
   podResourcesClient,
   testClusterKinds,
   waitFor,
@@ -127,18 +128,7 @@ for (const kind of testClusterKinds())
           },
         },
       };
-      const pod = {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'train', namespace: ns.name },
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': node.name },
-          resourceClaims: [{ name: 'gpus', resourceClaimTemplateName: 'pair' }],
-          containers: [
-            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'gpus' }] } },
-          ],
-        },
-      };
+      const pod = pinnedPod('train', ns.name, node.name, { claims: { gpus: { template: 'pair' } } });
       await cluster.kubectl(['apply', '-f', '-'], {
         input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [template, pod] }),
       });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   openTestBed,
+  pinnedPod,
   podResourcesClient,
   removeDraObjects,
   testClusterKinds,
@@ -85,18 +86,7 @@ for (const kind of testClusterKinds())
         metadata: { name, namespace: ns.name },
         spec: { spec: { devices: { requests: [{ name: 'gpu', exactly }] } } },
       },
-      {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, namespace: ns.name },
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': node.name },
-          resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: name }],
-          containers: [
-            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { claims: [{ name: 'gpu' }] } },
-          ],
-        },
-      },
+      pinnedPod(name, ns.name, node.name, { claims: { gpu: { template: name } } }),
     ];
 
     const partition = (name: string, kindOf: string): unknown[] =>

@@ -12,6 +12,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import {
   openTestBed,
+  pinnedPod,
   podResourcesClient,
   testClusterKinds,
   waitFor,
@@ -80,15 +81,7 @@ for (const kind of testClusterKinds())
     /** A pod of one container asking `limits`, pinned to the test's node. */
     const applyPod = (name: string, limits: Record<string, number>) =>
       cluster.kubectl(['apply', '-f', '-'], {
-        input: JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name, namespace: ns.name },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': node.name },
-            containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { limits } }],
-          },
-        }),
+        input: JSON.stringify(pinnedPod(name, ns.name, node.name, { limits })),
       });
     /** `kubectl wait --for=condition=<condition>` on a pod (a watch). */
     const podCondition = (name: string, condition: string) =>

@@ -22,6 +22,7 @@ import { podResourcesClient } from '../pod-resources.js';
 import type { RealCluster } from '../real-cluster.js';
 import type { SimCluster } from '../sim-cluster.js';
 import type { ClusterNode, TestNamespace } from '../test-node.js';
+import { PAUSE_IMAGE } from '../pod.js';
 import { waitFor } from '../wait.js';
 import { normalise, type NormaliseContext } from './normalise.js';
 import { observe } from './observe.js';
@@ -34,7 +35,6 @@ export interface ScenarioOutcome {
 }
 
 const CLUSTER_SCOPED = new Set(['DeviceClass', 'ResourceSlice', 'DeviceTaintRule', 'Namespace', 'Node']);
-const PAUSE = 'registry.k8s.io/pause:3.10';
 
 /** The NUMA nodes of this machine (what the real kubelet reads through cAdvisor). */
 function machineNumaNodes(): number {
@@ -61,7 +61,7 @@ function concrete(obj: Record<string, unknown>, ns: string, node: string): Recor
   if (!CLUSTER_SCOPED.has(o.kind)) o.metadata.namespace ??= ns;
   if (o.kind === 'Pod' && o.spec) {
     o.spec.nodeSelector ??= { 'kubernetes.io/hostname': node };
-    for (const c of o.spec.containers ?? []) c.image ??= PAUSE;
+    for (const c of o.spec.containers ?? []) c.image ??= PAUSE_IMAGE;
   }
   return o;
 }
