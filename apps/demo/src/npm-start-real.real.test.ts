@@ -6,17 +6,15 @@
 // the pod; SIGINT stops every process and removes the state directory. Without root it refuses at
 // once, naming what is missing.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import type { NodeSnapshot } from '@plugboard/api';
 import { waitFor } from '@plugboard/testbed/wait';
+import { repoRoot, startDemo, type DemoProcess } from './demo-process.js';
 
 const run = promisify(execFile);
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const NODES = ['dra-node', 'edge-node', 'gpu-node-a', 'gpu-node-b'];
 const GPU = 'plugboard.example/gpu';
 
@@ -26,23 +24,10 @@ interface PodJson {
   status: { phase: string };
 }
 
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('npm start -- --cluster real', { timeout: 900_000 }, () => {
-  let child: ChildProcess;
-  let output = '';
-  let url = '';
-  let stateDir = '';
+  let demo: DemoProcess;
   let kubeconfig = '';
   let kubectlBin = '';
-  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   const kubectl = async <T>(args: string[]): Promise<T> =>
     JSON.parse(
@@ -51,46 +36,17 @@ describe('npm start -- --cluster real', { timeout: 900_000 }, () => {
     ) as T;
 
   before(async () => {
-    child = spawn(
+    const kubectlLine = /export KUBECONFIG=(\S+); (\S+) get nodes/;
+    demo = startDemo(
       process.execPath,
       ['--conditions=@plugboard/source', '--import', 'tsx', 'apps/demo/src/main.ts', '--cluster', 'real'],
-      {
-        cwd: repoRoot,
-        env: { ...process.env, PORT: '0', NEXT_TELEMETRY_DISABLED: '1', NODE_OPTIONS: '' },
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+      { env: { NODE_OPTIONS: '' }, readyWhen: (output) => kubectlLine.test(output) },
     );
-    exited = new Promise((res) => child.once('exit', (code, signal) => res({ code, signal })));
-    await new Promise<void>((res, rej) => {
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        stateDir ||= /state directory (\S+)/.exec(output)?.[1] ?? '';
-        const k = /export KUBECONFIG=(\S+); (\S+) get nodes/.exec(output);
-        if (k) [, kubeconfig, kubectlBin] = k as unknown as [string, string, string];
-        const m = /ready in [\d.]+ s — open (http:\/\/\S+)/.exec(output);
-        if (m && kubeconfig) {
-          url = m[1]!;
-          res();
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      void exited.then(({ code, signal }) =>
-        rej(new Error(`the demo exited (code ${code}, signal ${signal}) before it was ready:\n${output}`)),
-      );
-    });
+    await demo.ready;
+    [, kubeconfig, kubectlBin] = kubectlLine.exec(demo.output) as unknown as [string, string, string];
   });
 
-  after(() => {
-    if (child.exitCode === null && child.pid) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  });
+  after(() => demo?.kill());
 
   it('the demo’s nodes are real kubelets v1.37.2, Ready, and its workloads were placed by kube-scheduler', async () => {
     const nodes = await kubectl<{
@@ -126,27 +82,30 @@ describe('npm start -- --cluster real', { timeout: 900_000 }, () => {
       claim.status?.allocation?.devices.results.map((r) => [r.driver, r.pool]),
       [['gpu.plugboard.example', 'dra-node']],
     );
-    assert.match(output, /workloads: \d+ pods placed by kube-scheduler and admitted by the real kubelets/);
+    assert.match(
+      demo.output,
+      /workloads: \d+ pods placed by kube-scheduler and admitted by the real kubelets/,
+    );
   });
 
   it('the dashboard serves the four nodes through its API', async () => {
-    const res = await fetch(`${url}/api/cluster`);
+    const res = await fetch(`${demo.url}/api/cluster`);
     assert.equal(res.status, 200);
     const body = (await res.json()) as { cluster: { nodes: Record<string, unknown> } };
     assert.deepEqual(Object.keys(body.cluster.nodes).sort(), NODES);
-    const page = await fetch(`${url}/nodes/gpu-node-b`);
+    const page = await fetch(`${demo.url}/nodes/gpu-node-b`);
     assert.equal(page.status, 200);
   });
 
   it('a device-plugin fault through the dashboard lowers allocatable in the real API server', async () => {
-    const snap = (await (await fetch(`${url}/api/nodes/gpu-node-b/node`)).json()) as NodeSnapshot;
+    const snap = (await (await fetch(`${demo.url}/api/nodes/gpu-node-b/node`)).json()) as NodeSnapshot;
     const free = Object.values(snap.devices).find((d) => d.resource === GPU && d.allocation === null)!;
     const before = await kubectl<{ status: { allocatable: Record<string, string> } }>([
       'get',
       'node',
       'gpu-node-b',
     ]);
-    const res = await fetch(`${url}/api/nodes/gpu-node-b/faults`, {
+    const res = await fetch(`${demo.url}/api/nodes/gpu-node-b/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ resource: GPU, deviceId: free.id, reason: 'drill' }),
@@ -163,13 +122,13 @@ describe('npm start -- --cluster real', { timeout: 900_000 }, () => {
   });
 
   it('a DRA fault with NoExecute: the real eviction controller evicts the pod holding the device', async () => {
-    const snap = (await (await fetch(`${url}/api/nodes/dra-node/node`)).json()) as NodeSnapshot;
+    const snap = (await (await fetch(`${demo.url}/api/nodes/dra-node/node`)).json()) as NodeSnapshot;
     const held = Object.values(snap.dra!.devices).find(
       (d) => d.sourceId !== null && d.allocations.some((a) => a.pods.length > 0),
     )!;
     const pod = held.allocations.find((a) => a.pods.length > 0)!.pods[0]!;
     const [ns, name] = pod.split('/') as [string, string];
-    const res = await fetch(`${url}/api/nodes/dra-node/faults`, {
+    const res = await fetch(`${demo.url}/api/nodes/dra-node/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -202,13 +161,12 @@ describe('npm start -- --cluster real', { timeout: 900_000 }, () => {
   });
 
   it('SIGINT stops every process it started and removes its state directory', async () => {
-    process.kill(-child.pid!, 'SIGINT');
-    const { code } = await exited;
-    assert.equal(code, 0, output);
-    assert.match(output, /\[plugboard\] stopped/);
-    assert.equal(groupAlive(child.pid!), false, 'no process of the group is left');
-    assert.equal(existsSync(stateDir), false);
-    const left = await run('pgrep', ['-f', stateDir]).catch(() => ({ stdout: '' }));
+    const { code } = await demo.interrupt();
+    assert.equal(code, 0, demo.output);
+    assert.match(demo.output, /\[plugboard\] stopped/);
+    assert.equal(demo.groupAlive(), false, 'no process of the group is left');
+    assert.equal(existsSync(demo.stateDir), false);
+    const left = await run('pgrep', ['-f', demo.stateDir]).catch(() => ({ stdout: '' }));
     assert.equal(left.stdout.trim(), '', 'no kubelet, runtime or control-plane process of this demo');
   });
 });
