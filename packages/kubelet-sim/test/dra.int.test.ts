@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig, KubernetesObjectApi, ResourceV1Api } from '@kubernetes/client-node';
-import { credentials, Server, ServerCredentials } from '@grpc/grpc-js';
-import { pluginregistration, podresources } from '@plugboard/proto';
+import { credentials } from '@grpc/grpc-js';
+import { podresources } from '@plugboard/proto';
+import { registrationServer } from './registration-server.js';
 import { startFixture, waitFor, type SimFixture } from './helpers.js';
 import { TestDraDriver } from './dra-driver.js';
 
@@ -779,29 +780,14 @@ describe('DRA: versions, refusals and what the API server refuses', () => {
   });
 
   test('a driver serving no DRAPlugin version the kubelet knows is refused, with the reason', async () => {
-    const socket = join(f.registry, 'future-reg.sock');
-    const statuses: pluginregistration.RegistrationStatus[] = [];
-    const server = new Server();
-    server.addService(pluginregistration.RegistrationService, {
-      getInfo: (_call, cb) =>
-        cb(null, {
-          type: 'DRAPlugin',
-          name: 'future.example.com',
-          endpoint: '/run/future/dra.sock',
-          supportedVersions: ['v2.DRAPlugin'],
-        }),
-      notifyRegistrationStatus: (call, cb) => {
-        statuses.push(call.request);
-        cb(null, {});
-      },
-    } satisfies pluginregistration.RegistrationServer);
-    await new Promise<void>((resolve, reject) =>
-      server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) =>
-        err ? reject(err) : resolve(),
-      ),
-    );
+    const server = await registrationServer(join(f.registry, 'future-reg.sock'), {
+      type: 'DRAPlugin',
+      name: 'future.example.com',
+      endpoint: '/run/future/dra.sock',
+      supportedVersions: ['v2.DRAPlugin'],
+    });
     try {
-      const status = await waitFor(() => statuses[0], 'the registration status');
+      const status = await waitFor(() => server.statuses[0], 'the registration status');
       assert.deepEqual(status, {
         pluginRegistered: false,
         error:
@@ -812,7 +798,7 @@ describe('DRA: versions, refusals and what the API server refuses', () => {
         false,
       );
     } finally {
-      server.forceShutdown();
+      server.stop();
     }
   });
 

@@ -5,47 +5,12 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { pluginregistration } from '@plugboard/proto';
 import { parsePluginConfig, startPlugins } from '@plugboard/plugin';
+import { registrationServer } from './registration-server.js';
 import { startFixture, waitFor, type SimFixture } from './helpers.js';
 import { TestPlugin } from './test-plugin.js';
-
-/**
- * A pluginregistration server that records the status the kubelet reports; the first
- * `failGetInfo` GetInfo calls fail with UNAVAILABLE.
- */
-async function registrationServer(socket: string, info: pluginregistration.PluginInfo, failGetInfo = 0) {
-  const statuses: pluginregistration.RegistrationStatus[] = [];
-  let getInfoCalls = 0;
-  const server = new Server();
-  server.addService(pluginregistration.RegistrationService, {
-    getInfo: (_call, cb) => {
-      getInfoCalls++;
-      if (getInfoCalls <= failGetInfo) cb({ code: status.UNAVAILABLE, details: 'not ready yet' }, null);
-      else cb(null, info);
-    },
-    notifyRegistrationStatus: (call, cb) => {
-      statuses.push(call.request);
-      cb(null, {});
-    },
-  } satisfies pluginregistration.RegistrationServer);
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) =>
-      err ? reject(err) : resolve(),
-    ),
-  );
-  return {
-    statuses,
-    getInfoCalls: () => getInfoCalls,
-    stop: () => {
-      server.forceShutdown();
-      rmSync(socket, { force: true });
-    },
-  };
-}
 
 describe('plugin watcher', () => {
   let f: SimFixture;
