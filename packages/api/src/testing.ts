@@ -1,0 +1,51 @@
+// Builders of the contract's values for tests (`@plugboard/api/testing`): one definition of the
+// pieces the workspaces' fixtures put together — an extended resource's per-node view and its pods —
+// typed by the contract itself, so a field added to it is added here once. Each builder gives the
+// plain case; the caller's overrides win. The dashboard's and this package's tests use them; nothing
+// here runs outside tests.
+import type { ExtendedResourcePod, ExtendedResourceView } from './extended-resources.ts';
+
+/** The views and pods of one extended resource name, for tests of the migration view. */
+export interface ExtendedResourceFixtures {
+  /**
+   * The name's view on a node, served as `v.servedBy` says; unless `v` says more: not in the Node's
+   * status, no DeviceClass maps it, no driver, no pod asks for it.
+   */
+  view: (v: Partial<ExtendedResourceView> & Pick<ExtendedResourceView, 'servedBy'>) => ExtendedResourceView;
+  /**
+   * Container `main` of pod `key` asking for one of the name, held `via` an API: through the device
+   * plugin's device, or (with the special claim `claim`, its first request as the scheduler names
+   * it) through the DRA device; 'unknown': no device yet.
+   */
+  pod: (key: string, via: ExtendedResourcePod['via'], claim?: string | null) => ExtendedResourcePod;
+}
+
+/**
+ * Fixtures of the extended resource `name`, whose pods hold `held.plugin` (a device plugin's device
+ * key) or `held.dra` (a DRA device's key).
+ */
+export function extendedResourceFixtures(
+  name: string,
+  held: { plugin: string; dra: string },
+): ExtendedResourceFixtures {
+  return {
+    view: (v) => ({
+      name,
+      nodeStatus: null,
+      deviceClasses: [],
+      deviceClass: null,
+      drivers: [],
+      pods: [],
+      ...v,
+    }),
+    pod: (key, via, claim = null) => ({
+      pod: key,
+      container: 'main',
+      count: 1,
+      via,
+      claim,
+      request: claim ? 'container-0-request-0' : null,
+      devices: via === 'device-plugin' ? [held.plugin] : via === 'dra' ? [held.dra] : [],
+    }),
+  };
+}
