@@ -11,6 +11,7 @@ import type {
   NodeSnapshot,
   PodState,
 } from '@plugboard/api';
+import { containerState } from '@plugboard/api/testing';
 
 export interface DraShape {
   driver?: string;
@@ -121,11 +122,7 @@ export function withDra(input: NodeSnapshot, shape: DraShape): NodeSnapshot {
       phase: pending ? 'Pending' : 'Running',
       reason: null,
       containers: [
-        {
-          name: 'main',
-          devices: {},
-          cpuIds: [],
-          memory: [],
+        containerState({
           dynamicResources: device
             ? [
                 {
@@ -142,13 +139,11 @@ export function withDra(input: NodeSnapshot, shape: DraShape): NodeSnapshot {
                 },
               ]
             : [],
-          restartCount: 0,
           state: pending ? 'waiting' : 'running',
-          stateReason: null,
           allocatedResourcesStatus: device
             ? [{ resource: `claim:${claimName}/gpu`, devices: [{ id: device.key, health: 'Healthy' }] }]
             : [],
-        },
+        }),
       ],
       affectedByUnhealthyDevice: false,
       numaAlignment: device

@@ -1,6 +1,7 @@
 // Builds realistic NodeSnapshots for tests and benchmarks: N devices over NUMA nodes, pods holding
 // devices, optional sharing replicas. Deterministic (no randomness) so assertions can be exact.
 import type { DeviceState, NodeSnapshot, PodState, ResourceState } from '@plugboard/api';
+import { containerState } from '@plugboard/api/testing';
 
 export interface SnapshotShape {
   nodeName?: string;
@@ -65,19 +66,7 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
       name,
       phase: 'Running',
       reason: null,
-      containers: [
-        {
-          name: 'main',
-          devices: { [resource]: held },
-          cpuIds: [],
-          memory: [],
-          dynamicResources: [],
-          restartCount: 0,
-          state: 'running',
-          stateReason: null,
-          allocatedResourcesStatus: [],
-        },
-      ],
+      containers: [containerState({ devices: { [resource]: held } })],
       affectedByUnhealthyDevice: false,
       numaAlignment: {
         verdict: numas.length === 1 ? 'aligned' : 'spread',

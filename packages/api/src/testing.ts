@@ -1,9 +1,30 @@
 // Builders of the contract's values for tests (`@plugboard/api/testing`): one definition of the
-// pieces the workspaces' fixtures put together — an extended resource's per-node view and its pods —
-// typed by the contract itself, so a field added to it is added here once. Each builder gives the
-// plain case; the caller's overrides win. The dashboard's and this package's tests use them; nothing
-// here runs outside tests.
+// pieces the workspaces' fixtures put together — a running container, an extended resource's
+// per-node view and its pods — typed by the contract itself, so a field added to it is added here
+// once. Each builder gives the plain case; the caller's overrides win. The gateway's, the
+// dashboard's, `kubectl plugboard`'s and this package's tests use them; nothing here runs outside
+// tests.
 import type { ExtendedResourcePod, ExtendedResourceView } from './extended-resources.ts';
+import type { ContainerState } from './node.ts';
+
+/**
+ * Container `main`, running, never restarted, holding nothing (no devices, exclusive CPUs, memory or
+ * DRA devices; no allocatedResourcesStatus); `over` wins.
+ */
+export function containerState(over: Partial<ContainerState> = {}): ContainerState {
+  return {
+    name: 'main',
+    devices: {},
+    cpuIds: [],
+    memory: [],
+    dynamicResources: [],
+    restartCount: 0,
+    state: 'running',
+    stateReason: null,
+    allocatedResourcesStatus: [],
+    ...over,
+  };
+}
 
 /** The views and pods of one extended resource name, for tests of the migration view. */
 export interface ExtendedResourceFixtures {

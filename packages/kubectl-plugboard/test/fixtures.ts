@@ -16,6 +16,7 @@ import type {
   ResourceState,
   StreamMessage,
 } from '@plugboard/api';
+import { containerState } from '@plugboard/api/testing';
 import type { WebSocket } from 'ws';
 import type { CliIo, CommandContext } from '../src/context.js';
 import { CliError } from '../src/errors.js';
@@ -110,21 +111,6 @@ function pod(namespace: string, name: string, o: Partial<PodState> = {}): PodSta
     containers: [],
     affectedByUnhealthyDevice: false,
     numaAlignment: { verdict: 'aligned', numaNodes: [0], reason: 'one NUMA node' },
-    ...o,
-  };
-}
-
-function container(name: string, o: Partial<PodState['containers'][number]> = {}) {
-  return {
-    name,
-    devices: {},
-    cpuIds: [],
-    memory: [],
-    dynamicResources: [],
-    restartCount: 0,
-    state: 'running' as const,
-    stateReason: null,
-    allocatedResourcesStatus: [],
     ...o,
   };
 }
@@ -244,12 +230,12 @@ export function draNode(node = 'node-a'): NodeSnapshot {
     numa: { nodes: {} },
     pods: {
       'ml/legacy': pod('ml', 'legacy', {
-        containers: [container('main', { devices: { [GPU]: [`${GPU}/gpu-0`] } })],
+        containers: [containerState({ devices: { [GPU]: [`${GPU}/gpu-0`] } })],
       }),
       'ml/trainer': pod('ml', 'trainer', {
         claims: [{ name: 'gpu', claim: 'ml/trainer-gpu', fromTemplate: true }],
         containers: [
-          container('main', {
+          containerState({
             dynamicResources: [
               {
                 claimName: 'trainer-gpu',
@@ -263,7 +249,7 @@ export function draNode(node = 'node-a'): NodeSnapshot {
       'ml/waiter': pod('ml', 'waiter', {
         phase: 'Pending',
         claims: [{ name: 'gpu', claim: 'ml/waiter-gpu', fromTemplate: true }],
-        containers: [container('main', { state: 'waiting' })],
+        containers: [containerState({ state: 'waiting' })],
         numaAlignment: { verdict: 'no-preference', numaNodes: [], reason: 'nothing placed' },
       }),
     },
