@@ -11,7 +11,7 @@ import type {
   NodeSnapshot,
   PodState,
 } from '@plugboard/api';
-import { containerState } from '@plugboard/api/testing';
+import { containerState, draDeviceState } from '@plugboard/api/testing';
 
 export interface DraShape {
   driver?: string;
@@ -47,12 +47,11 @@ export function withDra(input: NodeSnapshot, shape: DraShape): NodeSnapshot {
     const name = `${prefix}-${i}`;
     const key = `${driver}/${pool}/${name}`;
     const numa = Math.floor((i * shape.numaNodes) / shape.devices);
-    devices[key] = {
-      key,
+    devices[key] = draDeviceState({
       driver,
       pool,
       name,
-      sourceId: name,
+      since: T0,
       attributes: {
         model: { string: 'PB-100' },
         'resource.kubernetes.io/numaNode': { int: numa },
@@ -60,15 +59,7 @@ export function withDra(input: NodeSnapshot, shape: DraShape): NodeSnapshot {
       },
       capacity: { memory: '80Gi' },
       numaNodes: [numa],
-      published: true,
-      health: 'Healthy',
-      reason: null,
-      since: T0,
-      kubeletHealth: 'Healthy',
-      taints: [],
-      fault: null,
-      allocations: [],
-    };
+    });
     keys.push(key);
   }
   const claims: Record<string, DraClaimState> = {};

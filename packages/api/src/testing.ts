@@ -1,9 +1,10 @@
 // Builders of the contract's values for tests (`@plugboard/api/testing`): one definition of the
-// pieces the workspaces' fixtures put together — a running container, an extended resource's
-// per-node view and its pods — typed by the contract itself, so a field added to it is added here
-// once. Each builder gives the plain case; the caller's overrides win. The gateway's, the
-// dashboard's, `kubectl plugboard`'s and this package's tests use them; nothing here runs outside
-// tests.
+// pieces the workspaces' fixtures put together — a running container, a published DRA device, an
+// extended resource's per-node view and its pods — typed by the contract itself, so a field added
+// to it is added here once. Each builder gives the plain case; the caller's overrides win. The
+// gateway's, the dashboard's, `kubectl plugboard`'s and this package's tests use them; nothing here
+// runs outside tests.
+import type { DraDeviceState } from './dra.ts';
 import type { ExtendedResourcePod, ExtendedResourceView } from './extended-resources.ts';
 import type { ContainerState } from './node.ts';
 
@@ -22,6 +23,37 @@ export function containerState(over: Partial<ContainerState> = {}): ContainerSta
     state: 'running',
     stateReason: null,
     allocatedResourcesStatus: [],
+    ...over,
+  };
+}
+
+/** What names a DRA device, and when its health last changed. */
+export type DraDeviceIdentity = Pick<DraDeviceState, 'driver' | 'pool' | 'name' | 'since'>;
+
+/**
+ * Device `name` of `driver`'s pool `pool` (key `${driver}/${pool}/${name}`, its source ID its name):
+ * published, healthy as the driver and the kubelet see it since `since`, untainted, no fault, not
+ * allocated; no attributes, capacity or NUMA node unless `device` gives them.
+ */
+export function draDeviceState(device: DraDeviceIdentity & Partial<DraDeviceState>): DraDeviceState {
+  const { driver, pool, name, since, ...over } = device;
+  return {
+    key: `${driver}/${pool}/${name}`,
+    driver,
+    pool,
+    name,
+    sourceId: name,
+    attributes: {},
+    capacity: {},
+    numaNodes: [],
+    published: true,
+    health: 'Healthy',
+    reason: null,
+    since,
+    kubeletHealth: 'Healthy',
+    taints: [],
+    fault: null,
+    allocations: [],
     ...over,
   };
 }

@@ -16,7 +16,7 @@ import type {
   ResourceState,
   StreamMessage,
 } from '@plugboard/api';
-import { containerState } from '@plugboard/api/testing';
+import { containerState, draDeviceState } from '@plugboard/api/testing';
 import type { WebSocket } from 'ws';
 import type { CliIo, CommandContext } from '../src/context.js';
 import { CliError } from '../src/errors.js';
@@ -47,26 +47,18 @@ function pluginDevice(id: string, numa: number, allocation: DeviceState['allocat
   };
 }
 
+/** The driver's device `name` in node `node`'s pool: an 80Gi GPU on NUMA node 0, healthy since T0. */
 export function draDevice(node: string, name: string, o: Partial<DraDeviceState> = {}): DraDeviceState {
-  return {
-    key: `${DRIVER}/${node}/${name}`,
+  return draDeviceState({
     driver: DRIVER,
     pool: node,
     name,
-    sourceId: name,
+    since: T0,
     attributes: { id: { string: name } },
     capacity: { memory: '80Gi' },
     numaNodes: [0],
-    published: true,
-    health: 'Healthy',
-    reason: null,
-    since: T0,
-    kubeletHealth: 'Healthy',
-    taints: [],
-    fault: null,
-    allocations: [],
     ...o,
-  };
+  });
 }
 
 /** One request `gpu` for a device of the driver's class. */
