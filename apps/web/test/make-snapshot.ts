@@ -1,7 +1,7 @@
 // Builds realistic NodeSnapshots for tests and benchmarks: N devices over NUMA nodes, pods holding
 // devices, optional sharing replicas. Deterministic (no randomness) so assertions can be exact.
 import type { DeviceState, NodeSnapshot, PodState, ResourceState } from '@plugboard/api';
-import { containerState } from '@plugboard/api/testing';
+import { containerState, pluginRegisteredAt } from '@plugboard/api/testing';
 
 export interface SnapshotShape {
   nodeName?: string;
@@ -87,14 +87,7 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
       unhealthy: 0,
     },
     apiServer: { capacity: deviceKeys.length, allocatable: deviceKeys.length, staleSince: null },
-    registration: {
-      phase: 'registered',
-      registeredAt: T0,
-      waitingSince: null,
-      kubeletRestartsSeen: 0,
-      lastListAndWatchSend: T0,
-      error: null,
-    },
+    registration: pluginRegisteredAt(T0),
     replicas,
     deviceKeys,
   };

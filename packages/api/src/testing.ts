@@ -1,12 +1,25 @@
 // Builders of the contract's values for tests (`@plugboard/api/testing`): one definition of the
-// pieces the workspaces' fixtures put together — a running container, a published DRA device, an
-// extended resource's per-node view and its pods — typed by the contract itself, so a field added
-// to it is added here once. Each builder gives the plain case; the caller's overrides win. The
-// gateway's, the dashboard's, `kubectl plugboard`'s and this package's tests use them; nothing here
-// runs outside tests.
+// pieces the workspaces' fixtures put together — a plugin registered with its kubelet, a running
+// container, a published DRA device, an extended resource's per-node view and its pods — typed by
+// the contract itself, so a field added to it is added here once. Each builder gives the plain
+// case; the caller's overrides win. The gateway's, the dashboard's, `kubectl plugboard`'s and this
+// package's tests use them; nothing here runs outside tests.
+import type { Timestamp } from './common.ts';
 import type { DraDeviceState } from './dra.ts';
 import type { ExtendedResourcePod, ExtendedResourceView } from './extended-resources.ts';
-import type { ContainerState } from './node.ts';
+import type { ContainerState, RegistrationState } from './node.ts';
+
+/** A device plugin registered with its kubelet at `at`, its ListAndWatch last sent to at `at`. */
+export function pluginRegisteredAt(at: Timestamp): RegistrationState {
+  return {
+    phase: 'registered',
+    registeredAt: at,
+    waitingSince: null,
+    kubeletRestartsSeen: 0,
+    lastListAndWatchSend: at,
+    error: null,
+  };
+}
 
 /**
  * Container `main`, running, never restarted, holding nothing (no devices, exclusive CPUs, memory or

@@ -16,7 +16,7 @@ import type {
   ResourceState,
   StreamMessage,
 } from '@plugboard/api';
-import { containerState, draDeviceState } from '@plugboard/api/testing';
+import { containerState, draDeviceState, pluginRegisteredAt } from '@plugboard/api/testing';
 import type { WebSocket } from 'ws';
 import type { CliIo, CommandContext } from '../src/context.js';
 import { CliError } from '../src/errors.js';
@@ -179,14 +179,7 @@ export function draNode(node = 'node-a'): NodeSnapshot {
     name: GPU,
     kubelet: counts,
     apiServer: { capacity: 2, allocatable: 2, staleSince: null },
-    registration: {
-      phase: 'registered',
-      registeredAt: T0,
-      waitingSince: null,
-      kubeletRestartsSeen: 0,
-      lastListAndWatchSend: T0,
-      error: null,
-    },
+    registration: pluginRegisteredAt(T0),
     replicas: 1,
     deviceKeys: [`${GPU}/gpu-0`, `${GPU}/gpu-1`],
   };
