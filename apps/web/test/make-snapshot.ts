@@ -1,7 +1,7 @@
 // Builds realistic NodeSnapshots for tests and benchmarks: N devices over NUMA nodes, pods holding
 // devices, optional sharing replicas. Deterministic (no randomness) so assertions can be exact.
 import type { DeviceState, NodeSnapshot, PodState, ResourceState } from '@plugboard/api';
-import { containerState, pluginRegisteredAt } from '@plugboard/api/testing';
+import { containerState, gatewayInfo, pluginRegisteredAt } from '@plugboard/api/testing';
 
 export interface SnapshotShape {
   nodeName?: string;
@@ -104,13 +104,7 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
     schema: 1,
     nodeName: shape.nodeName ?? 'node-a',
     updatedAt: T0,
-    gateway: {
-      version: '0.1.0',
-      startedAt: T0,
-      faultsEnabled: true,
-      authRequired: false,
-      persistence: { enabled: false, reason: 'test' },
-    },
+    gateway: gatewayInfo(T0, { persistence: { enabled: false, reason: 'test' } }),
     resources: { [resource]: res },
     devices,
     numa: { nodes: numaNodes },

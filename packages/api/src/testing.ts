@@ -1,13 +1,28 @@
 // Builders of the contract's values for tests (`@plugboard/api/testing`): one definition of the
-// pieces the workspaces' fixtures put together — a plugin registered with its kubelet, a running
-// container, a published DRA device, an extended resource's per-node view and its pods — typed by
-// the contract itself, so a field added to it is added here once. Each builder gives the plain
-// case; the caller's overrides win. The gateway's, the dashboard's, `kubectl plugboard`'s and this
-// package's tests use them; nothing here runs outside tests.
+// pieces the workspaces' fixtures put together — the gateway serving a snapshot, a plugin registered
+// with its kubelet, a running container, a published DRA device, an extended resource's per-node
+// view and its pods — typed by the contract itself, so a field added to it is added here once. Each
+// builder gives the plain case; the caller's overrides win. The gateway's, the dashboard's,
+// `kubectl plugboard`'s and this package's tests use them; nothing here runs outside tests.
 import type { Timestamp } from './common.ts';
 import type { DraDeviceState } from './dra.ts';
 import type { ExtendedResourcePod, ExtendedResourceView } from './extended-resources.ts';
-import type { ContainerState, RegistrationState } from './node.ts';
+import type { ContainerState, GatewayInfo, RegistrationState } from './node.ts';
+
+/**
+ * The gateway serving a snapshot, started at `startedAt`: version 0.1.0, faults enabled, no token
+ * needed, faults not persisted; `over` wins.
+ */
+export function gatewayInfo(startedAt: Timestamp, over: Partial<GatewayInfo> = {}): GatewayInfo {
+  return {
+    version: '0.1.0',
+    startedAt,
+    faultsEnabled: true,
+    authRequired: false,
+    persistence: { enabled: false },
+    ...over,
+  };
+}
 
 /** A device plugin registered with its kubelet at `at`, its ListAndWatch last sent to at `at`. */
 export function pluginRegisteredAt(at: Timestamp): RegistrationState {

@@ -16,7 +16,7 @@ import type {
   ResourceState,
   StreamMessage,
 } from '@plugboard/api';
-import { containerState, draDeviceState, pluginRegisteredAt } from '@plugboard/api/testing';
+import { containerState, draDeviceState, gatewayInfo, pluginRegisteredAt } from '@plugboard/api/testing';
 import type { WebSocket } from 'ws';
 import type { CliIo, CommandContext } from '../src/context.js';
 import { CliError } from '../src/errors.js';
@@ -200,13 +200,7 @@ export function draNode(node = 'node-a'): NodeSnapshot {
     schema: 1,
     nodeName: node,
     updatedAt: T0,
-    gateway: {
-      version: '0.1.0',
-      startedAt: T0,
-      faultsEnabled: true,
-      authRequired: false,
-      persistence: { enabled: true },
-    },
+    gateway: gatewayInfo(T0, { persistence: { enabled: true } }),
     resources: { [GPU]: resource },
     devices: {
       [`${GPU}/gpu-0`]: pluginDevice('gpu-0', 0, { namespace: 'ml', pod: 'legacy', container: 'main' }),

@@ -3,7 +3,7 @@
 // a Running pod as the API server lists it. Test-only (tsconfig.build.json leaves it out of dist/).
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { RegistrationState } from '@plugboard/api';
-import { pluginRegisteredAt } from '@plugboard/api/testing';
+import { gatewayInfo, pluginRegisteredAt } from '@plugboard/api/testing';
 import type { ModelInputs } from './build.js';
 
 export const T0 = '2026-01-01T00:00:00.000Z';
@@ -16,13 +16,7 @@ export function modelInputs(over: Partial<ModelInputs> = {}): ModelInputs {
   return {
     nodeName: 'n1',
     updatedAt: T0,
-    gateway: {
-      version: 't',
-      startedAt: T0,
-      faultsEnabled: true,
-      authRequired: false,
-      persistence: { enabled: false },
-    },
+    gateway: gatewayInfo(T0, { version: 't' }),
     resources: [],
     podResources: null,
     kube: null,
