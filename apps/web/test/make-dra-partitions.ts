@@ -11,6 +11,7 @@ import type {
   NodeSnapshot,
   PodState,
 } from '@plugboard/api';
+import { draDeviceState } from '@plugboard/api/testing';
 import { draCounts } from './make-dra';
 
 export const PART_DRIVER = 'part.plugboard.example';
@@ -23,26 +24,22 @@ export const partKey = (node: NodeSnapshot, suffix: string): string =>
   `${PART_DRIVER}/${node.nodeName}/gpu-0-${suffix}`;
 export const shareKey = (node: NodeSnapshot): string => `${SHARE_DRIVER}/${node.nodeName}/gpu-0`;
 
+/**
+ * Device `name` (of GPU gpu-0, on NUMA node 0) of a driver this gateway does not run: no source ID,
+ * no kubelet health.
+ */
 function device(driver: string, pool: string, name: string, extra: Partial<DraDeviceState>): DraDeviceState {
-  return {
-    key: `${driver}/${pool}/${name}`,
+  return draDeviceState({
     driver,
     pool,
     name,
+    since: T0,
     sourceId: null,
     attributes: { id: { string: 'gpu-0' }, 'resource.kubernetes.io/numaNode': { int: 0 } },
-    capacity: {},
     numaNodes: [0],
-    published: true,
-    health: 'Healthy',
-    reason: null,
-    since: T0,
     kubeletHealth: null,
-    taints: [],
-    fault: null,
-    allocations: [],
     ...extra,
-  };
+  });
 }
 
 function driverState(name: string, pool: string, devices: DraDeviceState[]): DraDriverState {

@@ -11,6 +11,7 @@ import type {
   NodeSnapshot,
   PodState,
 } from '@plugboard/api';
+import { containerState, draDeviceState } from '@plugboard/api/testing';
 
 export interface DraShape {
   driver?: string;
@@ -46,12 +47,11 @@ export function withDra(input: NodeSnapshot, shape: DraShape): NodeSnapshot {
     const name = `${prefix}-${i}`;
     const key = `${driver}/${pool}/${name}`;
     const numa = Math.floor((i * shape.numaNodes) / shape.devices);
-    devices[key] = {
-      key,
+    devices[key] = draDeviceState({
       driver,
       pool,
       name,
-      sourceId: name,
+      since: T0,
       attributes: {
         model: { string: 'PB-100' },
         'resource.kubernetes.io/numaNode': { int: numa },
@@ -59,15 +59,7 @@ export function withDra(input: NodeSnapshot, shape: DraShape): NodeSnapshot {
       },
       capacity: { memory: '80Gi' },
       numaNodes: [numa],
-      published: true,
-      health: 'Healthy',
-      reason: null,
-      since: T0,
-      kubeletHealth: 'Healthy',
-      taints: [],
-      fault: null,
-      allocations: [],
-    };
+    });
     keys.push(key);
   }
   const claims: Record<string, DraClaimState> = {};
@@ -121,11 +113,7 @@ export function withDra(input: NodeSnapshot, shape: DraShape): NodeSnapshot {
       phase: pending ? 'Pending' : 'Running',
       reason: null,
       containers: [
-        {
-          name: 'main',
-          devices: {},
-          cpuIds: [],
-          memory: [],
+        containerState({
           dynamicResources: device
             ? [
                 {
@@ -142,13 +130,11 @@ export function withDra(input: NodeSnapshot, shape: DraShape): NodeSnapshot {
                 },
               ]
             : [],
-          restartCount: 0,
           state: pending ? 'waiting' : 'running',
-          stateReason: null,
           allocatedResourcesStatus: device
             ? [{ resource: `claim:${claimName}/gpu`, devices: [{ id: device.key, health: 'Healthy' }] }]
             : [],
-        },
+        }),
       ],
       affectedByUnhealthyDevice: false,
       numaAlignment: device

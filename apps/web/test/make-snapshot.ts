@@ -1,6 +1,7 @@
 // Builds realistic NodeSnapshots for tests and benchmarks: N devices over NUMA nodes, pods holding
 // devices, optional sharing replicas. Deterministic (no randomness) so assertions can be exact.
 import type { DeviceState, NodeSnapshot, PodState, ResourceState } from '@plugboard/api';
+import { containerState, gatewayInfo, pluginRegisteredAt } from '@plugboard/api/testing';
 
 export interface SnapshotShape {
   nodeName?: string;
@@ -65,19 +66,7 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
       name,
       phase: 'Running',
       reason: null,
-      containers: [
-        {
-          name: 'main',
-          devices: { [resource]: held },
-          cpuIds: [],
-          memory: [],
-          dynamicResources: [],
-          restartCount: 0,
-          state: 'running',
-          stateReason: null,
-          allocatedResourcesStatus: [],
-        },
-      ],
+      containers: [containerState({ devices: { [resource]: held } })],
       affectedByUnhealthyDevice: false,
       numaAlignment: {
         verdict: numas.length === 1 ? 'aligned' : 'spread',
@@ -98,14 +87,7 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
       unhealthy: 0,
     },
     apiServer: { capacity: deviceKeys.length, allocatable: deviceKeys.length, staleSince: null },
-    registration: {
-      phase: 'registered',
-      registeredAt: T0,
-      waitingSince: null,
-      kubeletRestartsSeen: 0,
-      lastListAndWatchSend: T0,
-      error: null,
-    },
+    registration: pluginRegisteredAt(T0),
     replicas,
     deviceKeys,
   };
@@ -122,13 +104,7 @@ export function makeSnapshot(shape: SnapshotShape): NodeSnapshot {
     schema: 1,
     nodeName: shape.nodeName ?? 'node-a',
     updatedAt: T0,
-    gateway: {
-      version: '0.1.0',
-      startedAt: T0,
-      faultsEnabled: true,
-      authRequired: false,
-      persistence: { enabled: false, reason: 'test' },
-    },
+    gateway: gatewayInfo(T0, { persistence: { enabled: false, reason: 'test' } }),
     resources: { [resource]: res },
     devices,
     numa: { nodes: numaNodes },

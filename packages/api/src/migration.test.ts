@@ -2,37 +2,14 @@
 // special claims, what is left to move, and what nobody observed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ExtendedResourcePod, ExtendedResourceView } from './extended-resources.ts';
 import { clusterMigration } from './migration.ts';
+import { extendedResourceFixtures } from './testing.ts';
 
 const GPU = 'example.com/gpu';
 const CLASS = 'gpu.example.com';
 
-const pod = (
-  key: string,
-  via: ExtendedResourcePod['via'],
-  claim: string | null = null,
-): ExtendedResourcePod => ({
-  pod: key,
-  container: 'main',
-  count: 1,
-  via,
-  claim,
-  request: claim ? 'container-0-request-0' : null,
-  devices: via === 'device-plugin' ? [`${GPU}/gpu-0`] : via === 'dra' ? [`${CLASS}/pool/gpu-0`] : [],
-});
-
-const view = (
-  v: Partial<ExtendedResourceView> & Pick<ExtendedResourceView, 'servedBy'>,
-): ExtendedResourceView => ({
-  name: GPU,
-  nodeStatus: null,
-  deviceClasses: [],
-  deviceClass: null,
-  drivers: [],
-  pods: [],
-  ...v,
-});
+// The GPU's views and pods: a pod holds gpu-0 of the device plugin, or gpu-0 of the driver's pool.
+const { view, pod } = extendedResourceFixtures(GPU, { plugin: `${GPU}/gpu-0`, dra: `${CLASS}/pool/gpu-0` });
 
 test('clusterMigration: per name the nodes each API serves, the pods each way and what is left to move', () => {
   const m = clusterMigration([

@@ -16,6 +16,7 @@ import type {
   ResourceState,
   StreamMessage,
 } from '@plugboard/api';
+import { containerState, draDeviceState, gatewayInfo, pluginRegisteredAt } from '@plugboard/api/testing';
 import type { WebSocket } from 'ws';
 import type { CliIo, CommandContext } from '../src/context.js';
 import { CliError } from '../src/errors.js';
@@ -46,26 +47,18 @@ function pluginDevice(id: string, numa: number, allocation: DeviceState['allocat
   };
 }
 
+/** The driver's device `name` in node `node`'s pool: an 80Gi GPU on NUMA node 0, healthy since T0. */
 export function draDevice(node: string, name: string, o: Partial<DraDeviceState> = {}): DraDeviceState {
-  return {
-    key: `${DRIVER}/${node}/${name}`,
+  return draDeviceState({
     driver: DRIVER,
     pool: node,
     name,
-    sourceId: name,
+    since: T0,
     attributes: { id: { string: name } },
     capacity: { memory: '80Gi' },
     numaNodes: [0],
-    published: true,
-    health: 'Healthy',
-    reason: null,
-    since: T0,
-    kubeletHealth: 'Healthy',
-    taints: [],
-    fault: null,
-    allocations: [],
     ...o,
-  };
+  });
 }
 
 /** One request `gpu` for a device of the driver's class. */
@@ -110,21 +103,6 @@ function pod(namespace: string, name: string, o: Partial<PodState> = {}): PodSta
     containers: [],
     affectedByUnhealthyDevice: false,
     numaAlignment: { verdict: 'aligned', numaNodes: [0], reason: 'one NUMA node' },
-    ...o,
-  };
-}
-
-function container(name: string, o: Partial<PodState['containers'][number]> = {}) {
-  return {
-    name,
-    devices: {},
-    cpuIds: [],
-    memory: [],
-    dynamicResources: [],
-    restartCount: 0,
-    state: 'running' as const,
-    stateReason: null,
-    allocatedResourcesStatus: [],
     ...o,
   };
 }
@@ -201,14 +179,7 @@ export function draNode(node = 'node-a'): NodeSnapshot {
     name: GPU,
     kubelet: counts,
     apiServer: { capacity: 2, allocatable: 2, staleSince: null },
-    registration: {
-      phase: 'registered',
-      registeredAt: T0,
-      waitingSince: null,
-      kubeletRestartsSeen: 0,
-      lastListAndWatchSend: T0,
-      error: null,
-    },
+    registration: pluginRegisteredAt(T0),
     replicas: 1,
     deviceKeys: [`${GPU}/gpu-0`, `${GPU}/gpu-1`],
   };
@@ -229,13 +200,7 @@ export function draNode(node = 'node-a'): NodeSnapshot {
     schema: 1,
     nodeName: node,
     updatedAt: T0,
-    gateway: {
-      version: '0.1.0',
-      startedAt: T0,
-      faultsEnabled: true,
-      authRequired: false,
-      persistence: { enabled: true },
-    },
+    gateway: gatewayInfo(T0, { persistence: { enabled: true } }),
     resources: { [GPU]: resource },
     devices: {
       [`${GPU}/gpu-0`]: pluginDevice('gpu-0', 0, { namespace: 'ml', pod: 'legacy', container: 'main' }),
@@ -244,12 +209,12 @@ export function draNode(node = 'node-a'): NodeSnapshot {
     numa: { nodes: {} },
     pods: {
       'ml/legacy': pod('ml', 'legacy', {
-        containers: [container('main', { devices: { [GPU]: [`${GPU}/gpu-0`] } })],
+        containers: [containerState({ devices: { [GPU]: [`${GPU}/gpu-0`] } })],
       }),
       'ml/trainer': pod('ml', 'trainer', {
         claims: [{ name: 'gpu', claim: 'ml/trainer-gpu', fromTemplate: true }],
         containers: [
-          container('main', {
+          containerState({
             dynamicResources: [
               {
                 claimName: 'trainer-gpu',
@@ -263,7 +228,7 @@ export function draNode(node = 'node-a'): NodeSnapshot {
       'ml/waiter': pod('ml', 'waiter', {
         phase: 'Pending',
         claims: [{ name: 'gpu', claim: 'ml/waiter-gpu', fromTemplate: true }],
-        containers: [container('main', { state: 'waiting' })],
+        containers: [containerState({ state: 'waiting' })],
         numaAlignment: { verdict: 'no-preference', numaNodes: [], reason: 'nothing placed' },
       }),
     },

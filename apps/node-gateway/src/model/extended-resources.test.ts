@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { DraClaimState, PodState } from '@plugboard/api';
+import { containerState } from '@plugboard/api/testing';
 import type { DeviceClass } from '@plugboard/k8s-api';
 import { buildSnapshot, parseCount } from './build.js';
 import { buildExtendedResources, type ExtendedResourcesInputs } from './extended-resources.js';
@@ -52,19 +53,7 @@ function podState(name: string, devices: Record<string, string[]>): PodState {
     name,
     phase: 'Running',
     reason: null,
-    containers: [
-      {
-        name: 'main',
-        devices,
-        cpuIds: [],
-        memory: [],
-        dynamicResources: [],
-        restartCount: 0,
-        state: 'running',
-        stateReason: null,
-        allocatedResourcesStatus: [],
-      },
-    ],
+    containers: [containerState({ devices })],
     affectedByUnhealthyDevice: false,
     numaAlignment: { verdict: 'no-preference', numaNodes: [], reason: '' },
   };

@@ -3,32 +3,20 @@
 // a Running pod as the API server lists it. Test-only (tsconfig.build.json leaves it out of dist/).
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { RegistrationState } from '@plugboard/api';
+import { gatewayInfo, pluginRegisteredAt } from '@plugboard/api/testing';
 import type { ModelInputs } from './build.js';
 
 export const T0 = '2026-01-01T00:00:00.000Z';
 
 /** A plugin registered with its kubelet at T0, its ListAndWatch sent to at T0. */
-export const registeredAtT0: RegistrationState = {
-  phase: 'registered',
-  registeredAt: T0,
-  waitingSince: null,
-  kubeletRestartsSeen: 0,
-  lastListAndWatchSend: T0,
-  error: null,
-};
+export const registeredAtT0: RegistrationState = pluginRegisteredAt(T0);
 
 /** Node n1's gateway at T0 with no resources, PodResources ok and the Kubernetes API off; `over` wins. */
 export function modelInputs(over: Partial<ModelInputs> = {}): ModelInputs {
   return {
     nodeName: 'n1',
     updatedAt: T0,
-    gateway: {
-      version: 't',
-      startedAt: T0,
-      faultsEnabled: true,
-      authRequired: false,
-      persistence: { enabled: false },
-    },
+    gateway: gatewayInfo(T0, { version: 't' }),
     resources: [],
     podResources: null,
     kube: null,

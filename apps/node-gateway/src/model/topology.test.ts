@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AdmissionView, ContainerState } from '@plugboard/api';
+import { containerState } from '@plugboard/api/testing';
 import {
   alignmentOf,
   alignmentParts,
@@ -15,21 +16,6 @@ import {
 const GPU = 'plugboard.example/gpu';
 const GIB = 2 ** 30;
 
-function container(over: Partial<ContainerState>): ContainerState {
-  return {
-    name: 'main',
-    devices: {},
-    cpuIds: [],
-    memory: [],
-    dynamicResources: [],
-    restartCount: 0,
-    state: 'running',
-    stateReason: null,
-    allocatedResourcesStatus: [],
-    ...over,
-  };
-}
-
 const numaOf: Record<string, number[]> = { [`${GPU}/g0`]: [0], [`${GPU}/g1`]: [0], [`${GPU}/g4`]: [1] };
 const deviceNuma = (k: string) => numaOf[k] ?? [];
 
@@ -38,7 +24,7 @@ test('alignment verdicts: aligned, spread, no preference, with what sits where',
     [
       'devices, CPUs and memory on node 0',
       [
-        container({
+        containerState({
           devices: { [GPU]: [`${GPU}/g0`, `${GPU}/g1`] },
           cpuIds: [2, 3],
           cpuNumaNodes: [0, 0],
@@ -51,14 +37,14 @@ test('alignment verdicts: aligned, spread, no preference, with what sits where',
     ],
     [
       'GPU on node 1, CPUs on node 0',
-      [container({ devices: { [GPU]: [`${GPU}/g4`] }, cpuIds: [2], cpuNumaNodes: [0] })],
+      [containerState({ devices: { [GPU]: [`${GPU}/g4`] }, cpuIds: [2], cpuNumaNodes: [0] })],
       'spread',
       [0, 1],
       /^spread over 2 NUMA nodes \(0, 1\): plugboard\.example\/gpu ×1 on 1; 1 exclusive CPU on 0$/,
     ],
     [
       'nothing NUMA-bound',
-      [container({ devices: { 'x.io/serial': ['x.io/serial/tty0'] } })],
+      [containerState({ devices: { 'x.io/serial': ['x.io/serial/tty0'] } })],
       'no-preference',
       [],
       /^no device, exclusive CPU or pinned memory of the pod has NUMA affinity$/,
@@ -71,7 +57,7 @@ test('alignment verdicts: aligned, spread, no preference, with what sits where',
     assert.match(a.reason, reason, name);
   }
   const unmapped = alignmentOf(
-    alignmentParts([container({ devices: { [GPU]: [`${GPU}/g0`] }, cpuIds: [2] })], deviceNuma),
+    alignmentParts([containerState({ devices: { [GPU]: [`${GPU}/g0`] }, cpuIds: [2] })], deviceNuma),
     null,
     true,
   );
@@ -86,7 +72,7 @@ test("a spread pod's reason says when the Topology Manager admitted a non-prefer
     steps: [{ container: 'main', hints: [], merged: { numaNodes: [0, 1], preferred: false }, admit: true }],
   } as unknown as AdmissionView;
   const a = alignmentOf(
-    alignmentParts([container({ devices: { [GPU]: [`${GPU}/g0`, `${GPU}/g4`] } })], deviceNuma),
+    alignmentParts([containerState({ devices: { [GPU]: [`${GPU}/g0`, `${GPU}/g4`] } })], deviceNuma),
     admission,
     false,
   );
@@ -106,7 +92,7 @@ test('SMT core groups and preferred-allocation reasons', () => {
     ]),
   };
   assert.deepEqual(coresOf(host, [0, 1, 2, 3, 4]), [[0, 1], [2, 3], [4]]);
-  const containers = [container({ devices: { [GPU]: [`${GPU}/g0`, `${GPU}/g1`] } })];
+  const containers = [containerState({ devices: { [GPU]: [`${GPU}/g0`, `${GPU}/g1`] } })];
   const records = [
     { resource: GPU, chosen: ['g0', 'g1'], reason: 'older', at: 't1' },
     { resource: GPU, chosen: ['g0', 'g1'], reason: 'same NUMA node, fewest links', at: 't2' },

@@ -1,7 +1,8 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanup, render, screen, within } from '@testing-library/react';
-import type { ExtendedResourcePod, ExtendedResourceView, NodeSummary } from '@plugboard/api';
+import type { ExtendedResourceView, NodeSummary } from '@plugboard/api';
+import { extendedResourceFixtures } from '@plugboard/api/testing';
 import type { ClusterDocument, ClusterNode } from '../../lib/cluster-types';
 import { migrationView } from '../../lib/migration-view';
 import { MigrationPanel } from './migration-view';
@@ -13,30 +14,10 @@ const NIC = 'plugboard.example/nic-vf';
 const CLASS = 'gpu.plugboard.example';
 const ok = { status: 'ok' as const, lastSuccess: 'x', reason: null };
 
-const pod = (
-  key: string,
-  via: ExtendedResourcePod['via'],
-  claim: string | null = null,
-): ExtendedResourcePod => ({
-  pod: key,
-  container: 'main',
-  count: 1,
-  via,
-  claim,
-  request: claim ? 'container-0-request-0' : null,
-  devices: via === 'device-plugin' ? [`${GPU}/gpu-0`] : via === 'dra' ? [`${CLASS}/migrate-node/gpu-1`] : [],
-});
-
-const view = (
-  v: Partial<ExtendedResourceView> & Pick<ExtendedResourceView, 'servedBy'>,
-): ExtendedResourceView => ({
-  name: GPU,
-  nodeStatus: null,
-  deviceClasses: [],
-  deviceClass: null,
-  drivers: [],
-  pods: [],
-  ...v,
+// The GPU's views and pods: a pod holds gpu-0 of the device plugin, or gpu-1 of migrate-node's pool.
+const { view, pod } = extendedResourceFixtures(GPU, {
+  plugin: `${GPU}/gpu-0`,
+  dra: `${CLASS}/migrate-node/gpu-1`,
 });
 
 function node(

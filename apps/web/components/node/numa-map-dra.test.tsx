@@ -1,36 +1,15 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { act, cleanup, render, screen, within } from '@testing-library/react';
+import { act, cleanup, screen, within } from '@testing-library/react';
 import type { DraDeviceState, NodeSnapshot } from '@plugboard/api';
 import { makeSnapshot } from '../../test/make-snapshot';
 import { DRA_DRIVER, withDra } from '../../test/make-dra';
+import { renderNumaMap } from '../../test/render-numa-map';
 import { applyLiveMessage } from '../../lib/live-document';
 import { draTileKey } from '../../lib/dra-view';
 import { groupByNuma, podFootprint } from '../../lib/node-view';
-import { NumaMap } from './numa-map';
-import type { FaultControl } from './device-tile';
-
-const enabled: FaultControl = { mode: 'enabled' };
-const noop = () => {};
-const noPending: ReadonlySet<string> = new Set();
 
 afterEach(() => cleanup());
-
-function renderMap(node: NodeSnapshot, onTileRender?: (k: string) => void) {
-  const ui = (n: NodeSnapshot, highlight?: ReadonlySet<string>) => (
-    <NumaMap
-      node={n}
-      faultControl={enabled}
-      pendingTiles={noPending}
-      onOpen={noop}
-      onToggleFault={noop}
-      {...(highlight ? { highlightTiles: highlight } : {})}
-      {...(onTileRender ? { onTileRender } : {})}
-    />
-  );
-  const r = render(ui(node));
-  return { ...r, update: (n: NodeSnapshot, highlight?: ReadonlySet<string>) => r.rerender(ui(n, highlight)) };
-}
 
 /** A node with 8 device-plugin GPUs and 8 DRA GPUs on 2 NUMA nodes; 2 DRA claims prepared. */
 function mixedNode(): NodeSnapshot {
@@ -52,7 +31,7 @@ function patchDevice(node: NodeSnapshot, name: string, change: Partial<DraDevice
 
 describe('NumaMap with DRA devices', () => {
   it('puts DRA devices on their NUMA node beside device-plugin devices, each tile naming the API serving it', () => {
-    renderMap(mixedNode());
+    renderNumaMap(mixedNode());
     const numa0 = screen.getByRole('region', { name: /NUMA node 0/ });
     assert.match(numa0.querySelector('h3')?.textContent ?? '', /8 devices \(4 DRA\)/);
     const plugin = within(numa0).getByRole('list', { name: 'plugboard.example/gpu devices on NUMA node 0' });
@@ -98,7 +77,7 @@ describe('NumaMap with DRA devices', () => {
       ],
     });
     node = patchDevice(node, 'gpu-2', { health: 'Unknown', kubeletHealth: 'Unknown' });
-    renderMap(node);
+    renderNumaMap(node);
     const tile = screen.getByRole('button', { name: /^gpu-1\s*,/ });
     assert.match(
       tile.getAttribute('aria-label') ?? tile.textContent ?? '',
@@ -116,7 +95,7 @@ describe('NumaMap with DRA devices', () => {
   it('a driver this gateway does not run: each device still has a switch, said to be a DeviceTaintRule', () => {
     const node = mixedNode();
     node.dra!.drivers[DRA_DRIVER] = { ...node.dra!.drivers[DRA_DRIVER]!, inProcess: false };
-    renderMap(node);
+    renderNumaMap(node);
     const draSwitches = screen.getAllByRole('switch', { name: /DRA/ });
     assert.equal(draSwitches.length, 8);
     assert.equal(draSwitches[0]!.getAttribute('aria-checked'), 'false');
@@ -125,7 +104,7 @@ describe('NumaMap with DRA devices', () => {
   });
 
   it('a gateway without DRA support: nothing DRA-specific is shown', () => {
-    const view = renderMap(makeSnapshot({ devices: 4, numaNodes: 1, pods: 1 }));
+    const view = renderNumaMap(makeSnapshot({ devices: 4, numaNodes: 1, pods: 1 }));
     assert.doesNotMatch(view.container.textContent ?? '', /DRA/);
     assert.deepEqual(
       groupByNuma(makeSnapshot({ devices: 4, numaNodes: 1, pods: 1 })).map((g) => g.draDrivers),
@@ -137,7 +116,7 @@ describe('NumaMap with DRA devices', () => {
     const node = mixedNode();
     const fp = podFootprint(node, 'dra/worker-1');
     assert.deepEqual([...fp], [draTileKey(`${DRA_DRIVER}/node-a/gpu-1`)]);
-    const view = renderMap(node);
+    const view = renderNumaMap(node);
     act(() => view.update(node, fp));
     assert.ok(screen.getByRole('button', { name: /^gpu-1\s*,.*DRA\s*,\s*held by the selected pod$/ }));
   });
@@ -153,7 +132,7 @@ describe('NumaMap with DRA devices', () => {
     let doc = applyLiveMessage<NodeSnapshot>(undefined, { type: 'snapshot', seq: 1, node: start });
     assert.equal(doc.kind, 'applied');
     let current = (doc as { doc: { data: NodeSnapshot } }).doc;
-    const view = renderMap(current.data, count);
+    const view = renderNumaMap(current.data, { onTileRender: count });
     assert.equal(renders.size, 2048);
     assert.equal(view.container.querySelectorAll('[role="switch"]').length, 2048);
 

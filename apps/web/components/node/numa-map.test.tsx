@@ -1,43 +1,20 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { act, cleanup, render, screen, within } from '@testing-library/react';
+import { act, cleanup, screen, within } from '@testing-library/react';
 import type { NodeSnapshot } from '@plugboard/api';
 import { makeSnapshot } from '../../test/make-snapshot';
+import { renderNumaMap } from '../../test/render-numa-map';
 import { applyLiveMessage } from '../../lib/live-document';
 import { podFootprint } from '../../lib/node-view';
-import { NumaMap } from './numa-map';
 import type { FaultControl } from './device-tile';
 
 const R = 'plugboard.example/gpu';
-const enabled: FaultControl = { mode: 'enabled' };
-const noop = () => {};
-const noPending: ReadonlySet<string> = new Set();
 
 afterEach(() => cleanup());
 
-function renderMap(
-  node: NodeSnapshot,
-  faultControl: FaultControl = enabled,
-  onTileRender?: (k: string) => void,
-) {
-  const ui = (n: NodeSnapshot, highlight?: ReadonlySet<string>) => (
-    <NumaMap
-      node={n}
-      faultControl={faultControl}
-      pendingTiles={noPending}
-      onOpen={noop}
-      onToggleFault={noop}
-      {...(highlight ? { highlightTiles: highlight } : {})}
-      {...(onTileRender ? { onTileRender } : {})}
-    />
-  );
-  const r = render(ui(node));
-  return { ...r, update: (n: NodeSnapshot, highlight?: ReadonlySet<string>) => r.rerender(ui(n, highlight)) };
-}
-
 describe('NumaMap', () => {
   it('groups devices by NUMA node; tiles are named by device ID, health word and the API serving them; switches are "Fault <id>"', () => {
-    renderMap(makeSnapshot({ devices: 8, numaNodes: 2, pods: 3 }));
+    renderNumaMap(makeSnapshot({ devices: 8, numaNodes: 2, pods: 3 }));
     const numa0 = screen.getByRole('region', { name: /NUMA node 0/ });
     const numa1 = screen.getByRole('region', { name: /NUMA node 1/ });
     assert.equal(within(numa0).getAllByRole('button', { name: /^dev-\d\s*,\s*Healthy/ }).length, 4);
@@ -65,7 +42,7 @@ describe('NumaMap', () => {
       fault: 'active',
       faulted: true,
     };
-    renderMap(node, { mode: 'hidden' });
+    renderNumaMap(node, { faultControl: { mode: 'hidden' } });
     const tile = screen.getByRole('button', {
       name: /^dev-0\s*,\s*Unhealthy\s*,\s*simulated fault\s*,\s*simulated: test\s*,\s*used by ml\/pod-0\s*,\s*device plugin$/,
     });
@@ -84,7 +61,7 @@ describe('NumaMap', () => {
       fault: 'pending',
       faulted: false,
     };
-    renderMap(node);
+    renderNumaMap(node);
     const sw = screen.getByRole('switch', { name: 'Fault dev-1' });
     assert.equal(sw.textContent, 'fault pending');
     assert.equal(
@@ -100,14 +77,14 @@ describe('NumaMap', () => {
 
   it('disables switches with the reason as their description', () => {
     const ctl: FaultControl = { mode: 'disabled', reason: 'need a token', reasonId: 'why' };
-    renderMap(makeSnapshot({ devices: 2, numaNodes: 1, pods: 0 }), ctl);
+    renderNumaMap(makeSnapshot({ devices: 2, numaNodes: 1, pods: 0 }), { faultControl: ctl });
     const sw = screen.getByRole<HTMLButtonElement>('switch', { name: 'Fault dev-1' });
     assert.equal(sw.disabled, true);
     assert.equal(sw.getAttribute('aria-describedby'), 'why');
   });
 
   it('shows one tile per shared physical device with its replica use', () => {
-    renderMap(makeSnapshot({ devices: 8, numaNodes: 1, pods: 3, replicas: 4 }));
+    renderNumaMap(makeSnapshot({ devices: 8, numaNodes: 1, pods: 3, replicas: 4 }));
     const tile = screen.getByRole('button', {
       name: /^dev-0\s*,\s*Healthy\s*,\s*used by ml\/pod-0, batch\/pod-1, ml\/pod-2 · 3\/4 replicas in use\s*,\s*device plugin$/,
     });
@@ -122,7 +99,7 @@ describe('NumaMap', () => {
     let doc = applyLiveMessage<NodeSnapshot>(undefined, { type: 'snapshot', seq: 1, node: start });
     assert.equal(doc.kind, 'applied');
     let current = (doc as { doc: { data: NodeSnapshot } }).doc;
-    const view = renderMap(current.data, enabled, count);
+    const view = renderNumaMap(current.data, { onTileRender: count });
     assert.equal(renders.size, 1024);
     assert.ok([...renders.values()].every((n) => n === 1));
     assert.equal(view.container.querySelectorAll('[role="switch"]').length, 1024);
@@ -159,7 +136,7 @@ describe('NumaMap', () => {
   it('selecting a pod highlights exactly its footprint and re-renders only those tiles', () => {
     const renders = new Map<string, number>();
     const node = makeSnapshot({ devices: 64, numaNodes: 2, pods: 20, devicesPerPod: 2 });
-    const view = renderMap(node, enabled, (k) => renders.set(k, (renders.get(k) ?? 0) + 1));
+    const view = renderNumaMap(node, { onTileRender: (k) => renders.set(k, (renders.get(k) ?? 0) + 1) });
     renders.clear();
     act(() => view.update(node, podFootprint(node, 'ml/pod-4')));
     assert.deepEqual([...renders.keys()].sort(), [`${R}/dev-8`, `${R}/dev-9`]);
