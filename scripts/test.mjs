@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Root test runner: every workspace's tests, ending with node:test's own summary.
+// Root test runner: every workspace's tests, ending with one summary line (the web suite's result,
+// node:test's counts) after node:test's own summary.
 //   npm test                      all tests (web browser tests first, then every *.test.ts)
 //   npm test -- packages/plugin   only test files under the given paths (no browser tests)
 // The real-cluster suites (*.real.test.ts) run on one real Kubernetes (packages/local-cluster)
@@ -9,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureDebianPackages, goProblems, realClusterProblems } from './test-prereqs.mjs';
 
@@ -53,10 +54,9 @@ if (problems.length > 0) {
   process.exit(1);
 }
 
-let failed = 0;
 // Browser and component tests of the web app (their own runners) come first so that
-// node:test's summary is the last thing printed.
-if (runWeb) failed |= run('npm', ['run', 'test:web', '-w', '@plugboard/web']);
+// node:test's summary is the last thing printed, before the run's one line.
+const webStatus = runWeb ? run('npm', ['run', 'test:web', '-w', '@plugboard/web']) : null;
 
 const dirs = ['packages', 'apps', 'deploy', 'scripts'].map((d) => join(root, d)).filter(existsSync);
 // The web suite already ran the web app's tests (its .tsx tests need a DOM preload); a filtered run
@@ -76,13 +76,17 @@ function stopCluster() {
   if (!clusterDir) return;
   const dir = clusterDir;
   clusterDir = null;
+  // Quiet when it stops cleanly, so that the run ends with the tests' summary.
   const res = spawnSync(process.execPath, [clusterBin, 'down', '--dir', dir], {
-    stdio: 'inherit',
+    stdio: ['ignore', 'pipe', 'pipe'],
     cwd: root,
+    encoding: 'utf8',
   });
   if (res.status === 0) rmSync(dir, { recursive: true, force: true });
-  else
+  else {
+    process.stderr.write(`${res.stdout ?? ''}${res.stderr ?? ''}`);
     console.error(`npm test: the real cluster in ${dir} did not stop cleanly; its logs are in ${dir}/logs`);
+  }
 }
 const env = { ...process.env };
 // The suites that start other projects' plugins and drivers (the test bed's `thirdParty`), built with
@@ -130,6 +134,7 @@ if (files.some((f) => f.endsWith('.real.test.ts'))) {
   }
   env.PLUGBOARD_REAL_CLUSTER_DIR = clusterDir;
 }
+const tapFile = join(mkdtempSync(join(tmpdir(), 'pb-test-')), 'node-test.tap');
 const status = run(
   process.execPath,
   [
@@ -138,6 +143,10 @@ const status = run(
     'tsx',
     '--test',
     '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    // The same run as TAP in a file, for the counts of the last line.
+    '--test-reporter=tap',
+    `--test-reporter-destination=${tapFile}`,
     `--test-concurrency=${process.env.PLUGBOARD_TEST_CONCURRENCY ?? 3}`,
     // A bound, not a pause: a test that waits on something that never comes fails after 10 minutes
     // instead of holding the whole run until CI's limit.
@@ -147,4 +156,21 @@ const status = run(
   { env },
 );
 stopCluster();
-process.exit(failed || status);
+
+/** node:test's closing counts (`# tests N`, `# pass N`, …) from the TAP file. */
+function tapCounts(file) {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const count = (name) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { tests: count('tests'), pass: count('pass'), fail: count('fail'), cancelled: count('cancelled') };
+}
+const c = tapCounts(tapFile);
+rmSync(dirname(tapFile), { recursive: true, force: true });
+const failed = (webStatus ?? 0) !== 0 || status !== 0;
+const parts = [
+  ...(webStatus === null ? [] : [`web (components and Playwright) ${webStatus === 0 ? 'passed' : 'FAILED'}`]),
+  Number.isNaN(c.tests)
+    ? `node:test ${status === 0 ? 'passed' : `FAILED (exit ${status}, no summary)`}`
+    : `node:test ${c.pass} of ${c.tests} passed${c.fail > 0 ? `, ${c.fail} failed` : ''}${c.cancelled > 0 ? `, ${c.cancelled} cancelled` : ''} in ${files.length} files`,
+];
+console.log(`\nnpm test: ${failed ? 'FAILED' : 'passed'} — ${parts.join('; ')}`);
+process.exit(failed ? 1 : 0);
