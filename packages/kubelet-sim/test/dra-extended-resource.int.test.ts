@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { KubeConfig, ResourceV1Api } from '@kubernetes/client-node';
+import type { PodExtendedResourceClaimStatus } from '@plugboard/k8s-api';
 import { startFixture, waitFor, type SimFixture } from './helpers.js';
 import { TestDraDriver } from './dra-driver.js';
 import { TestPlugin } from './test-plugin.js';
@@ -23,10 +24,7 @@ type Obj = Record<string, unknown>;
 const get = (o: unknown, path: string): unknown =>
   path.split('.').reduce<unknown>((x, k) => (x as Obj | undefined)?.[k], o);
 
-interface ExtStatus {
-  resourceClaimName: string;
-  requestMappings: { containerName: string; resourceName: string; requestName: string }[];
-}
+type ExtStatus = PodExtendedResourceClaimStatus;
 
 describe('extended resources backed by DRA', () => {
   let f: SimFixture;

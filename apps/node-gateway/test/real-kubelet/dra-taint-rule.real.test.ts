@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { PodExtendedResourceClaimStatus } from '@plugboard/k8s-api';
 import { deviceClassFor } from '@plugboard/plugin';
 import { pino } from 'pino';
 import type { FaultState } from '@plugboard/api';
@@ -363,14 +364,7 @@ for (const kind of testClusterKinds())
         });
         await cluster.kubectl(['wait', '-n', ns.name, '--for=condition=Ready', 'pod/ext', '--timeout=120s']);
         const pod = await cluster.kubectlJson<
-          PodJson & {
-            status: {
-              extendedResourceClaimStatus?: {
-                resourceClaimName: string;
-                requestMappings: { containerName: string; resourceName: string; requestName: string }[];
-              };
-            };
-          }
+          PodJson & { status: { extendedResourceClaimStatus?: PodExtendedResourceClaimStatus } }
         >(['get', 'pod', '-n', ns.name, 'ext']);
         const status = pod.status.extendedResourceClaimStatus;
         assert.ok(status, 'status.extendedResourceClaimStatus');

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
+import type { PodExtendedResourceClaimStatus } from '@plugboard/k8s-api';
 import {
   openTestBed,
   pinnedPod,
@@ -50,10 +51,7 @@ interface PodJson {
   metadata: { uid: string };
   status: {
     phase: string;
-    extendedResourceClaimStatus?: {
-      resourceClaimName: string;
-      requestMappings: { containerName: string; resourceName: string; requestName: string }[];
-    };
+    extendedResourceClaimStatus?: PodExtendedResourceClaimStatus;
     resourceClaimStatuses?: unknown[];
     containerStatuses?: { name: string; allocatedResourcesStatus?: unknown[] }[];
   };
