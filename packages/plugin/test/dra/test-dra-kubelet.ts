@@ -206,14 +206,18 @@ export class TestDraKubelet extends EventEmitter<Events> {
     return unary((cb) => client.nodeUnprepareResources({ claims }, cb));
   }
 
-  /** The next registration of driver `name` (or the current one when `current` and registered). */
+  /**
+   * The next registration of driver `name` (or the current one when `current` and registered). The
+   * bound is for a driver that never registers; a driver starting on a loaded machine (two busy
+   * cores beside a whole `npm test`) took over 5 s, so it is generous.
+   */
   async registered(
     name: string,
     options: { current?: boolean; timeoutMs?: number } = {},
   ): Promise<DraPluginConnection> {
     const now = this.plugins.get(name);
     if (options.current !== false && now) return now;
-    const signal = AbortSignal.timeout(options.timeoutMs ?? 5000);
+    const signal = AbortSignal.timeout(options.timeoutMs ?? 60_000);
     for (;;) {
       const [conn] = (await once(this, 'registered', { signal })) as [DraPluginConnection];
       if (conn.info.name === name) return conn;
